@@ -1,0 +1,14 @@
+import type { Client } from '@temporalio/client';
+import type { Logger } from '../runtime/logger.js';
+import type { Stores } from '../store/index.js';
+import type { TaskQueues } from '../worker/task-queues.js';
+
+/** What activities may touch, injected by the composition root (worker/main.ts) or by tests. */
+export interface ActivityDeps {
+  stores: Stores;
+  temporal: Client;
+  queues: TaskQueues;
+  log: Logger;
+  clock: () => Date;
+  publicBaseUrl: string;
+}

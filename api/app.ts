@@ -1,0 +1,56 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Client } from '@temporalio/client';
+import type { Logger } from '../runtime/logger.js';
+import type { Stores } from '../store/index.js';
+import type { TaskQueues } from '../worker/task-queues.js';
+import type { AppState } from './context.js';
+import { authenticate } from './middleware/auth.js';
+import { errorHandler } from './middleware/errors.js';
+import { jsonBody } from './middleware/json-body.js';
+import { rateLimit } from './middleware/rate-limit.js';
+import { requestId } from './middleware/request-id.js';
+import { buildOpenApi } from './openapi.js';
+import { mount, reply, route, type Route } from './route.js';
+import { healthRoutes } from './routes/health.js';
+
+/** Everything the API needs, built by the composition root (api/main.ts) or by tests. */
+export interface AppDeps {
+  log: Logger;
+  stores: Stores;
+  temporal: Client;
+  queues: TaskQueues;
+  publicBaseUrl: string;
+  clock: () => Date;
+}
+
+/** Builds the Koa application; it opens nothing itself. */
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const routes: Route[] = [...healthRoutes(deps)];
+  const openapi = buildOpenApi(routes, deps.publicBaseUrl);
+  routes.push(
+    route({
+      method: 'get',
+      path: '/api/openapi.json',
+      tag: 'Meta',
+      summary: 'This OpenAPI 3.1 document',
+      auth: 'none',
+      responses: { 200: { description: 'OpenAPI document' } },
+      handle: () => Promise.resolve(reply(200, openapi)),
+    }),
+  );
+
+  const router = new Router<AppState>();
+  mount(router, routes, {
+    auth: (mode) => authenticate(deps.stores.accounts, mode),
+    rateLimit: (kind) => rateLimit(deps.stores.rateLimits, kind, deps.clock),
+  });
+
+  const app = new Koa<AppState>({ proxy: true });
+  app.use(requestId(deps.log));
+  app.use(errorHandler);
+  app.use(jsonBody);
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  return app;
+}

@@ -1,0 +1,21 @@
+import type { ParameterizedContext } from 'koa';
+import type { Logger } from '../runtime/logger.js';
+import type { Account } from '../store/accounts.js';
+
+/** Per-request state set by the middleware chain. */
+export interface AppState {
+  requestId: string;
+  log: Logger;
+  account?: Account;
+  keyKind?: 'secret' | 'publishable';
+  body?: unknown;
+  rawBody?: Buffer;
+}
+
+export type AppContext = ParameterizedContext<AppState>;
+
+/** The authenticated account; routes behind `auth` always have one. */
+export function accountOf(ctx: AppContext): Account {
+  if (!ctx.state.account) throw new Error('accountOf() used on a route without authentication');
+  return ctx.state.account;
+}

@@ -1,0 +1,40 @@
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig } from '../runtime/config.js';
+import { createLogger } from '../runtime/logger.js';
+import { ensureIndexes } from '../store/indexes.js';
+import { connectMongo } from '../store/mongo.js';
+import { createStores } from '../store/index.js';
+import { taskQueues } from '../worker/task-queues.js';
+import { createApp } from './app.js';
+
+/** Composition root of an API process: config → MongoDB + Temporal client → Koa app → HTTP server. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel, 'api');
+  const { client: mongo, db } = await connectMongo(config.mongoUri);
+  await ensureIndexes(db);
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  const app = createApp({
+    log,
+    stores: createStores(db, config.masterKey),
+    temporal,
+    queues: taskQueues(config.temporal.taskQueue),
+    publicBaseUrl: config.publicBaseUrl,
+    clock: () => new Date(),
+  });
+  const server = app.listen(config.port, config.host, () =>
+    log.info({ port: config.port, host: config.host }, 'api listening'),
+  );
+  const stop = () => {
+    log.info('api stopping');
+    server.close(() => void Promise.all([connection.close(), mongo.close()]).then(() => process.exit(0)));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

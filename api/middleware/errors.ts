@@ -1,0 +1,36 @@
+import type { Next } from 'koa';
+import type { AppContext } from '../context.js';
+import { HttpError } from '../http-error.js';
+
+function exposedStatus(error: unknown): number | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { status, expose } = error as { status?: unknown; expose?: unknown };
+  return typeof status === 'number' && status >= 400 && status < 500 && expose === true ? status : null;
+}
+
+/** Renders every error as JSON: HttpErrors as they are, framework 4xx by message, anything else as a bare 500. */
+export async function errorHandler(ctx: AppContext, next: Next): Promise<void> {
+  try {
+    await next();
+    if (ctx.status === 404 && ctx.body === undefined) {
+      ctx.status = 404;
+      ctx.body = { error: 'Not found' };
+    }
+  } catch (error) {
+    if (error instanceof HttpError) {
+      ctx.status = error.status;
+      ctx.set(error.headers);
+      ctx.body = error.body;
+      return;
+    }
+    const status = exposedStatus(error);
+    if (status !== null) {
+      ctx.status = status;
+      ctx.body = { error: (error as Error).message };
+      return;
+    }
+    ctx.state.log.error({ err: error }, 'unhandled error');
+    ctx.status = 500;
+    ctx.body = { error: 'Internal error', requestId: ctx.state.requestId };
+  }
+}

@@ -1,0 +1,40 @@
+import type { Next } from 'koa';
+import type { AppContext } from '../context.js';
+import { HttpError } from '../http-error.js';
+
+export const maxBodyBytes = 64 * 1024;
+
+/**
+ * Reads the request body as raw bytes (kept for signature checks), then parses JSON.
+ * Over 64 KiB → 413, a body that is not JSON → 415, malformed JSON → 400.
+ */
+export async function jsonBody(ctx: AppContext, next: Next): Promise<void> {
+  if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) {
+    await next();
+    return;
+  }
+  const declared = Number(ctx.get('Content-Length') || 0);
+  if (declared > maxBodyBytes) throw new HttpError(413, { error: 'Request body too large (limit 64 KiB)' });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBodyBytes) throw new HttpError(413, { error: 'Request body too large (limit 64 KiB)' });
+    chunks.push(chunk);
+  }
+  const raw = Buffer.concat(chunks);
+  ctx.state.rawBody = raw;
+  if (raw.length === 0) {
+    await next();
+    return;
+  }
+  if (!ctx.is('application/json', '+json')) {
+    throw new HttpError(415, { error: 'Content-Type must be application/json' });
+  }
+  try {
+    ctx.state.body = JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    throw new HttpError(400, { error: 'Malformed JSON body', details: { _: ['Body is not valid JSON'] } });
+  }
+  await next();
+}

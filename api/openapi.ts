@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import type { Route } from './route.js';
+
+const ErrorBody = z.object({ error: z.string() }).meta({ id: 'Error' });
+const ValidationError = z
+  .object({ error: z.string(), details: z.record(z.string(), z.array(z.string())) })
+  .meta({ id: 'ValidationError' });
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  return z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
+}
+
+function parameters(schema: z.ZodType | undefined, where: 'query' | 'path') {
+  if (!schema) return [];
+  const js = jsonSchema(schema, 'input') as { properties?: Record<string, unknown>; required?: string[] };
+  return Object.entries(js.properties ?? {}).map(([name, s]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (js.required ?? []).includes(name),
+    schema: s,
+  }));
+}
+
+/** The OpenAPI 3.1 document, generated from the same zod schemas that validate requests. */
+export function buildOpenApi(routes: Route[], serverUrl: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const { def } of routes) {
+    const path = def.path.replace(/:(\w+)/g, '{$1}');
+    const responses: Record<string, unknown> = {};
+    for (const [status, r] of Object.entries(def.responses)) {
+      responses[status] = {
+        description: r.description,
+        ...(r.schema ? { content: { 'application/json': { schema: jsonSchema(r.schema, 'output') } } } : {}),
+      };
+    }
+    if (def.body || def.query)
+      responses['400'] ??= {
+        description: 'Validation failed',
+        content: { 'application/json': { schema: jsonSchema(ValidationError, 'output') } },
+      };
+    if (def.auth !== 'none')
+      responses['401'] ??= {
+        description: 'Missing or invalid API key',
+        content: { 'application/json': { schema: jsonSchema(ErrorBody, 'output') } },
+      };
+    (paths[path] ??= {})[def.method] = {
+      tags: [def.tag],
+      summary: def.summary,
+      ...(def.description ? { description: def.description } : {}),
+      ...(def.auth === 'none' ? { security: [] } : {}),
+      parameters: [...parameters(def.params, 'path'), ...parameters(def.query, 'query')],
+      ...(def.body
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: jsonSchema(def.body, 'input') } },
+            },
+          }
+        : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Recoup', version: '1.0.0', description: 'Recovers failed subscription payments.' },
+    servers: [{ url: serverUrl }],
+    components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' } } },
+    security: [{ apiKey: [] }],
+    paths,
+  };
+}

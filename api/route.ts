@@ -1,0 +1,83 @@
+import type { Router, RouterMiddleware } from '@koa/router';
+import { z } from 'zod';
+import type { AppContext } from './context.js';
+import type { AuthMode } from './middleware/auth.js';
+import type { RateLimitKind } from './middleware/rate-limit.js';
+import { validate } from './validate.js';
+
+/** What a handler answers: status, JSON body and optional headers. */
+export interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export const reply = (status: number, body: unknown, headers?: Record<string, string>): Reply => ({
+  status,
+  body,
+  ...(headers ? { headers } : {}),
+});
+
+type Schema = z.ZodType;
+type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
+
+/** One API operation: its contract (used for validation and OpenAPI alike) and its handler. */
+export interface RouteDef<
+  B extends Schema | undefined,
+  Q extends Schema | undefined,
+  P extends Schema | undefined,
+> {
+  method: 'get' | 'post';
+  path: string; // Koa style, e.g. /api/recovery/status/:transactionId
+  tag: string;
+  summary: string;
+  description?: string;
+  auth: AuthMode | 'none';
+  rateLimit?: RateLimitKind;
+  body?: B;
+  query?: Q;
+  params?: P;
+  responses: Record<number, { description: string; schema?: Schema }>;
+  handle: (ctx: AppContext, input: { body: Infer<B>; query: Infer<Q>; params: Infer<P> }) => Promise<Reply>;
+}
+
+/** A route with its types erased, ready to mount and to describe. */
+export interface Route {
+  def: RouteDef<Schema | undefined, Schema | undefined, Schema | undefined>;
+}
+
+/** Declares a route; input is validated with the same schemas the OpenAPI document shows. */
+export function route<
+  B extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+>(def: RouteDef<B, Q, P>): Route {
+  return { def: def };
+}
+
+/** Middleware factories the mounting needs; supplied by the app. */
+export interface Guards {
+  auth: (mode: AuthMode) => RouterMiddleware<AppContext['state']>;
+  rateLimit: (kind: RateLimitKind) => RouterMiddleware<AppContext['state']>;
+}
+
+/** Registers routes on a router: auth → rate limit → validation → handler, in that order. */
+export function mount(router: Router<AppContext['state']>, routes: Route[], guards: Guards): void {
+  for (const { def } of routes) {
+    const chain: Array<RouterMiddleware<AppContext['state']>> = [];
+    if (def.auth !== 'none') chain.push(guards.auth(def.auth));
+    if (def.rateLimit) chain.push(guards.rateLimit(def.rateLimit));
+    chain.push(async (ctx) => {
+      const input = {
+        params: def.params ? validate(def.params, ctx.params) : undefined,
+        query: def.query ? validate(def.query, ctx.query) : undefined,
+        body: def.body ? validate(def.body, ctx.state.body ?? {}) : undefined,
+      };
+      const out = await def.handle(ctx, input);
+      ctx.status = out.status;
+      if (out.headers) ctx.set(out.headers);
+      ctx.body = out.body;
+    });
+    router[def.method](def.path, ...chain);
+  }
+}

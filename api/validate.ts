@@ -1,0 +1,26 @@
+import type { z } from 'zod';
+import { badRequest } from './http-error.js';
+
+/** Maps zod issues to the spec's `details`: field name → messages. Unknown fields are named. */
+export function formatIssues(error: z.ZodError): Record<string, string[]> {
+  const details: Record<string, string[]> = {};
+  const add = (field: string, message: string) => (details[field] ??= []).push(message);
+  for (const issue of error.issues) {
+    const field = issue.path.join('.') || '_';
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) add(issue.path.concat(key).join('.'), 'Unknown field');
+    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+      add(field, 'Required');
+    } else {
+      add(field, issue.message);
+    }
+  }
+  return details;
+}
+
+/** Parses `input` with `schema` or throws a 400 naming each bad field. */
+export function validate<S extends z.ZodType>(schema: S, input: unknown): z.infer<S> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) throw badRequest(formatIssues(parsed.error));
+  return parsed.data;
+}

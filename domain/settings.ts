@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { GatewayKind } from './gateway-kinds.js';
+
+const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
+const hostname = z
+  .string()
+  .regex(
+    /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i,
+    'must be a hostname such as pay.example.com',
+  );
+
+/** IANA time zone names, validated against the runtime's Intl database. */
+export const TimeZone = z.string().refine((tz) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be an IANA time zone such as Europe/Berlin');
+
+export const CancelOffer = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('pause'), months: z.int().min(1).max(12) }).strict(),
+  z
+    .object({
+      type: z.literal('discount'),
+      percentOff: z.int().min(1).max(100),
+      durationMonths: z.int().min(1).max(36),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('downgrade'),
+      planId: z.string().min(1).max(128),
+      label: z.string().min(1).max(80),
+      amount: z.int().min(0),
+    })
+    .strict(),
+]);
+export type CancelOffer = z.infer<typeof CancelOffer>;
+
+/** One configured gateway: name, kind, whether it is a test gateway, and its credentials. */
+export const GatewayConfig = z
+  .object({
+    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'must be lower-case letters, digits, - or _'),
+    kind: GatewayKind,
+    test: z.boolean().default(false),
+    credentials: z.record(z.string(), z.string()).default({}),
+  })
+  .strict();
+export type GatewayConfig = z.infer<typeof GatewayConfig>;
+
+/** Account settings an operator may set, with the defaults of decisions.md. */
+export const Settings = z
+  .object({
+    webhookUrl: https,
+    dunningEnabled: z.boolean().default(true),
+    billingCycleDay: z.int().min(1).max(31).nullable().default(null),
+    timezone: TimeZone.default('UTC'),
+    riskSkipThreshold: z.number().min(0).max(100).default(85),
+    riskAlertThreshold: z.number().min(0).max(100).default(70),
+    cancelFlow: z
+      .object({ enabled: z.boolean().default(false), offers: z.array(CancelOffer).max(5).default([]) })
+      .strict()
+      .default({ enabled: false, offers: [] }),
+    proofMode: z
+      .object({ enabled: z.boolean().default(false), controlPercent: z.number().min(0).max(50).default(10) })
+      .strict()
+      .default({ enabled: false, controlPercent: 10 }),
+    cardHealthSweep: z
+      .object({ enabled: z.boolean().default(false), daysBeforeExpiry: z.int().min(1).max(90).default(30) })
+      .strict()
+      .default({ enabled: false, daysBeforeExpiry: 30 }),
+    customDomain: hostname.nullable().default(null),
+    branding: z
+      .object({
+        brandName: z.string().min(1).max(80).nullable().default(null),
+        logoUrl: https.nullable().default(null),
+        primaryColor: z
+          .string()
+          .regex(/^#[0-9a-f]{6}$/i, 'must be a hex colour such as #1a73e8')
+          .default('#1a56db'),
+      })
+      .strict()
+      .default({ brandName: null, logoUrl: null, primaryColor: '#1a56db' }),
+    rateLimitPerMinute: z.int().min(1).max(100_000).default(60),
+    retryPolicy: z
+      .object({ maxAttempts: z.int().min(1).max(20).default(8), maxDays: z.int().min(1).max(60).default(21) })
+      .strict()
+      .default({ maxAttempts: 8, maxDays: 21 }),
+    connectors: z.record(z.string(), z.record(z.string(), z.string())).default({}),
+  })
+  .strict();
+export type Settings = z.infer<typeof Settings>;
+
+/** A partial settings change, merged over the current settings and validated as a whole. */
+export const SettingsPatch = z.record(z.string(), z.unknown());
+
+/** Gateways of an account: one primary (first) plus up to two backups, with unique names. */
+export const Gateways = z
+  .array(GatewayConfig)
+  .min(1, 'an account needs a primary gateway')
+  .max(3, 'one primary plus at most two backups')
+  .refine((gs) => new Set(gs.map((g) => g.name)).size === gs.length, 'gateway names must be unique');

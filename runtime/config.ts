@@ -1,0 +1,75 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const EnvSchema = z.object({
+  PORT: port.default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  PUBLIC_BASE_URL: z.url().optional(),
+  DATA_DIR: z.string().default('.data'),
+  TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/)
+    .default('recoup'),
+  TEMPORAL_UI_PORT: port.default(8233),
+  MONGODB_URI: z.string().default('mongodb://127.0.0.1:27017/recoup'),
+  RECOUP_MASTER_KEY: z
+    .string()
+    .refine((s) => Buffer.from(s, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+    .optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+/** The whole configuration of an API or worker process, parsed once at start. */
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  dataDir: string;
+  temporal: { address: string; namespace: string; taskQueue: string; uiPort: number };
+  mongoUri: string;
+  masterKey: Buffer;
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+}
+
+/** Reads the master key from the environment, else from (or into) the data directory. */
+function loadMasterKey(fromEnv: string | undefined, dataDir: string): Buffer {
+  if (fromEnv) return Buffer.from(fromEnv, 'base64');
+  const file = join(dataDir, 'master.key');
+  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32);
+  writeFileSync(file, key.toString('base64'), { mode: 0o600, flag: 'wx' });
+  return key;
+}
+
+/** Parses environment variables into a typed Config; throws one error naming every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const dataDir = resolve(e.DATA_DIR);
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, ''),
+    dataDir,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      uiPort: e.TEMPORAL_UI_PORT,
+    },
+    mongoUri: e.MONGODB_URI,
+    masterKey: loadMasterKey(e.RECOUP_MASTER_KEY, dataDir),
+    logLevel: e.LOG_LEVEL,
+  };
+}

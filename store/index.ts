@@ -1,0 +1,14 @@
+import type { Db } from 'mongodb';
+import { createAccountStore } from './accounts.js';
+import { createRateLimiter } from './rate-limits.js';
+
+/** Every repository over one database; the only place that wires collections to code. */
+export function createStores(db: Db, masterKey: Buffer) {
+  return {
+    db,
+    accounts: createAccountStore(db, masterKey),
+    rateLimits: createRateLimiter(db),
+  };
+}
+
+export type Stores = ReturnType<typeof createStores>;

@@ -1,0 +1,40 @@
+import type { Db, IndexSpecification, CreateIndexesOptions } from 'mongodb';
+import { collections } from './collections.js';
+
+type IndexList = Array<[IndexSpecification, CreateIndexesOptions?]>;
+
+/** Every index the service relies on; unique ones are correctness-critical (insert wins or E11000). */
+const indexes: Record<keyof typeof collections, IndexList> = {
+  accounts: [],
+  apiKeys: [[{ accountId: 1 }]],
+  recoveries: [
+    [
+      { accountId: 1, idempotencyKey: 1 },
+      { unique: true, name: 'idempotency' },
+    ],
+    [{ accountId: 1, customerEmail: 1 }],
+    [{ accountId: 1, state: 1 }],
+  ],
+  velocity: [],
+  rateLimits: [[{ expiresAt: 1 }]],
+  events: [[{ accountId: 1, createdAt: -1 }], [{ deliveryStatus: 1 }]],
+  cardBudgets: [],
+  learning: [[{ accountId: 1 }]],
+  links: [[{ accountId: 1 }]],
+  pulses: [
+    [
+      { accountId: 1, merchantTransactionId: 1 },
+      { unique: true, name: 'merchant-id' },
+    ],
+  ],
+  predictions: [[{ accountId: 1 }]],
+  holdouts: [],
+};
+
+/** Creates all indexes (idempotent). FerretDB has no TTL indexes, so expiry is checked on read. */
+export async function ensureIndexes(db: Db): Promise<void> {
+  for (const [name, list] of Object.entries(indexes) as Array<[keyof typeof collections, IndexList]>) {
+    const coll = db.collection(collections[name]);
+    for (const [spec, options] of list) await coll.createIndex(spec, options ?? {});
+  }
+}

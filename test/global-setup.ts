@@ -1,0 +1,52 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
+import { readToolchain } from '../scripts/toolchain-paths.js';
+import { startMongo, startTemporal, type Running } from '../scripts/servers.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    mongoUri: string;
+    temporalAddress: string;
+    workflowBundlePath: string;
+    testServerPath: string;
+    chromiumPath: string | null;
+  }
+}
+
+/** Starts one FerretDB (or mongod) and one Temporal dev server for the whole run, and bundles workflows once. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const tools = readToolchain();
+  const dir = mkdtempSync(join(tmpdir(), 'recoup-test-'));
+  const started: Running[] = [];
+  const mongoUri =
+    process.env.MONGODB_URI ?? started[started.push(await startMongo(tools, { dataDir: dir })) - 1]!.address;
+  const temporalAddress =
+    process.env.TEMPORAL_ADDRESS ?? started[started.push(await startTemporal(tools, {})) - 1]!.address;
+  const bundle = await bundleWorkflowCode({
+    workflowsPath: new URL('../workflows/index.ts', import.meta.url).pathname,
+    logger: {
+      log: () => undefined,
+      trace: () => undefined,
+      debug: () => undefined,
+      info: () => undefined,
+      warn: console.warn,
+      error: console.error,
+    },
+  });
+  const workflowBundlePath = join(dir, 'workflows.js');
+  writeFileSync(workflowBundlePath, bundle.code);
+  if (!tools.testServer)
+    throw new Error('The toolchain has no time-skipping test server: run `npm run toolchain`.');
+  project.provide('mongoUri', mongoUri);
+  project.provide('temporalAddress', temporalAddress);
+  project.provide('workflowBundlePath', workflowBundlePath);
+  project.provide('testServerPath', tools.testServer);
+  project.provide('chromiumPath', tools.chromium);
+  return async () => {
+    await Promise.all(started.map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,124 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createActivities } from '../../activities/index.js';
+import { createApp } from '../../api/app.js';
+import { createLogger } from '../../runtime/logger.js';
+import { Settings, type GatewayConfig } from '../../domain/settings.js';
+import { ensureIndexes } from '../../store/indexes.js';
+import { connectMongo } from '../../store/mongo.js';
+import { createStores, type Stores } from '../../store/index.js';
+import { createWorkers, runWorkers } from '../../worker/create-worker.js';
+import { taskQueues, type TaskQueues } from '../../worker/task-queues.js';
+
+/** A webhook URL on loopback that refuses connections: tests never send traffic off this machine. */
+export const unreachableWebhookUrl = 'https://127.0.0.1:9/webhooks';
+
+export interface Stack {
+  baseUrl: string;
+  stores: Stores;
+  temporal: Client;
+  queues: TaskQueues;
+  /** Creates an account with a test gateway (unless given others) and returns its credentials. */
+  createAccount: (
+    settings?: Record<string, unknown>,
+    gateways?: GatewayConfig[],
+  ) => ReturnType<Stores['accounts']['create']>;
+  close: () => Promise<void>;
+}
+
+/**
+ * The real service for one test file: a fresh database on the shared MongoDB server, a Koa app on a free
+ * port, a Temporal client and (unless `worker: false`) workers on task queues of this file alone.
+ */
+export async function startStack(opts: { clock?: () => Date; worker?: boolean } = {}): Promise<Stack> {
+  const clock = opts.clock ?? (() => new Date());
+  const log = createLogger('silent', 'test');
+  const suffix = randomUUID().slice(0, 8);
+  const { client: mongo, db } = await connectMongo(`${inject('mongoUri')}t_${suffix}`);
+  await ensureIndexes(db);
+  const stores = createStores(db, randomBytes(32));
+  const address = inject('temporalAddress');
+  const connection = await Connection.connect({ address });
+  const temporal = new Client({ connection, namespace: 'default' });
+  const queues = taskQueues(`t-${suffix}`);
+
+  let server: Server | null = null;
+  const baseUrl = await new Promise<string>((resolve) => {
+    const app = createApp({ log, stores, temporal, queues, publicBaseUrl: 'http://127.0.0.1', clock });
+    server = app.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server!.address() as AddressInfo).port}`),
+    );
+  });
+
+  let stopWorkers: (() => void) | null = null;
+  let workersDone: Promise<void> = Promise.resolve();
+  let nativeConnection: NativeConnection | null = null;
+  if (opts.worker !== false) {
+    nativeConnection = await NativeConnection.connect({ address });
+    const activities = createActivities({ stores, temporal, queues, log, clock, publicBaseUrl: baseUrl });
+    const workers: Worker[] = await createWorkers({
+      connection: nativeConnection,
+      namespace: 'default',
+      queues,
+      activities,
+      source: { workflowBundle: { codePath: inject('workflowBundlePath') } },
+    });
+    const until = new Promise<void>((resolve) => (stopWorkers = resolve));
+    workersDone = runWorkers(workers, until);
+  }
+
+  return {
+    baseUrl,
+    stores,
+    temporal,
+    queues,
+    createAccount: (
+      settings = {},
+      gateways = [{ name: 'test', kind: 'test', test: true, credentials: {} }],
+    ) =>
+      stores.accounts.create({
+        name: 'Test merchant',
+        settings: Settings.parse({ webhookUrl: unreachableWebhookUrl, ...settings }),
+        gateways,
+      }),
+    async close() {
+      stopWorkers?.();
+      await workersDone;
+      await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+      await nativeConnection?.close();
+      await connection.close();
+      await db.dropDatabase();
+      await mongo.close();
+    },
+  };
+}
+
+/** A JSON response as a test sees it. */
+export interface JsonResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** Sends a request over real HTTP and parses the JSON answer. */
+export async function call<T = Record<string, unknown>>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { key?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+): Promise<JsonResponse<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers['X-API-KEY'] = opts.key;
+  let body: string | undefined = opts.raw;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['Content-Type'] ??= 'application/json';
+  }
+  const res = await fetch(baseUrl + path, { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : null) as T };
+}

@@ -1,0 +1,47 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { TaskQueues } from './task-queues.js';
+
+/** Where the workflow code comes from: a prebuilt bundle (tests, production build) or the source path. */
+export type WorkflowSource = { workflowBundle: { codePath: string } } | { workflowsPath: string };
+
+/** The source path of the workflows, for workers that bundle on start. */
+export const workflowsPath = new URL('../workflows/index.ts', import.meta.url).pathname;
+
+/**
+ * Creates one worker per task queue (normal recoveries, critical trial conversions, webhook deliveries)
+ * over one connection, all sharing the same activities.
+ */
+export async function createWorkers(opts: {
+  connection: NativeConnection;
+  namespace: string;
+  queues: TaskQueues;
+  activities: object;
+  source: WorkflowSource;
+  options?: Partial<WorkerOptions>;
+}): Promise<Worker[]> {
+  const base = {
+    connection: opts.connection,
+    namespace: opts.namespace,
+    activities: opts.activities,
+    ...opts.source,
+    ...opts.options,
+  };
+  return Promise.all(
+    [opts.queues.critical, opts.queues.recovery, opts.queues.webhooks].map((taskQueue) =>
+      Worker.create({ ...base, taskQueue }),
+    ),
+  );
+}
+
+/** Runs workers until `signal` aborts or one fails; shuts the others down either way. */
+export async function runWorkers(workers: Worker[], until: Promise<unknown>): Promise<void> {
+  const [first, ...rest] = workers;
+  if (!first) return;
+  const runAll = Promise.all(workers.map((w) => w.run()));
+  try {
+    await Promise.race([runAll, until]);
+  } finally {
+    for (const w of [first, ...rest]) if (w.getState() === 'RUNNING') w.shutdown();
+    await runAll;
+  }
+}

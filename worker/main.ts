@@ -1,0 +1,51 @@
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import { loadConfig } from '../runtime/config.js';
+import { createLogger } from '../runtime/logger.js';
+import { ensureIndexes } from '../store/indexes.js';
+import { connectMongo } from '../store/mongo.js';
+import { createStores } from '../store/index.js';
+import { createWorkers, runWorkers, workflowsPath } from './create-worker.js';
+import { taskQueues } from './task-queues.js';
+
+/** Composition root of a worker process: config → MongoDB + Temporal → activities → workers. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.logLevel, 'worker');
+  const { client: mongo, db } = await connectMongo(config.mongoUri);
+  await ensureIndexes(db);
+  const stores = createStores(db, config.masterKey);
+  const clientConnection = await Connection.connect({ address: config.temporal.address });
+  const temporal = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const queues = taskQueues(config.temporal.taskQueue);
+  const activities = createActivities({
+    stores,
+    temporal,
+    queues,
+    log,
+    clock: () => new Date(),
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  const workers = await createWorkers({
+    connection,
+    namespace: config.temporal.namespace,
+    queues,
+    activities,
+    source: { workflowsPath },
+  });
+  const stop = new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  log.info({ queues }, 'worker started');
+  await runWorkers(workers, stop);
+  await Promise.all([connection.close(), clientConnection.close(), mongo.close()]);
+  log.info('worker stopped');
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,2 @@
+// Every workflow the workers run. Deterministic code only: see eslint.config.js.
+export {};
