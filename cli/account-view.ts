@@ -1,0 +1,36 @@
+import type { Account } from '../store/accounts.js';
+import { flatten, pairs } from './format.js';
+
+/** An account as `--json` prints it (never a key or secret: those are printed only when issued). */
+export function accountJson(account: Account) {
+  return {
+    clientId: account.id,
+    name: account.name,
+    testMode: account.testMode,
+    gateways: account.gateways,
+    settings: account.settings,
+    createdAt: account.createdAt.toISOString(),
+    updatedAt: account.updatedAt.toISOString(),
+  };
+}
+
+/** The gateways in one line: `test (test, sandbox), stripe (stripe)`. */
+export function gatewaysLine(account: Account): string {
+  return account.gateways.map((g) => `${g.name} (${g.kind}${g.test ? ', sandbox' : ''})`).join(', ');
+}
+
+/** An account for people: identity first, then every setting as an aligned dotted path. */
+export function accountLines(account: Account): string[] {
+  return [
+    ...pairs([
+      ['clientId', account.id],
+      ['name', account.name],
+      ['testMode', String(account.testMode)],
+      ['gateways', gatewaysLine(account)],
+      ['createdAt', account.createdAt.toISOString()],
+      ['updatedAt', account.updatedAt.toISOString()],
+    ]),
+    'settings:',
+    ...pairs(flatten(account.settings), '  '),
+  ];
+}

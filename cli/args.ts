@@ -1,0 +1,30 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './errors.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** node:util parseArgs in strict mode, with its errors turned into usage errors (exit code 2). */
+export function parseCommand<O extends Options>(argv: string[], options: O) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** The single positional argument a command takes (a client id), or a usage error naming it. */
+export function onePositional(positionals: string[], name: string, usage: string): string {
+  const [value, ...extra] = positionals;
+  if (!value) throw new UsageError(`missing <${name}>; usage: ${usage}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"; usage: ${usage}`);
+  return value;
+}
+
+/** A JSON value from a flag, or a usage error naming the flag. */
+export function parseJsonFlag(flag: string, text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new UsageError(`${flag} must be valid JSON, got: ${text}`);
+  }
+}

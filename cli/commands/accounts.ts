@@ -1,0 +1,143 @@
+import { parseCommand, onePositional } from '../args.js';
+import { accountJson, accountLines, gatewaysLine } from '../account-view.js';
+import type { CliContext } from '../context.js';
+import { NotFoundError, UsageError } from '../errors.js';
+import { pairs, table } from '../format.js';
+import { parseGateways } from '../gateway-spec.js';
+import { newAccountSettings, patchedSettings } from '../settings-input.js';
+import type { Account } from '../../store/accounts.js';
+
+export const accountsUsage = [
+  'recoup accounts create --name <s> --webhook-url <https url> --gateway test|<kind>:<json credentials>',
+  '                       [--backup-gateway <kind>:<json credentials>]… [--settings <json>] [--json]',
+  'recoup accounts list [--json]',
+  'recoup accounts show <clientId> [--json]',
+  'recoup accounts update <clientId> --settings <json merge patch> [--json]',
+  'recoup accounts rotate-key <clientId> [--json]',
+];
+
+const json = { json: { type: 'boolean', default: false } } as const;
+
+function print(ctx: CliContext, asJson: boolean, value: unknown, lines: () => string[]): void {
+  if (asJson) ctx.out(JSON.stringify(value, null, 2));
+  else for (const line of lines()) ctx.out(line);
+}
+
+async function existing(ctx: CliContext, clientId: string): Promise<Account> {
+  const account = await ctx.stores.accounts.find(clientId);
+  if (!account) throw new NotFoundError(`no account with clientId ${clientId}`);
+  return account;
+}
+
+async function create(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, {
+    ...json,
+    name: { type: 'string' },
+    'webhook-url': { type: 'string' },
+    gateway: { type: 'string' },
+    'backup-gateway': { type: 'string', multiple: true, default: [] },
+    settings: { type: 'string' },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const name = values.name?.trim();
+  if (!name) throw new UsageError('--name is required');
+  if (!values['webhook-url']) throw new UsageError('--webhook-url is required');
+  if (!values.gateway) throw new UsageError('--gateway is required (e.g. --gateway test)');
+  const settings = newAccountSettings(values['webhook-url'], values.settings);
+  const gateways = parseGateways(values.gateway, values['backup-gateway']);
+  const created = await ctx.stores.accounts.create({ name, settings, gateways });
+  const { clientId, ...view } = accountJson(created.account);
+  const result = {
+    clientId,
+    apiKey: created.apiKey,
+    publishableKey: created.publishableKey,
+    webhookSigningSecret: created.webhookSigningSecret,
+    ...view,
+  };
+  print(ctx, values.json, result, () => [
+    `Created account ${created.account.id}. The keys and the signing secret are shown only now: keep them.`,
+    ...pairs([
+      ['clientId', result.clientId],
+      ['apiKey', result.apiKey],
+      ['publishableKey', result.publishableKey],
+      ['webhookSigningSecret', result.webhookSigningSecret],
+      ['testMode', String(result.testMode)],
+      ['gateways', gatewaysLine(created.account)],
+    ]),
+  ]);
+}
+
+async function list(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, json);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  const accounts = await ctx.stores.accounts.list();
+  print(ctx, values.json, accounts.map(accountJson), () =>
+    accounts.length === 0
+      ? ['No accounts yet: create one with `recoup accounts create`.']
+      : table(
+          ['CLIENT ID', 'NAME', 'TEST MODE', 'GATEWAYS', 'CREATED'],
+          accounts.map((a) => [a.id, a.name, String(a.testMode), gatewaysLine(a), a.createdAt.toISOString()]),
+        ),
+  );
+}
+
+async function show(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, json);
+  const account = await existing(
+    ctx,
+    onePositional(positionals, 'clientId', 'recoup accounts show <clientId>'),
+  );
+  print(ctx, values.json, accountJson(account), () => accountLines(account));
+}
+
+async function update(argv: string[], ctx: CliContext): Promise<void> {
+  const usage = "recoup accounts update <clientId> --settings '<json>'";
+  const { values, positionals } = parseCommand(argv, { ...json, settings: { type: 'string' } });
+  const clientId = onePositional(positionals, 'clientId', usage);
+  if (values.settings === undefined) throw new UsageError(`--settings is required; usage: ${usage}`);
+  const current = await existing(ctx, clientId);
+  const updated = await ctx.stores.accounts.updateSettings(
+    clientId,
+    patchedSettings(current.settings, values.settings),
+  );
+  if (!updated) throw new NotFoundError(`no account with clientId ${clientId}`);
+  print(ctx, values.json, accountJson(updated), () => [
+    `Updated account ${clientId}.`,
+    ...accountLines(updated),
+  ]);
+}
+
+async function rotateKey(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, json);
+  const clientId = onePositional(positionals, 'clientId', 'recoup accounts rotate-key <clientId>');
+  await existing(ctx, clientId);
+  const keys = await ctx.stores.accounts.rotateKeys(clientId);
+  const result = { clientId, apiKey: keys.apiKey, publishableKey: keys.publishableKey };
+  print(ctx, values.json, result, () => [
+    `Rotated the keys of ${clientId}: the old ones no longer work. The new ones are shown only now.`,
+    ...pairs([
+      ['clientId', clientId],
+      ['apiKey', keys.apiKey],
+      ['publishableKey', keys.publishableKey],
+    ]),
+  ]);
+}
+
+const subcommands: Record<string, (argv: string[], ctx: CliContext) => Promise<void>> = {
+  create,
+  list,
+  show,
+  update,
+  'rotate-key': rotateKey,
+};
+
+/** `recoup accounts <subcommand> …`: create, inspect and change merchant accounts and their keys. */
+export async function accountsCommand(argv: string[], ctx: CliContext): Promise<void> {
+  const [name, ...rest] = argv;
+  const run = name === undefined ? undefined : subcommands[name];
+  if (!run)
+    throw new UsageError(
+      `unknown accounts command "${name ?? ''}" (one of: ${Object.keys(subcommands).join(', ')}); run \`recoup help\``,
+    );
+  await run(rest, ctx);
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { GatewayKind, gatewayKinds } from '../domain/gateway-kinds.js';
+import type { GatewayConfig } from '../domain/settings.js';
+import { parseJsonFlag } from './args.js';
+import { UsageError } from './errors.js';
+
+const Credentials = z.record(z.string(), z.string());
+
+/**
+ * The gateway kinds an operator may configure. The adapter registry (activities/gateways/registry.ts)
+ * becomes the authority once it lands: this is the one place to ask it, so an account can never name
+ * a kind no worker can charge through.
+ */
+export function usableGatewayKinds(): readonly GatewayKind[] {
+  return gatewayKinds;
+}
+
+function credentialsOf(flag: string, text: string | null): Record<string, string> {
+  if (text === null) return {};
+  const parsed = Credentials.safeParse(parseJsonFlag(flag, text));
+  if (!parsed.success)
+    throw new UsageError(`${flag}: credentials must be a JSON object of strings, e.g. {"apiKey":"..."}`);
+  return parsed.data;
+}
+
+/** Parses `test` or `<kind>:<json credentials>` into a gateway without a name. */
+function parseOne(flag: string, spec: string): Omit<GatewayConfig, 'name'> {
+  const colon = spec.indexOf(':');
+  const kindText = colon === -1 ? spec : spec.slice(0, colon);
+  const kind = GatewayKind.safeParse(kindText);
+  if (!kind.success || !usableGatewayKinds().includes(kind.data))
+    throw new UsageError(
+      `${flag}: unknown gateway kind "${kindText}" (one of: ${usableGatewayKinds().join(', ')})`,
+    );
+  if (colon === -1 && kind.data !== 'test')
+    throw new UsageError(
+      `${flag}: a ${kind.data} gateway needs credentials: ${kind.data}:<json credentials>`,
+    );
+  return {
+    kind: kind.data,
+    // Test mode means the sandbox gateway; a real gateway's own test keys are still a real gateway here.
+    test: kind.data === 'test',
+    credentials: credentialsOf(flag, colon === -1 ? null : spec.slice(colon + 1)),
+  };
+}
+
+/** The primary gateway and the backups in order, named after their kind (`stripe`, `stripe-2`, …). */
+export function parseGateways(primary: string, backups: string[]): GatewayConfig[] {
+  if (backups.length > 2) throw new UsageError('--backup-gateway: at most two backups');
+  const specs = [parseOne('--gateway', primary), ...backups.map((b) => parseOne('--backup-gateway', b))];
+  const seen = new Map<string, number>();
+  return specs.map((g) => {
+    const n = (seen.get(g.kind) ?? 0) + 1;
+    seen.set(g.kind, n);
+    return { name: n === 1 ? g.kind : `${g.kind}-${n}`, ...g };
+  });
+}

@@ -1,0 +1,89 @@
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig, type Config } from '../runtime/config.js';
+import { ensureIndexes } from '../store/indexes.js';
+import { connectMongo } from '../store/mongo.js';
+import { createStores } from '../store/index.js';
+import { taskQueues } from '../worker/task-queues.js';
+import { accountsCommand, accountsUsage } from './commands/accounts.js';
+import type { CliContext, Command } from './context.js';
+import { errorLine, exitCodeFor, UsageError } from './errors.js';
+
+const commands: Record<string, Command> = { accounts: accountsCommand };
+
+const usage = [
+  'recoup: the Recoup operator CLI. It works on the MongoDB of MONGODB_URI (and DATA_DIR or RECOUP_MASTER_KEY).',
+  '',
+  'Usage:',
+  ...accountsUsage.map((l) => `  ${l}`),
+];
+
+/** The MongoDB URI without its password, for error messages. */
+function safeUri(uri: string): string {
+  return uri.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+function configOrUsageError(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    throw new UsageError(errorLine(error));
+  }
+}
+
+/** A Temporal client made on first use, so commands that never need Temporal never wait for it. */
+function lazyTemporal(config: Config) {
+  let connecting: Promise<Connection> | null = null;
+  return {
+    async client(): Promise<Client> {
+      connecting ??= Connection.connect({ address: config.temporal.address });
+      return new Client({ connection: await connecting, namespace: config.temporal.namespace });
+    },
+    async close(): Promise<void> {
+      if (connecting) await (await connecting).close();
+    },
+  };
+}
+
+/** Composition root of the CLI: config → MongoDB → stores → the command. Returns the exit code. */
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === 'help' || argv.includes('--help') || argv.includes('-h')) {
+    // Asked for help: stdout and success; called with nothing: the same text as a usage error.
+    const stream = name === undefined ? process.stderr : process.stdout;
+    for (const line of usage) stream.write(`${line}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands[name];
+  if (!command) throw new UsageError(`unknown command "${name}"; run \`recoup help\``);
+  const config = configOrUsageError();
+  const mongo = await connectMongo(config.mongoUri).catch((error: unknown) => {
+    throw new Error(`cannot reach MongoDB at ${safeUri(config.mongoUri)}: ${errorLine(error)}`);
+  });
+  const temporal = lazyTemporal(config);
+  try {
+    await ensureIndexes(mongo.db);
+    const ctx: CliContext = {
+      config,
+      stores: createStores(mongo.db, config.masterKey),
+      temporal: () => temporal.client(),
+      queues: taskQueues(config.temporal.taskQueue),
+      clock: () => new Date(),
+      out: (line) => process.stdout.write(`${line}\n`),
+    };
+    await command(rest, ctx);
+    return 0;
+  } finally {
+    await mongo.client.close();
+    await temporal.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`recoup: ${errorLine(error)}\n`);
+    process.exitCode = exitCodeFor(error);
+  },
+);

@@ -1,0 +1,37 @@
+import { formatIssues } from '../api/validate.js';
+import { isJsonObject, mergePatch } from '../domain/merge-patch.js';
+import { Settings } from '../domain/settings.js';
+import { parseJsonFlag } from './args.js';
+import { UsageError } from './errors.js';
+
+/** Validates complete settings; a bad one is refused with a message naming it. */
+export function validSettings(input: Record<string, unknown>): Settings {
+  const parsed = Settings.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const problems = Object.entries(formatIssues(parsed.error)).map(
+    ([field, messages]) => `${field}: ${messages.join(', ')}`,
+  );
+  throw new UsageError(`invalid settings: ${problems.join('; ')}`);
+}
+
+/** The `--settings` flag as a JSON object (empty when absent). */
+export function settingsFlag(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  const value = parseJsonFlag('--settings', text);
+  if (!isJsonObject(value)) throw new UsageError('--settings must be a JSON object');
+  return value;
+}
+
+/** Settings for a new account: the `--settings` object plus the required `--webhook-url`. */
+export function newAccountSettings(webhookUrl: string, settingsText: string | undefined): Settings {
+  const given = settingsFlag(settingsText);
+  if (given.webhookUrl !== undefined && given.webhookUrl !== webhookUrl)
+    throw new UsageError('webhookUrl is given twice with different values (--webhook-url and --settings)');
+  return validSettings({ ...given, webhookUrl });
+}
+
+/** Current settings with a JSON merge patch applied, validated as a whole. */
+export function patchedSettings(current: Settings, patchText: string): Settings {
+  const merged = mergePatch(current, settingsFlag(patchText));
+  return validSettings(isJsonObject(merged) ? merged : {});
+}
