@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { createAccountStore } from './accounts.js';
 import { createRateLimiter } from './rate-limits.js';
+import { createCardBudgetStore } from './card-budgets.js';
 
 /** Every repository over one database; the only place that wires collections to code. */
 export function createStores(db: Db, masterKey: Buffer) {
@@ -8,6 +9,7 @@ export function createStores(db: Db, masterKey: Buffer) {
     db,
     accounts: createAccountStore(db, masterKey),
     rateLimits: createRateLimiter(db),
+    cardBudgets: createCardBudgetStore(db),
   };
 }
 

@@ -18,7 +18,13 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   velocity: [],
   rateLimits: [[{ expiresAt: 1 }]],
   events: [[{ accountId: 1, createdAt: -1 }], [{ deliveryStatus: 1 }]],
-  cardBudgets: [],
+  cardBudgets: [
+    [{ cardKey: 1, seq: -1 }],
+    [
+      { cardKey: 1, attemptKey: 1 },
+      { unique: true, name: 'attempt-once' },
+    ],
+  ],
   learning: [[{ accountId: 1 }]],
   links: [[{ accountId: 1 }]],
   pulses: [

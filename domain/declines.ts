@@ -1,0 +1,221 @@
+import { z } from 'zod';
+
+/** What the merchant should do after a recovery that did not succeed (the spec's four values). */
+export const RecommendedAction = z.enum(['request_card_update', 'retry_later', 'manual_review', 'monitor']);
+export type RecommendedAction = z.infer<typeof RecommendedAction>;
+
+export const declineGroups = [
+  'recoverable',
+  'unknown',
+  'authentication_required',
+  'blocked',
+  'no_longer_chargeable',
+  'expired',
+  'invalid_card',
+] as const;
+export type DeclineGroup = (typeof declineGroups)[number];
+
+/** Visa's retry categories: 1 never retry, 2 retry later, 3 fix the data first, 4 anything else. */
+export type VisaCategory = 1 | 2 | 3 | 4;
+
+/** Everything the engine needs to know about one decline code. */
+export interface DeclineInfo {
+  /** The canonical code: normalised, with ISO 8583 response codes translated to their names. */
+  code: string;
+  group: DeclineGroup;
+  /** May the engine try the same card again automatically. */
+  retryable: boolean;
+  /** May fallback tokens be tried; false for hard cardholder-state declines (lost, stolen, fraud, expired). */
+  allowsFallback: boolean;
+  /** Blocked at intake: 403 and a recovery.blocked webhook, no attempt at all. */
+  stopsImmediately: boolean;
+  recommendedAction: RecommendedAction;
+  /** One human sentence, used as recommendedActionReason. */
+  reason: string;
+  visaCategory: VisaCategory;
+}
+
+type GroupPolicy = Omit<DeclineInfo, 'code' | 'group' | 'visaCategory'>;
+
+const groupPolicies: Record<DeclineGroup, GroupPolicy> = {
+  recoverable: {
+    retryable: true,
+    allowsFallback: true,
+    stopsImmediately: false,
+    recommendedAction: 'retry_later',
+    reason: 'The decline is soft or temporary, so a later retry or a card update may succeed.',
+  },
+  unknown: {
+    retryable: true,
+    allowsFallback: true,
+    stopsImmediately: false,
+    recommendedAction: 'monitor',
+    reason: 'The decline reason is not one Recoup recognises, so recovery was attempted conservatively.',
+  },
+  authentication_required: {
+    retryable: false,
+    allowsFallback: false,
+    stopsImmediately: true,
+    recommendedAction: 'request_card_update',
+    reason: 'The issuer requires the customer to authenticate this payment; ask them to re-confirm the card.',
+  },
+  blocked: {
+    retryable: false,
+    allowsFallback: false,
+    stopsImmediately: true,
+    recommendedAction: 'manual_review',
+    reason: 'The issuer flagged the card for fraud; do not retry and review the account.',
+  },
+  no_longer_chargeable: {
+    retryable: false,
+    allowsFallback: false,
+    stopsImmediately: true,
+    recommendedAction: 'request_card_update',
+    reason: 'The card can no longer be charged for this payment; ask the customer for a new payment method.',
+  },
+  expired: {
+    retryable: false,
+    allowsFallback: false,
+    stopsImmediately: false,
+    recommendedAction: 'request_card_update',
+    reason: 'The card has expired; ask the customer to update it.',
+  },
+  invalid_card: {
+    retryable: false,
+    allowsFallback: true,
+    stopsImmediately: false,
+    recommendedAction: 'request_card_update',
+    reason: 'The card details on file are invalid or outdated; ask the customer to update them.',
+  },
+};
+
+type CodeEntry = [group: DeclineGroup, visaCategory: VisaCategory, overrides?: Partial<GroupPolicy>];
+
+const newCardNeeded: Partial<GroupPolicy> = {
+  recommendedAction: 'request_card_update',
+  reason: 'The issuer will not accept this card any more; ask the customer for a new card.',
+};
+const suspectedDuplicate: Partial<GroupPolicy> = {
+  // The first charge may have gone through: charging again (or charging a fallback card) risks a double charge.
+  retryable: false,
+  allowsFallback: false,
+  reason:
+    'The issuer reported a suspected duplicate; verify whether the payment already succeeded before retrying.',
+};
+
+/** Known codes. Visa categories follow research §5; codes Visa does not define are category 4. */
+const knownCodes: Record<string, CodeEntry> = {
+  insufficient_funds: ['recoverable', 2],
+  do_not_honor: ['recoverable', 4],
+  call_issuer: ['recoverable', 4],
+  try_again_later: ['recoverable', 2],
+  card_declined: ['recoverable', 4],
+  generic_decline: ['recoverable', 4],
+  approve_with_id: ['recoverable', 4],
+  processing_error: ['recoverable', 2],
+  issuer_not_available: ['recoverable', 2],
+  reenter_transaction: ['recoverable', 2],
+  withdrawal_count_limit_exceeded: ['recoverable', 2],
+  card_velocity_exceeded: ['recoverable', 2],
+
+  authentication_required: ['authentication_required', 3],
+
+  fraudulent: ['blocked', 2],
+  fraud_suspected: ['blocked', 2],
+  stolen_card: ['blocked', 1],
+  pickup_card: ['blocked', 1],
+  merchant_blacklist: ['blocked', 4],
+  security_violation: ['blocked', 4],
+  lost_card: ['blocked', 1, newCardNeeded],
+  restricted_card: ['blocked', 1, newCardNeeded],
+
+  card_no_longer_chargeable: ['no_longer_chargeable', 1],
+  revocation_of_authorization: ['no_longer_chargeable', 1],
+  revocation_of_all_authorizations: ['no_longer_chargeable', 1],
+  stop_payment_order: ['no_longer_chargeable', 1],
+  account_closed: ['no_longer_chargeable', 1],
+  closed_account: ['no_longer_chargeable', 1],
+  invalid_account: ['no_longer_chargeable', 1],
+  transaction_not_allowed: ['no_longer_chargeable', 1],
+
+  expired_card: ['expired', 3],
+
+  incorrect_cvc: ['invalid_card', 3],
+  invalid_cvc: ['invalid_card', 3],
+  incorrect_pin: ['invalid_card', 3],
+  invalid_expiry_month: ['invalid_card', 3],
+  invalid_expiry_year: ['invalid_card', 3],
+  incorrect_zip: ['invalid_card', 3],
+  new_account_information_available: ['invalid_card', 3],
+  incorrect_number: ['invalid_card', 1],
+  invalid_number: ['invalid_card', 1],
+  no_such_issuer: ['invalid_card', 1],
+
+  duplicate_transaction: ['unknown', 4, suspectedDuplicate],
+};
+
+/** ISO 8583 response codes (as Visa numbers its categories) some gateways pass through raw. */
+const isoAliases: Record<string, string> = {
+  '01': 'call_issuer',
+  '04': 'pickup_card',
+  '05': 'do_not_honor',
+  '07': 'pickup_card',
+  '12': 'transaction_not_allowed',
+  '14': 'invalid_number',
+  '15': 'no_such_issuer',
+  '19': 'reenter_transaction',
+  '41': 'lost_card',
+  '43': 'stolen_card',
+  '46': 'account_closed',
+  '51': 'insufficient_funds',
+  '54': 'expired_card',
+  '55': 'incorrect_pin',
+  '57': 'transaction_not_allowed',
+  '59': 'fraud_suspected',
+  '61': 'card_velocity_exceeded',
+  '62': 'restricted_card',
+  '65': 'withdrawal_count_limit_exceeded',
+  '82': 'incorrect_cvc',
+  '91': 'issuer_not_available',
+  '94': 'duplicate_transaction',
+  '96': 'processing_error',
+  n7: 'incorrect_cvc',
+  '1a': 'authentication_required',
+  r0: 'stop_payment_order',
+  r1: 'revocation_of_authorization',
+  r3: 'revocation_of_all_authorizations',
+};
+
+/** Trims, lower-cases and turns spaces and hyphens into underscores: "Do-Not Honor" → "do_not_honor". */
+export function normalizeDeclineCode(code: string | null | undefined): string {
+  const normal = (code ?? '')
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
+  return isoAliases[normal] ?? normal;
+}
+
+/** Classifies a processor decline code; unknown and missing codes are treated conservatively as `unknown`. */
+export function classifyDecline(code: string | null | undefined): DeclineInfo {
+  const normal = normalizeDeclineCode(code);
+  const entry = knownCodes[normal];
+  if (!entry) {
+    const policy = groupPolicies.unknown;
+    const reason = normal
+      ? policy.reason
+      : 'No decline code was given, so recovery was attempted conservatively.';
+    return { code: normal || 'unknown', group: 'unknown', visaCategory: 4, ...policy, reason };
+  }
+  const [group, visaCategory, overrides] = entry;
+  return { code: normal, group, visaCategory, ...groupPolicies[group], ...overrides };
+}
+
+/** True when the decline ends the recovery at intake (403 blocked) without any attempt. */
+export function isFinalBlock(info: DeclineInfo): boolean {
+  return info.stopsImmediately;
+}
+
+/** True when the issuer signalled fraud: the merchant should review the account rather than ask for a card. */
+export function isFraudSignal(info: DeclineInfo): boolean {
+  return info.recommendedAction === 'manual_review';
+}

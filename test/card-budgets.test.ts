@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import type { Db, MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createCardBudgetStore, type CardBudgetStore, type CardClaim } from '../store/card-budgets.js';
+import { ensureIndexes } from '../store/indexes.js';
+import { connectMongo } from '../store/mongo.js';
+
+/** An asymmetric matcher for a refusal reason naming `text`. */
+const mentioning = (text: string): string => expect.stringContaining(text) as string;
+
+const hour = 3_600_000;
+const day = 24 * hour;
+const start = new Date(Date.UTC(2026, 5, 1, 9));
+
+let mongo: MongoClient;
+let db: Db;
+let budgets: CardBudgetStore;
+
+beforeAll(async () => {
+  ({ client: mongo, db } = await connectMongo(`${inject('mongoUri')}t_budgets_${randomUUID().slice(0, 8)}`));
+  await ensureIndexes(db);
+  budgets = createCardBudgetStore(db);
+});
+afterAll(async () => {
+  await db.dropDatabase();
+  await mongo.close();
+});
+
+/** A fresh card of one account, keyed the way callers key it: account id plus a hash of the token. */
+function newCard(): string {
+  return `acct_test:${randomUUID().replace(/-/g, '')}`;
+}
+
+function claim(cardKey: string, overrides: Partial<CardClaim>) {
+  return budgets.claim({
+    cardKey,
+    brand: 'visa',
+    declineCode: 'insufficient_funds',
+    advice: null,
+    attemptKey: randomUUID(),
+    now: start,
+    ...overrides,
+  });
+}
+
+describe('concurrent claims on one card', () => {
+  it('allows exactly 10 of 40 simultaneous Mastercard attempts', async () => {
+    const card = newCard();
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        claim(card, { brand: 'mastercard', declineCode: 'do_not_honor', attemptKey: `wf-${i}/1` }),
+      ),
+    );
+    expect(results.filter((r) => r.allowed)).toHaveLength(10);
+    expect(results.find((r) => !r.allowed)).toEqual({
+      allowed: false,
+      reason: mentioning('24 hours'),
+      retryAt: start.getTime() + day,
+    });
+    expect(await budgets.attemptsSince(card, new Date(0))).toHaveLength(10);
+  });
+});
+
+describe('idempotency per attempt key', () => {
+  it('counts the same attempt once, even when claimed again at the same time', async () => {
+    const card = newCard();
+    const again = await Promise.all([
+      claim(card, { attemptKey: 'wf-a/1' }),
+      claim(card, { attemptKey: 'wf-a/1' }),
+    ]);
+    expect(again).toEqual([{ allowed: true }, { allowed: true }]);
+    const later = await claim(card, { attemptKey: 'wf-a/1', now: new Date(start.getTime() + hour) });
+    expect(later).toEqual({ allowed: true });
+    expect(await budgets.attemptsSince(card, new Date(0))).toEqual([start.getTime()]);
+  });
+
+  it('answers a retried claim as allowed even once the card is at its cap', async () => {
+    const card = newCard();
+    const mc = { brand: 'mastercard' as const, declineCode: 'do_not_honor' };
+    for (let i = 0; i < 10; i += 1) await claim(card, { ...mc, attemptKey: `wf-b/${i}` });
+    expect(await claim(card, { ...mc, attemptKey: 'wf-b/10' })).toMatchObject({ allowed: false });
+    expect(await claim(card, { ...mc, attemptKey: 'wf-b/3' })).toEqual({ allowed: true });
+  });
+});
+
+describe('one Visa card across several recoveries', () => {
+  it('never gets more than 15 attempts in any 30 days', async () => {
+    const card = newCard();
+    const allowedAt: number[] = [];
+    // Four recoveries of the same card, each trying 8 times a day apart, interleaved and partly concurrent.
+    for (let dayNo = 0; dayNo < 8; dayNo += 1) {
+      const now = new Date(start.getTime() + dayNo * day);
+      const round = await Promise.all(
+        [1, 2, 3, 4].map((recovery) => claim(card, { attemptKey: `rec-${recovery}/${dayNo}`, now })),
+      );
+      for (const r of round) if (r.allowed) allowedAt.push(now.getTime());
+    }
+    expect(allowedAt).toHaveLength(15);
+    expect(await budgets.attemptsSince(card, new Date(start.getTime() - 1))).toEqual(allowedAt);
+  });
+
+  it('allows attempts again as old ones age out of the 30 days', async () => {
+    const card = newCard();
+    for (let i = 0; i < 15; i += 1)
+      await claim(card, { attemptKey: `old/${i}`, now: new Date(start.getTime() + i * hour) });
+    const refused = await claim(card, { attemptKey: 'new/0', now: new Date(start.getTime() + 10 * day) });
+    expect(refused).toMatchObject({ allowed: false, retryAt: start.getTime() + 30 * day });
+    const after = new Date(start.getTime() + 30 * day);
+    expect(await claim(card, { attemptKey: 'new/1', now: after })).toEqual({ allowed: true });
+    expect(await claim(card, { attemptKey: 'new/2', now: after })).toMatchObject({ allowed: false });
+  });
+
+  it('never claims after a Visa "do not retry" code', async () => {
+    const card = newCard();
+    expect(await claim(card, { declineCode: 'lost_card' })).toMatchObject({ allowed: false, retryAt: null });
+    expect(await budgets.attemptsSince(card, new Date(0))).toEqual([]);
+  });
+});
+
+describe('Mastercard advice waits', () => {
+  it('counts the wait from the card’s latest attempt', async () => {
+    const card = newCard();
+    const mc = { brand: 'mastercard' as const, declineCode: 'do_not_honor' };
+    await claim(card, { ...mc, attemptKey: 'wf-c/1' });
+    const soon = new Date(start.getTime() + hour);
+    expect(await claim(card, { ...mc, advice: '25', attemptKey: 'wf-c/2', now: soon })).toMatchObject({
+      allowed: false,
+      retryAt: start.getTime() + day,
+    });
+    const nextDay = new Date(start.getTime() + day);
+    expect(await claim(card, { ...mc, advice: '25', attemptKey: 'wf-c/2', now: nextDay })).toEqual({
+      allowed: true,
+    });
+  });
+});

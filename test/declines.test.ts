@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import {
+  classifyDecline,
+  isFinalBlock,
+  isFraudSignal,
+  normalizeDeclineCode,
+  RecommendedAction,
+  type DeclineGroup,
+} from '../domain/declines.js';
+
+type Row = [
+  code: string,
+  group: DeclineGroup,
+  retryable: boolean,
+  allowsFallback: boolean,
+  action: RecommendedAction,
+  stopsImmediately: boolean,
+  visaCategory: number,
+];
+
+const table: Row[] = [
+  ['insufficient_funds', 'recoverable', true, true, 'retry_later', false, 2],
+  ['do_not_honor', 'recoverable', true, true, 'retry_later', false, 4],
+  ['call_issuer', 'recoverable', true, true, 'retry_later', false, 4],
+  ['try_again_later', 'recoverable', true, true, 'retry_later', false, 2],
+  ['card_declined', 'recoverable', true, true, 'retry_later', false, 4],
+  ['generic_decline', 'recoverable', true, true, 'retry_later', false, 4],
+  ['processing_error', 'recoverable', true, true, 'retry_later', false, 2],
+  ['issuer_not_available', 'recoverable', true, true, 'retry_later', false, 2],
+  ['withdrawal_count_limit_exceeded', 'recoverable', true, true, 'retry_later', false, 2],
+  ['authentication_required', 'authentication_required', false, false, 'request_card_update', true, 3],
+  ['fraudulent', 'blocked', false, false, 'manual_review', true, 2],
+  ['fraud_suspected', 'blocked', false, false, 'manual_review', true, 2],
+  ['stolen_card', 'blocked', false, false, 'manual_review', true, 1],
+  ['pickup_card', 'blocked', false, false, 'manual_review', true, 1],
+  ['merchant_blacklist', 'blocked', false, false, 'manual_review', true, 4],
+  ['lost_card', 'blocked', false, false, 'request_card_update', true, 1],
+  ['restricted_card', 'blocked', false, false, 'request_card_update', true, 1],
+  ['card_no_longer_chargeable', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
+  ['revocation_of_authorization', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
+  ['stop_payment_order', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
+  ['account_closed', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
+  ['invalid_account', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
+  ['expired_card', 'expired', false, false, 'request_card_update', false, 3],
+  ['incorrect_cvc', 'invalid_card', false, true, 'request_card_update', false, 3],
+  ['invalid_expiry_year', 'invalid_card', false, true, 'request_card_update', false, 3],
+  ['incorrect_number', 'invalid_card', false, true, 'request_card_update', false, 1],
+  ['no_such_issuer', 'invalid_card', false, true, 'request_card_update', false, 1],
+  ['duplicate_transaction', 'unknown', false, false, 'monitor', false, 4],
+  ['something_new_from_the_issuer', 'unknown', true, true, 'monitor', false, 4],
+];
+
+describe.each(table)(
+  'decline code %s',
+  (code, group, retryable, allowsFallback, action, stops, visaCategory) => {
+    const info = classifyDecline(code);
+
+    it(`is in the ${group} group and recommends ${action}`, () => {
+      expect(info).toMatchObject({ code, group, recommendedAction: action, visaCategory });
+    });
+
+    it(`is ${retryable ? '' : 'not '}retried and ${allowsFallback ? 'allows' : 'skips'} fallback tokens`, () => {
+      expect(info.retryable).toBe(retryable);
+      expect(info.allowsFallback).toBe(allowsFallback);
+    });
+
+    it(`${stops ? 'is' : 'is not'} blocked at intake with 403`, () => {
+      expect(info.stopsImmediately).toBe(stops);
+      expect(isFinalBlock(info)).toBe(stops);
+    });
+
+    it('carries one human sentence as the reason', () => {
+      expect(info.reason).toMatch(/^[A-Z].+\.$/);
+      expect(RecommendedAction.parse(info.recommendedAction)).toBe(action);
+    });
+  },
+);
+
+describe('hard cardholder-state declines never allow fallback tokens (lost, stolen, fraud, expired)', () => {
+  it.each(['lost_card', 'stolen_card', 'fraudulent', 'fraud_suspected', 'expired_card'])('%s', (code) => {
+    expect(classifyDecline(code).allowsFallback).toBe(false);
+  });
+});
+
+describe('fraud signals', () => {
+  it.each([
+    ['fraudulent', true],
+    ['security_violation', true],
+    ['lost_card', false],
+    ['insufficient_funds', false],
+  ])('%s is a fraud signal: %s', (code, fraud) => {
+    expect(isFraudSignal(classifyDecline(code))).toBe(fraud);
+  });
+});
+
+describe('normalisation', () => {
+  it.each([
+    ['  Insufficient_Funds ', 'insufficient_funds'],
+    ['Do Not Honor', 'do_not_honor'],
+    ['lost-card', 'lost_card'],
+    ['EXPIRED CARD', 'expired_card'],
+    ['51', 'insufficient_funds'],
+    ['05', 'do_not_honor'],
+    ['41', 'lost_card'],
+    ['N7', 'incorrect_cvc'],
+    ['1A', 'authentication_required'],
+    ['R1', 'revocation_of_authorization'],
+  ])('%j reads as %s', (raw, canonical) => {
+    expect(normalizeDeclineCode(raw)).toBe(canonical);
+    expect(classifyDecline(raw).code).toBe(canonical);
+  });
+
+  it('keeps an unknown code as given, normalised', () => {
+    expect(classifyDecline(' Brand-New Code ')).toMatchObject({ code: 'brand_new_code', group: 'unknown' });
+  });
+});
+
+describe('missing codes are treated conservatively as unknown', () => {
+  it.each([[null], [undefined], [''], ['   ']])('%j', (code) => {
+    const info = classifyDecline(code);
+    expect(info).toMatchObject({
+      code: 'unknown',
+      group: 'unknown',
+      retryable: true,
+      allowsFallback: true,
+      stopsImmediately: false,
+      recommendedAction: 'monitor',
+      visaCategory: 4,
+    });
+    expect(info.reason).toMatch(/no decline code/i);
+  });
+});
+
+describe('a suspected duplicate', () => {
+  it('asks the merchant to verify before retrying', () => {
+    expect(classifyDecline('duplicate_transaction').reason).toMatch(/duplicate/i);
+  });
+});
