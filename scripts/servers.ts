@@ -62,8 +62,9 @@ async function waitFor(
   throw new Error(`${what} did not answer within ${timeoutMs / 1000} s`);
 }
 
-function spawnLogged(cmd: string, args: string[], logFile: string | null): ChildProcess {
-  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnLogged(cmd: string, args: string[], logFile: string | null, detached = false): ChildProcess {
+  // detached: a process group of its own, so a terminal's Ctrl-C reaches only the parent, which stops it in order.
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], detached });
   const chunks: string[] = [];
   const keep = (b: Buffer) => {
     chunks.push(b.toString());
@@ -81,7 +82,7 @@ function spawnLogged(cmd: string, args: string[], logFile: string | null): Child
 /** Starts FerretDB (SQLite files under `dataDir`) or mongod, and waits until it answers. */
 export async function startMongo(
   tools: Toolchain,
-  opts: { dataDir: string; port?: number },
+  opts: { dataDir: string; port?: number; ownProcessGroup?: boolean },
 ): Promise<Running> {
   if (!tools.mongo) throw new Error('No MongoDB server in the toolchain');
   const port = opts.port ?? (await freePort());
@@ -91,7 +92,7 @@ export async function startMongo(
     tools.mongo.kind === 'ferretdb'
       ? ['--listen-addr', `127.0.0.1:${port}`, '--sqlite-dir', dir]
       : ['--bind_ip', '127.0.0.1', '--port', String(port), '--dbpath', dir];
-  const child = spawnLogged(tools.mongo.path, args, null);
+  const child = spawnLogged(tools.mongo.path, args, null, opts.ownProcessGroup);
   const address = `mongodb://127.0.0.1:${port}/`;
   await waitFor(
     `MongoDB server (${tools.mongo.kind})`,
@@ -115,7 +116,7 @@ export async function startMongo(
 /** Starts the Temporal dev server with our search attributes; UI on `uiPort` unless headless. */
 export async function startTemporal(
   tools: Toolchain,
-  opts: { dbFile?: string; port?: number; uiPort?: number; headless?: boolean },
+  opts: { dbFile?: string; port?: number; uiPort?: number; headless?: boolean; ownProcessGroup?: boolean },
 ): Promise<Running> {
   if (!tools.temporal) throw new Error('No Temporal CLI in the toolchain');
   const port = opts.port ?? (await freePort());
@@ -137,7 +138,7 @@ export async function startTemporal(
   else args.push('--ui-port', String(opts.uiPort ?? port + 1000));
   for (const [name, type] of Object.entries(searchAttributes))
     args.push('--search-attribute', `${name}=${type}`);
-  const child = spawnLogged(tools.temporal, args, null);
+  const child = spawnLogged(tools.temporal, args, null, opts.ownProcessGroup);
   const address = `127.0.0.1:${port}`;
   await waitFor(
     'Temporal dev server',

@@ -1,4 +1,4 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { TaskQueues } from './task-queues.js';
 
 /** Where the workflow code comes from: a prebuilt bundle (tests, production build) or the source path. */
@@ -6,6 +6,23 @@ export type WorkflowSource = { workflowBundle: { codePath: string } } | { workfl
 
 /** The source path of the workflows, for workers that bundle on start. */
 export const workflowsPath = new URL('../workflows/index.ts', import.meta.url).pathname;
+
+const quiet = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => console.warn(message),
+  error: (message: string) => console.error(message),
+};
+
+/** Bundles the workflow source once for all the workers (each would otherwise bundle it again). */
+async function bundledOnce(
+  source: WorkflowSource,
+): Promise<{ workflowBundle: { codePath: string } | { code: string } }> {
+  if ('workflowBundle' in source) return source;
+  return { workflowBundle: await bundleWorkflowCode({ workflowsPath: source.workflowsPath, logger: quiet }) };
+}
 
 /**
  * Creates one worker per task queue (normal recoveries, critical trial conversions, webhook deliveries)
@@ -23,7 +40,7 @@ export async function createWorkers(opts: {
     connection: opts.connection,
     namespace: opts.namespace,
     activities: opts.activities,
-    ...opts.source,
+    ...(await bundledOnce(opts.source)),
     ...opts.options,
   };
   return Promise.all(

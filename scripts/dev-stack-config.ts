@@ -1,0 +1,44 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(1).max(65535);
+
+/**
+ * What `npm start` reads beyond runtime/config.ts: the ports of the servers it starts itself. Setting
+ * TEMPORAL_ADDRESS or MONGODB_URI means "use that server" and the dev stack does not start its own.
+ */
+const DevStackEnv = z.object({
+  PORT: port.default(3000),
+  DATA_DIR: z.string().default('.data'),
+  TEMPORAL_PORT: port.default(7233),
+  TEMPORAL_UI_PORT: port.default(8233),
+  MONGO_PORT: port.default(27017),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  MONGODB_URI: z.string().min(1).optional(),
+});
+
+/** The dev stack's settings, parsed once. */
+export interface DevStackConfig {
+  apiPort: number;
+  dataDir: string;
+  temporal: { external: string } | { port: number; uiPort: number };
+  mongo: { external: string } | { port: number };
+}
+
+/** Parses the environment; throws one error naming every bad variable. */
+export function loadDevStackConfig(env: NodeJS.ProcessEnv): DevStackConfig {
+  const parsed = DevStackEnv.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  return {
+    apiPort: e.PORT,
+    dataDir: resolve(e.DATA_DIR),
+    temporal: e.TEMPORAL_ADDRESS
+      ? { external: e.TEMPORAL_ADDRESS }
+      : { port: e.TEMPORAL_PORT, uiPort: e.TEMPORAL_UI_PORT },
+    mongo: e.MONGODB_URI ? { external: e.MONGODB_URI } : { port: e.MONGO_PORT },
+  };
+}
