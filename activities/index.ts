@@ -1,8 +1,17 @@
 import type { ActivityDeps } from './deps.js';
+import { attemptActivities } from './recovery-attempt.js';
+import { recordActivities } from './recovery-record.js';
+import { screenActivities } from './recovery-screen.js';
+import { webhookActivities } from './webhooks.js';
 
 /** Every activity, bound to its dependencies. Workflows import this module's type only. */
-export function createActivities(_deps: ActivityDeps) {
-  return {};
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...screenActivities(deps),
+    ...attemptActivities(deps),
+    ...recordActivities(deps),
+    ...webhookActivities(deps),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

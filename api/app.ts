@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Client } from '@temporalio/client';
 import type { Logger } from '../runtime/logger.js';
+import type { EventPublisher } from '../services/events.js';
 import type { Stores } from '../store/index.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import type { AppState } from './context.js';
@@ -13,6 +14,7 @@ import { requestId } from './middleware/request-id.js';
 import { buildOpenApi } from './openapi.js';
 import { mount, reply, route, type Route } from './route.js';
 import { healthRoutes } from './routes/health.js';
+import { recoveryRoutes } from './routes/recovery.js';
 
 /** Everything the API needs, built by the composition root (api/main.ts) or by tests. */
 export interface AppDeps {
@@ -22,11 +24,13 @@ export interface AppDeps {
   queues: TaskQueues;
   publicBaseUrl: string;
   clock: () => Date;
+  /** Validates, stores and delivers webhook events. */
+  events: EventPublisher;
 }
 
 /** Builds the Koa application; it opens nothing itself. */
 export function createApp(deps: AppDeps): Koa<AppState> {
-  const routes: Route[] = [...healthRoutes(deps)];
+  const routes: Route[] = [...healthRoutes(deps), ...recoveryRoutes(deps)];
   const openapi = buildOpenApi(routes, deps.publicBaseUrl);
   routes.push(
     route({

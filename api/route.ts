@@ -35,6 +35,8 @@ export interface RouteDef<
   auth: AuthMode | 'none';
   rateLimit?: RateLimitKind;
   body?: B;
+  /** Validates the body with a schema that depends on the caller (e.g. its gateway's token shape). */
+  bodyFor?: (ctx: AppContext) => Schema;
   query?: Q;
   params?: P;
   responses: Record<number, { description: string; schema?: Schema }>;
@@ -71,7 +73,7 @@ export function mount(router: Router<AppContext['state']>, routes: Route[], guar
       const input = {
         params: def.params ? validate(def.params, ctx.params) : undefined,
         query: def.query ? validate(def.query, ctx.query) : undefined,
-        body: def.body ? validate(def.body, ctx.state.body ?? {}) : undefined,
+        body: def.body ? validate(def.bodyFor?.(ctx) ?? def.body, ctx.state.body ?? {}) : undefined,
       };
       const out = await def.handle(ctx, input);
       ctx.status = out.status;

@@ -48,3 +48,8 @@ export function unseal<T>(masterKey: Buffer, sealed: Sealed): T {
   const plain = Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
   return JSON.parse(plain.toString('utf8')) as T;
 }
+
+/** Identifies one card of one account across recoveries without storing the token in keys. */
+export function cardKeyOf(accountId: string, paymentMethodToken: string): string {
+  return `${accountId}:${sha256(paymentMethodToken).slice(0, 32)}`;
+}

@@ -134,6 +134,11 @@ function timeSkippingServer(): string {
   });
 }
 
+function existingTestServer(): string | null {
+  const wrapper = join(binDir, 'temporal-test-server');
+  return existsSync(wrapper) ? wrapper : null;
+}
+
 function chromium(): string | null {
   return ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p)) ?? null;
 }
@@ -145,7 +150,8 @@ const external = Boolean(process.env.TEMPORAL_ADDRESS) && Boolean(process.env.MO
 const toolchain: Toolchain = {
   temporal: purpose === 'start' && process.env.TEMPORAL_ADDRESS ? null : temporalCli(),
   mongo: purpose === 'start' && process.env.MONGODB_URI ? null : mongoServer(),
-  testServer: purpose === 'test' ? timeSkippingServer() : null,
+  // Keep what an earlier run for the other purpose built, so `npm start` and `npm test` can share `.tools/`.
+  testServer: purpose === 'test' ? timeSkippingServer() : existingTestServer(),
   chromium: chromium(),
 };
 if (external)

@@ -3,6 +3,7 @@ export const collections = {
   accounts: 'accounts',
   apiKeys: 'apiKeys',
   recoveries: 'recoveries',
+  idempotencyKeys: 'idempotencyKeys',
   velocity: 'velocity',
   rateLimits: 'rateLimits',
   events: 'events',
@@ -12,4 +13,6 @@ export const collections = {
   pulses: 'pulses',
   predictions: 'predictions',
   holdouts: 'holdouts',
+  attempts: 'attempts',
+  sandboxCharges: 'sandboxCharges',
 } as const;

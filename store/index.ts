@@ -1,7 +1,12 @@
 import type { Db } from 'mongodb';
 import { createAccountStore } from './accounts.js';
+import { createEventStore } from './events.js';
 import { createRateLimiter } from './rate-limits.js';
 import { createCardBudgetStore } from './card-budgets.js';
+import { createHoldoutStore } from './holdouts.js';
+import { createLearningStore } from './learning.js';
+import { createRecoveryStore } from './recoveries.js';
+import { createTestGatewayStore } from './test-gateway.js';
 
 /** Every repository over one database; the only place that wires collections to code. */
 export function createStores(db: Db, masterKey: Buffer) {
@@ -9,7 +14,12 @@ export function createStores(db: Db, masterKey: Buffer) {
     db,
     accounts: createAccountStore(db, masterKey),
     rateLimits: createRateLimiter(db),
+    events: createEventStore(db),
     cardBudgets: createCardBudgetStore(db),
+    recoveries: createRecoveryStore(db),
+    learning: createLearningStore(db),
+    holdouts: createHoldoutStore(db),
+    sandbox: createTestGatewayStore(db),
   };
 }
 

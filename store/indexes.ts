@@ -8,16 +8,14 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   accounts: [],
   apiKeys: [[{ accountId: 1 }]],
   recoveries: [
-    [
-      { accountId: 1, idempotencyKey: 1 },
-      { unique: true, name: 'idempotency' },
-    ],
     [{ accountId: 1, customerEmail: 1 }],
     [{ accountId: 1, state: 1 }],
+    [{ accountId: 1, cardKey: 1 }],
   ],
+  idempotencyKeys: [],
   velocity: [],
   rateLimits: [[{ expiresAt: 1 }]],
-  events: [[{ accountId: 1, createdAt: -1 }], [{ deliveryStatus: 1 }]],
+  events: [[{ accountId: 1, createdAt: -1 }], [{ deliveryStatus: 1, createdAt: -1 }], [{ createdAt: -1 }]],
   cardBudgets: [
     [{ cardKey: 1, seq: -1 }],
     [
@@ -35,6 +33,8 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   ],
   predictions: [[{ accountId: 1 }]],
   holdouts: [],
+  attempts: [[{ accountId: 1, at: -1 }], [{ accountId: 1, fromCode: 1 }]],
+  sandboxCharges: [[{ gateway: 1, token: 1 }]],
 };
 
 /** Creates all indexes (idempotent). FerretDB has no TTL indexes, so expiry is checked on read. */

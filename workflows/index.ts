@@ -1,2 +1,3 @@
 // Every workflow the workers run. Deterministic code only: see eslint.config.js.
-export {};
+export { webhookDeliveryWorkflow } from './webhook-delivery.js';
+export { recoveryWorkflow } from './recovery.js';

@@ -2,17 +2,26 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities/index.js';
 import { createApp } from '../../api/app.js';
 import { createLogger } from '../../runtime/logger.js';
+import { createEventPublisher, type EventPublisher } from '../../services/events.js';
 import { Settings, type GatewayConfig } from '../../domain/settings.js';
 import { ensureIndexes } from '../../store/indexes.js';
 import { connectMongo } from '../../store/mongo.js';
 import { createStores, type Stores } from '../../store/index.js';
 import { createWorkers, runWorkers } from '../../worker/create-worker.js';
 import { taskQueues, type TaskQueues } from '../../worker/task-queues.js';
+
+let runtimeInstalled = false;
+/** The SDK logs every worker state change at INFO; tests only want warnings. */
+export function quietTemporalRuntime(): void {
+  if (runtimeInstalled) return;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  runtimeInstalled = true;
+}
 
 /** A webhook URL on loopback that refuses connections: tests never send traffic off this machine. */
 export const unreachableWebhookUrl = 'https://127.0.0.1:9/webhooks';
@@ -22,6 +31,7 @@ export interface Stack {
   stores: Stores;
   temporal: Client;
   queues: TaskQueues;
+  events: EventPublisher;
   /** Creates an account with a test gateway (unless given others) and returns its credentials. */
   createAccount: (
     settings?: Record<string, unknown>,
@@ -45,10 +55,19 @@ export async function startStack(opts: { clock?: () => Date; worker?: boolean } 
   const connection = await Connection.connect({ address });
   const temporal = new Client({ connection, namespace: 'default' });
   const queues = taskQueues(`t-${suffix}`);
+  const events = createEventPublisher({ stores, temporal, queues, clock });
 
   let server: Server | null = null;
   const baseUrl = await new Promise<string>((resolve) => {
-    const app = createApp({ log, stores, temporal, queues, publicBaseUrl: 'http://127.0.0.1', clock });
+    const app = createApp({
+      log,
+      stores,
+      temporal,
+      queues,
+      publicBaseUrl: 'http://127.0.0.1',
+      clock,
+      events,
+    });
     server = app.listen(0, '127.0.0.1', () =>
       resolve(`http://127.0.0.1:${(server!.address() as AddressInfo).port}`),
     );
@@ -58,8 +77,17 @@ export async function startStack(opts: { clock?: () => Date; worker?: boolean } 
   let workersDone: Promise<void> = Promise.resolve();
   let nativeConnection: NativeConnection | null = null;
   if (opts.worker !== false) {
+    quietTemporalRuntime();
     nativeConnection = await NativeConnection.connect({ address });
-    const activities = createActivities({ stores, temporal, queues, log, clock, publicBaseUrl: baseUrl });
+    const activities = createActivities({
+      stores,
+      temporal,
+      queues,
+      log,
+      clock,
+      publicBaseUrl: baseUrl,
+      events,
+    });
     const workers: Worker[] = await createWorkers({
       connection: nativeConnection,
       namespace: 'default',
@@ -76,6 +104,7 @@ export async function startStack(opts: { clock?: () => Date; worker?: boolean } 
     stores,
     temporal,
     queues,
+    events,
     createAccount: (
       settings = {},
       gateways = [{ name: 'test', kind: 'test', test: true, credentials: {} }],

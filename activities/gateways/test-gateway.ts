@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { paymentMethodTypes, type PaymentMethodType } from '../../domain/gateway-kinds.js';
+import type { TestGatewayStore } from '../../store/test-gateway.js';
+import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome } from './types.js';
+
+/**
+ * Sandbox tokens (documented in the README):
+ *   tok_<anything>                      approved
+ *   tok_decline_<code>                  declined with <code> on every charge
+ *   tok_decline_<code>_x<n>             declined with <code> on the first n charges of the token, then approved
+ *   tok_decline_<code>_mac<NN>          declined with Mastercard merchant advice code NN
+ *   tok_decline_expired_card_updatable  expired, and the account updater has a fresh card
+ *   tok_timeout                         the charge goes through but the response is lost (ambiguous)
+ *   tok_server_error                    the gateway answers 5xx before charging (ambiguous, nothing charged)
+ */
+const declinePattern =
+  /^tok_decline_(?<code>[a-z0-9_]+?)(?:_x(?<times>\d+))?(?:_mac(?<mac>\d{2}))?(?<updatable>_updatable)?$/;
+
+/** Per-gateway sandbox settings, from the gateway's credentials. */
+export interface TestGatewaySettings {
+  latencyMs: number;
+  wallets: PaymentMethodType[];
+  /** Every charge on this gateway declines with this code (to exercise backup gateways). */
+  declineAll: string | null;
+}
+
+export function testGatewaySettings(credentials: Record<string, string>): TestGatewaySettings {
+  const wallets =
+    credentials.wallets === undefined
+      ? paymentMethodTypes.filter((t) => t !== 'card')
+      : credentials.wallets.split(',');
+  return {
+    latencyMs: Math.max(0, Number(credentials.latencyMs ?? 0) || 0),
+    wallets: wallets.filter((w): w is PaymentMethodType =>
+      (paymentMethodTypes as readonly string[]).includes(w),
+    ),
+    declineAll: credentials.declineAll ?? null,
+  };
+}
+
+/** The built-in test gateway: a real adapter with persistent sandbox records, used by sandbox accounts. */
+export function createTestGateway(
+  name: string,
+  settings: TestGatewaySettings,
+  store: TestGatewayStore,
+): GatewayAdapter {
+  const keyOf = (idempotencyKey: string) => `${name}|${idempotencyKey}`;
+
+  async function decide(
+    req: ChargeRequest,
+  ): Promise<{ approved: boolean; code: string | null; advice: string | null }> {
+    if (req.simulate)
+      return {
+        approved: req.simulate === 'success',
+        code: req.simulate === 'success' ? null : 'card_declined',
+        advice: null,
+      };
+    if (settings.declineAll) return { approved: false, code: settings.declineAll, advice: null };
+    const match = declinePattern.exec(req.token)?.groups;
+    if (!match?.code) return { approved: true, code: null, advice: null };
+    if (match.times) {
+      const seen = await store.countForToken(name, req.token);
+      if (seen >= Number(match.times)) return { approved: true, code: null, advice: null };
+    }
+    return { approved: false, code: match.code, advice: match.mac ?? null };
+  }
+
+  return {
+    capabilities: { wallets: settings.wallets, accountUpdater: true },
+
+    async charge(req: ChargeRequest): Promise<ChargeOutcome> {
+      if (settings.latencyMs > 0) await delay(settings.latencyMs);
+      if (req.token === 'tok_server_error') return { kind: 'ambiguous', reason: 'Gateway answered 503' };
+      const existing = await store.find(keyOf(req.idempotencyKey));
+      const outcome = existing ?? (await decide(req));
+      const record =
+        existing ??
+        (await store.record({
+          _id: keyOf(req.idempotencyKey),
+          gateway: name,
+          token: req.token,
+          amount: req.amount,
+          currency: req.currency,
+          approved: outcome.approved,
+          code: outcome.code,
+          transactionId: `tgw_${randomUUID()}`,
+          isSimulated: true,
+          createdAt: new Date(),
+        }));
+      if (req.token === 'tok_timeout') return { kind: 'ambiguous', reason: 'Gateway timed out' };
+      return record.approved
+        ? { kind: 'approved', gatewayTransactionId: record.transactionId }
+        : {
+            kind: 'declined',
+            code: record.code ?? 'card_declined',
+            advice: declinePattern.exec(req.token)?.groups?.mac ?? null,
+            gatewayTransactionId: record.transactionId,
+          };
+    },
+
+    async lookup(idempotencyKey: string): Promise<LookupOutcome> {
+      const record = await store.find(keyOf(idempotencyKey));
+      if (!record) return { kind: 'not_found' };
+      return record.approved
+        ? { kind: 'approved', gatewayTransactionId: record.transactionId }
+        : {
+            kind: 'declined',
+            code: record.code ?? 'card_declined',
+            advice: null,
+            gatewayTransactionId: record.transactionId,
+          };
+    },
+
+    refreshCard(token: string): Promise<string | null> {
+      return Promise.resolve(
+        declinePattern.exec(token)?.groups?.updatable ? `tok_updated_${token.length}` : null,
+      );
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import type { PaymentMethodType } from '../../domain/gateway-kinds.js';
+
+/** One charge's result in our own terms; adapters translate gateway responses into this at the edge. */
+export type ChargeOutcome =
+  | { kind: 'approved'; gatewayTransactionId: string }
+  | { kind: 'declined'; code: string; advice: string | null; gatewayTransactionId: string | null }
+  /** Timeout, 5xx or a lost response: the charge may or may not have happened. */
+  | { kind: 'ambiguous'; reason: string };
+
+/** What a lookup by idempotency key finds. */
+export type LookupOutcome = Exclude<ChargeOutcome, { kind: 'ambiguous' }> | { kind: 'not_found' };
+
+export interface ChargeRequest {
+  token: string;
+  amount: number;
+  currency: string;
+  paymentMethodType: PaymentMethodType;
+  /** Same key ⇒ same charge at the gateway: a retried activity can never charge twice. */
+  idempotencyKey: string;
+  /** Sandbox only: forces an outcome (the request's simulateOutcome on a test gateway). */
+  simulate?: 'success' | 'failed';
+}
+
+/** What a gateway can do; the planner routes by it. */
+export interface GatewayCapabilities {
+  /** Wallet types this gateway can charge for recurring payments (card is always supported). */
+  wallets: PaymentMethodType[];
+  /** Can refresh an expired card's details (account updater). */
+  accountUpdater: boolean;
+}
+
+/** A payment gateway behind one small interface. */
+export interface GatewayAdapter {
+  readonly capabilities: GatewayCapabilities;
+  charge(req: ChargeRequest): Promise<ChargeOutcome>;
+  lookup(idempotencyKey: string): Promise<LookupOutcome>;
+  /** Account updater: a fresh token for an expired card, or null when the network has none. */
+  refreshCard(token: string): Promise<string | null>;
+}

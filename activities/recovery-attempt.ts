@@ -1,0 +1,115 @@
+import type { PaymentMethodType } from '../domain/gateway-kinds.js';
+import { localParts } from '../domain/local-time.js';
+import type { CardBrand, NetworkDecision } from '../domain/network-rules.js';
+import type { PlanOption } from '../domain/plan.js';
+import { cardKeyOf } from '../runtime/crypto.js';
+import type { AttemptRecord } from '../store/recoveries.js';
+import type { ActivityDeps } from './deps.js';
+import { gatewayFor } from './gateways/resolve.js';
+import type { ChargeOutcome, LookupOutcome } from './gateways/types.js';
+
+export interface AttemptInput {
+  accountId: string;
+  transactionId: string;
+  /** `${workflowId}/${attemptNo}`: the gateway idempotency key and the network-budget claim id. */
+  attemptKey: string;
+  attemptNo: number;
+  option: PlanOption;
+  amount: number;
+  currency: string;
+  paymentMethodType: PaymentMethodType;
+  simulate: 'success' | 'failed' | null;
+  brand: CardBrand;
+  /** The decline being recovered from, and its advice code: network rules and learning use them. */
+  fromCode: string;
+  advice: string | null;
+  offsetMinutes: number;
+}
+
+export type AttemptResult = ChargeOutcome | { kind: 'not_allowed'; reason: string; retryAt: number | null };
+
+export interface ResolveInput extends Omit<
+  AttemptInput,
+  'simulate' | 'brand' | 'advice' | 'paymentMethodType'
+> {
+  /** When the ambiguous charge was sent. */
+  sentAt: number;
+}
+
+export function attemptActivities(deps: ActivityDeps) {
+  const { stores, clock } = deps;
+
+  /** Appends the attempt to the read model and, for definite outcomes, to the learning log. */
+  async function remember(
+    input: Omit<ResolveInput, 'sentAt'>,
+    at: Date,
+    outcome: LookupOutcome,
+  ): Promise<void> {
+    const record: AttemptRecord = {
+      no: input.attemptNo,
+      at,
+      gateway: input.option.gateway,
+      role: input.option.role,
+      outcome: outcome.kind === 'not_found' ? 'not_charged' : outcome.kind,
+      declineCode: outcome.kind === 'declined' ? outcome.code : null,
+      gatewayTransactionId: outcome.kind === 'not_found' ? null : outcome.gatewayTransactionId,
+    };
+    await stores.recoveries.addAttempt(input.transactionId, record, clock());
+    if (outcome.kind === 'approved' || outcome.kind === 'declined') {
+      await stores.learning.record({
+        _id: input.attemptKey,
+        accountId: input.accountId,
+        fromCode: input.fromCode,
+        approved: outcome.kind === 'approved',
+        gateway: input.option.gateway,
+        local: localParts(at.getTime(), input.offsetMinutes),
+        at,
+      });
+    }
+  }
+
+  return {
+    /**
+     * One charge: claims the card's network budget, then charges with the attempt's idempotency key, so a
+     * retried activity or a restarted worker replays the same charge instead of making a second one.
+     */
+    async attemptCharge(input: AttemptInput): Promise<AttemptResult> {
+      const now = clock();
+      const decision: NetworkDecision = await stores.cardBudgets.claim({
+        cardKey: cardKeyOf(input.accountId, input.option.token),
+        brand: input.brand,
+        declineCode: input.fromCode,
+        advice: input.advice,
+        attemptKey: input.attemptKey,
+        now,
+      });
+      if (!decision.allowed)
+        return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
+      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway);
+      const outcome = await adapter.charge({
+        token: input.option.token,
+        amount: input.amount,
+        currency: input.currency,
+        paymentMethodType: input.paymentMethodType,
+        idempotencyKey: input.attemptKey,
+        ...(input.simulate ? { simulate: input.simulate } : {}),
+      });
+      if (outcome.kind !== 'ambiguous') await remember(input, now, outcome);
+      return outcome;
+    },
+
+    /** Looks an ambiguous charge up at its gateway by idempotency key; throws (and is retried) while unreachable. */
+    async resolveCharge(input: ResolveInput): Promise<LookupOutcome> {
+      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway);
+      const found = await adapter.lookup(input.attemptKey);
+      await remember(input, new Date(input.sentAt), found);
+      return found;
+    },
+
+    /** Account updater: a fresh token for an expired card, or null. */
+    async refreshCard(input: { accountId: string; gateway: string; token: string }): Promise<string | null> {
+      const adapter = await gatewayFor(stores, input.accountId, input.gateway);
+      return adapter.capabilities.accountUpdater ? adapter.refreshCard(input.token) : null;
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import type { EventPayload } from '../domain/events.js';
+import type { RecoveryPatch } from '../store/recoveries.js';
+import type { ActivityDeps } from './deps.js';
+
+/** A read-model change as a workflow sends it: dates travel as ISO strings. */
+export type RecordPatch = Omit<RecoveryPatch, 'nextAttemptAt' | 'recoveredAt'> & {
+  nextAttemptAt?: string | null;
+  recoveredAt?: string | null;
+};
+
+const toDate = (iso: string | null | undefined) =>
+  iso === undefined ? undefined : iso === null ? null : new Date(iso);
+
+export function recordActivities(deps: ActivityDeps) {
+  return {
+    /** Updates the recovery's read model (status lookups, paywall and reports read it). */
+    async recordRecovery(input: { transactionId: string; patch: RecordPatch }): Promise<void> {
+      const { nextAttemptAt, recoveredAt, ...rest } = input.patch;
+      const dates = { nextAttemptAt: toDate(nextAttemptAt), recoveredAt: toDate(recoveredAt) };
+      const patch: RecoveryPatch = { ...rest };
+      if (dates.nextAttemptAt !== undefined) patch.nextAttemptAt = dates.nextAttemptAt;
+      if (dates.recoveredAt !== undefined) patch.recoveredAt = dates.recoveredAt;
+      await deps.stores.recoveries.update(input.transactionId, patch, deps.clock());
+    },
+
+    /** Records an event (validated against the catalogue) and hands it to its delivery workflow. */
+    async emitEvent(input: { accountId: string; eventId: string; payload: EventPayload }): Promise<void> {
+      await deps.events.publish(input.accountId, input.payload, { eventId: input.eventId });
+    },
+  };
+}

@@ -1,0 +1,141 @@
+import { randomInt } from 'node:crypto';
+import { classifyDecline, type DeclineInfo, type RecommendedAction } from '../domain/declines.js';
+import { tokenFitsKind, type PaymentMethodType } from '../domain/gateway-kinds.js';
+import { customerTimeZone, scaCountries, utcOffsetMinutes } from '../domain/local-time.js';
+import { brandFromBin, type CardBrand } from '../domain/network-rules.js';
+import type { PlanOption } from '../domain/plan.js';
+import type { RecoveryInput } from '../domain/recovery.js';
+import type { OutcomeStats } from '../domain/success-model.js';
+import { cardKeyOf, sha256 } from '../runtime/crypto.js';
+import type { ActivityDeps } from './deps.js';
+import { gatewayFor } from './gateways/resolve.js';
+
+/** A blocked card is remembered this long by the risk screen. */
+const riskMemoryMs = 180 * 24 * 3_600_000;
+
+/** What the workflow learns before planning: the decline, routing, the customer's clock and the risk screen. */
+export interface Screen {
+  decline: DeclineInfo;
+  testMode: boolean;
+  simulate: 'success' | 'failed' | null;
+  block: { declineCode: string; reason: string; recommendedAction: RecommendedAction } | null;
+  holdout: boolean;
+  options: PlanOption[];
+  accountUpdater: Record<string, boolean>;
+  brand: CardBrand;
+  offsetMinutes: number;
+  billingCycleDay: number | null;
+  riskSkipThreshold: number;
+  maxAttempts: number;
+  maxDays: number;
+  scaCountry: boolean;
+  stats: OutcomeStats;
+}
+
+/** Cascade order (spec): the primary token on each gateway that can charge it, then each fallback token. */
+export function routeOptions(
+  gateways: Array<{ name: string; kind: Parameters<typeof tokenFitsKind>[0]; wallets: PaymentMethodType[] }>,
+  primary: string,
+  paymentMethodType: PaymentMethodType,
+  fallbacks: string[],
+): PlanOption[] {
+  const options: PlanOption[] = [];
+  gateways.forEach((g, i) => {
+    const walletOk = paymentMethodType === 'card' || g.wallets.includes(paymentMethodType);
+    if (walletOk && tokenFitsKind(g.kind, primary))
+      options.push({ gateway: g.name, token: primary, role: i === 0 ? 'primary' : 'backup_gateway' });
+  });
+  for (const token of fallbacks) {
+    for (const g of gateways)
+      if (tokenFitsKind(g.kind, token)) options.push({ gateway: g.name, token, role: 'fallback_token' });
+  }
+  return options;
+}
+
+export function screenActivities(deps: ActivityDeps) {
+  return {
+    /** Screens a new recovery: decline group, risk, Proof Mode, routing and the customer's local clock. */
+    async screenRecovery(input: RecoveryInput): Promise<Screen> {
+      const { stores, clock } = deps;
+      const account = await stores.accounts.find(input.accountId);
+      if (!account) throw new Error(`Account ${input.accountId} not found`);
+      const r = input.request;
+      const s = account.settings;
+      const now = clock();
+      const decline = classifyDecline(r.originalDeclineCode);
+      const adapters = await Promise.all(account.gateways.map((g) => gatewayFor(stores, account.id, g.name)));
+      const gateways = account.gateways.map((g, i) => ({ ...g, wallets: adapters[i]!.capabilities.wallets }));
+      const simulate = account.testMode ? (r.simulateOutcome ?? null) : null;
+
+      let block: Screen['block'] = null;
+      if (simulate === 'blocked') {
+        block = {
+          declineCode: 'fraudulent',
+          reason: 'Simulated block (sandbox).',
+          recommendedAction: 'manual_review',
+        };
+      } else if (decline.stopsImmediately) {
+        block = {
+          declineCode: decline.code,
+          reason: decline.reason,
+          recommendedAction: decline.recommendedAction,
+        };
+      } else {
+        const earlier = await stores.recoveries.blockedCard(
+          account.id,
+          cardKeyOf(account.id, r.paymentMethodToken),
+          new Date(now.getTime() - riskMemoryMs),
+        );
+        if (earlier && earlier._id !== input.transactionId) {
+          const code = earlier.lastDeclineCode ?? 'fraudulent';
+          block = {
+            declineCode: code,
+            reason: `Risk screen: this card was blocked (${code}) on an earlier recovery, so it is not retried.`,
+            recommendedAction: classifyDecline(code).recommendedAction,
+          };
+        }
+      }
+
+      const customerKey = r.customerEmail ?? r.paymentMethodToken;
+      const holdout =
+        block === null && s.proofMode.enabled
+          ? await stores.holdouts.assign(
+              account.id,
+              sha256(customerKey),
+              () => randomInt(10_000) < s.proofMode.controlPercent * 100,
+              now,
+            )
+          : false;
+
+      return {
+        decline,
+        testMode: account.testMode,
+        simulate: simulate === 'blocked' ? null : simulate,
+        block,
+        holdout,
+        options: routeOptions(
+          gateways,
+          r.paymentMethodToken,
+          r.paymentMethodType,
+          r.fallbackPaymentMethodTokens ?? [],
+        ),
+        accountUpdater: Object.fromEntries(
+          gateways.map((g, i) => [g.name, adapters[i]!.capabilities.accountUpdater]),
+        ),
+        brand: brandFromBin(r.binPrefix),
+        offsetMinutes: utcOffsetMinutes(customerTimeZone(r.cardOrigin, s.timezone), now.getTime()),
+        billingCycleDay: s.billingCycleDay,
+        riskSkipThreshold: s.riskSkipThreshold,
+        maxAttempts: s.retryPolicy.maxAttempts,
+        maxDays: s.retryPolicy.maxDays,
+        scaCountry: r.cardOrigin !== undefined && scaCountries.has(r.cardOrigin),
+        stats: await stores.learning.stats(account.id, now),
+      };
+    },
+
+    /** The account's outcome statistics, for planning a later attempt with what was learned since. */
+    async loadStats(accountId: string): Promise<OutcomeStats> {
+      return deps.stores.learning.stats(accountId, deps.clock());
+    },
+  };
+}

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { statusOf, recoveryWorkflowId } from '../../domain/recovery.js';
+import { RecoveryRequest, recoveryRequestFor } from '../../domain/recovery-request.js';
+import { cardKeyOf } from '../../runtime/crypto.js';
+import type { Stores } from '../../store/index.js';
+import { statusRecord, type RecoveryDoc } from '../../store/recoveries.js';
+import type { TaskQueues } from '../../worker/task-queues.js';
+import { accountOf } from '../context.js';
+import { conflict, notFound } from '../http-error.js';
+import { answerFor, stillProcessing } from '../recovery-answer.js';
+import { reply, route } from '../route.js';
+import {
+  BlockedBody,
+  DuplicateBody,
+  QueuedResult,
+  RateLimitBody,
+  RecoveryResult,
+  StatusParams,
+  StatusQuery,
+  StatusRecord,
+} from '../schemas/recovery.js';
+import { startRecovery } from '../start-recovery.js';
+
+interface Deps {
+  stores: Stores;
+  temporal: Client;
+  queues: TaskQueues;
+  clock: () => Date;
+}
+
+/** 409: the existing recovery, so the merchant can find its outcome instead of charging twice. */
+function duplicate(transactionId: string, existing: RecoveryDoc | null, why: string) {
+  return conflict({
+    error: 'Duplicate request',
+    message: why,
+    existingTransactionId: existing?.publicId ?? transactionId,
+    existingStatus: existing ? statusOf(existing.state) : 'unknown',
+    existingRecovered: existing?.state === 'succeeded',
+  });
+}
+
+/** POST /api/recovery/execute and the two status lookups. */
+export function recoveryRoutes({ stores, temporal, queues, clock }: Deps) {
+  const { recoveries } = stores;
+  return [
+    route({
+      method: 'post',
+      path: '/api/recovery/execute',
+      tag: 'Recovery',
+      summary: 'Recover a failed payment',
+      description:
+        'Order of checks: key (401) → rate limit (429) → body (400) → idempotency key (409) → 5-minute velocity (409) → engine.',
+      auth: 'secret',
+      rateLimit: 'execute',
+      body: RecoveryRequest,
+      bodyFor: (ctx) => recoveryRequestFor(accountOf(ctx).gateways[0]?.kind ?? 'test'),
+      responses: {
+        200: {
+          description: 'Recovered (success true), exhausted (success false) or Proof Mode holdout',
+          schema: RecoveryResult,
+        },
+        202: {
+          description: 'Queued for a smart-time retry, or the gateway answer was ambiguous (status unknown)',
+          schema: QueuedResult,
+        },
+        403: { description: 'Blocked; do not retry', schema: BlockedBody },
+        409: {
+          description: 'Duplicate: same idempotency key, or same card and amount within 5 minutes',
+          schema: DuplicateBody,
+        },
+        429: { description: 'Rate limit exceeded', schema: RateLimitBody },
+      },
+      async handle(ctx, { body: req }) {
+        const account = accountOf(ctx);
+        const now = clock();
+        const transactionId = randomUUID();
+        if (req.idempotencyKey) {
+          const held = await recoveries.claimKey(account.id, req.idempotencyKey, transactionId, now);
+          if (held)
+            throw duplicate(
+              held,
+              await recoveries.find(account.id, held),
+              'This idempotencyKey was already used.',
+            );
+        }
+        const cardKey = cardKeyOf(account.id, req.paymentMethodToken);
+        const recent = await recoveries.claimVelocity(
+          account.id,
+          cardKey,
+          req.amount,
+          req.currency,
+          transactionId,
+          now,
+        );
+        if (recent) {
+          if (req.idempotencyKey) await recoveries.releaseKey(account.id, req.idempotencyKey);
+          throw duplicate(
+            recent,
+            await recoveries.find(account.id, recent),
+            'The same card and amount were submitted within the last 5 minutes.',
+          );
+        }
+        const workflowId = recoveryWorkflowId(account.id, req.idempotencyKey ?? transactionId);
+        const isSimulated = account.testMode;
+        await recoveries.create({
+          transactionId,
+          accountId: account.id,
+          workflowId,
+          cardKey,
+          request: req,
+          isSimulated,
+          now,
+        });
+        const outcome = await startRecovery(temporal, queues, workflowId, {
+          accountId: account.id,
+          transactionId,
+          request: req,
+          receivedAt: now.toISOString(),
+        });
+        return outcome ? answerFor(outcome, transactionId, isSimulated) : stillProcessing(transactionId);
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/api/recovery/status/:transactionId',
+      tag: 'Recovery',
+      summary: 'Status of a recovery by transactionId (either form)',
+      auth: 'secret',
+      params: StatusParams,
+      responses: {
+        200: { description: 'Status record', schema: StatusRecord },
+        404: { description: 'Transaction not found for this client' },
+      },
+      async handle(ctx, { params }) {
+        const doc = await recoveries.find(accountOf(ctx).id, params.transactionId);
+        if (!doc) throw notFound('Transaction not found');
+        return reply(200, statusRecord(doc));
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/api/recovery/status',
+      tag: 'Recovery',
+      summary: 'Status of a recovery by the idempotencyKey given to execute',
+      auth: 'secret',
+      query: StatusQuery,
+      responses: {
+        200: { description: 'Status record', schema: StatusRecord },
+        404: { description: 'Transaction not found for this client' },
+      },
+      async handle(ctx, { query }) {
+        const doc = await recoveries.findByKey(accountOf(ctx).id, query.idempotencyKey);
+        if (!doc) throw notFound('Transaction not found');
+        return reply(200, statusRecord(doc));
+      },
+    }),
+  ];
+}

@@ -1,0 +1,128 @@
+/** Calendar facts of an instant in some local time; computed with a fixed UTC offset for speed. */
+export interface LocalParts {
+  hour: number; // 0-23
+  dayOfMonth: number; // 1-31
+  weekday: number; // 0 = Monday … 6 = Sunday
+  daysInMonth: number;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The UTC offset of `timeZone` at `epochMs`, in minutes (e.g. +60 for Europe/Berlin in winter). */
+export function utcOffsetMinutes(timeZone: string, epochMs: number): number {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+    });
+    formatters.set(timeZone, f);
+  }
+  const p = Object.fromEntries(f.formatToParts(new Date(epochMs)).map((x) => [x.type, Number(x.value)]));
+  const asUtc = Date.UTC(p.year ?? 1970, (p.month ?? 1) - 1, p.day ?? 1, p.hour ?? 0, p.minute ?? 0);
+  return Math.round((asUtc - Math.floor(epochMs / 60_000) * 60_000) / 60_000);
+}
+
+/** Local calendar parts of `epochMs` for a fixed offset in minutes. */
+export function localParts(epochMs: number, offsetMinutes: number): LocalParts {
+  const d = new Date(epochMs + offsetMinutes * 60_000);
+  const year = d.getUTCFullYear();
+  const month = d.getUTCMonth();
+  return {
+    hour: d.getUTCHours(),
+    dayOfMonth: d.getUTCDate(),
+    weekday: (d.getUTCDay() + 6) % 7,
+    daysInMonth: new Date(Date.UTC(year, month + 1, 0)).getUTCDate(),
+  };
+}
+
+/** The last Monday–Friday day of the month of `parts`. */
+export function lastBusinessDay(parts: LocalParts): number {
+  const lastWeekday = (parts.weekday + (parts.daysInMonth - parts.dayOfMonth)) % 7;
+  return parts.daysInMonth - (lastWeekday === 5 ? 1 : lastWeekday === 6 ? 2 : 0);
+}
+
+/** A representative time zone per card-issuing country: the customer's local clock for timing. */
+const countryZones: Record<string, string> = {
+  US: 'America/Chicago',
+  CA: 'America/Toronto',
+  MX: 'America/Mexico_City',
+  BR: 'America/Sao_Paulo',
+  AR: 'America/Argentina/Buenos_Aires',
+  CL: 'America/Santiago',
+  CO: 'America/Bogota',
+  PE: 'America/Lima',
+  GB: 'Europe/London',
+  IE: 'Europe/Dublin',
+  FR: 'Europe/Paris',
+  DE: 'Europe/Berlin',
+  NL: 'Europe/Amsterdam',
+  BE: 'Europe/Brussels',
+  LU: 'Europe/Luxembourg',
+  ES: 'Europe/Madrid',
+  PT: 'Europe/Lisbon',
+  IT: 'Europe/Rome',
+  CH: 'Europe/Zurich',
+  AT: 'Europe/Vienna',
+  SE: 'Europe/Stockholm',
+  NO: 'Europe/Oslo',
+  DK: 'Europe/Copenhagen',
+  FI: 'Europe/Helsinki',
+  PL: 'Europe/Warsaw',
+  CZ: 'Europe/Prague',
+  SK: 'Europe/Bratislava',
+  HU: 'Europe/Budapest',
+  RO: 'Europe/Bucharest',
+  BG: 'Europe/Sofia',
+  GR: 'Europe/Athens',
+  HR: 'Europe/Zagreb',
+  SI: 'Europe/Ljubljana',
+  EE: 'Europe/Tallinn',
+  LV: 'Europe/Riga',
+  LT: 'Europe/Vilnius',
+  CY: 'Asia/Nicosia',
+  MT: 'Europe/Malta',
+  IS: 'Atlantic/Reykjavik',
+  TR: 'Europe/Istanbul',
+  UA: 'Europe/Kyiv',
+  IL: 'Asia/Jerusalem',
+  AE: 'Asia/Dubai',
+  SA: 'Asia/Riyadh',
+  EG: 'Africa/Cairo',
+  ZA: 'Africa/Johannesburg',
+  NG: 'Africa/Lagos',
+  KE: 'Africa/Nairobi',
+  IN: 'Asia/Kolkata',
+  PK: 'Asia/Karachi',
+  BD: 'Asia/Dhaka',
+  SG: 'Asia/Singapore',
+  MY: 'Asia/Kuala_Lumpur',
+  TH: 'Asia/Bangkok',
+  VN: 'Asia/Ho_Chi_Minh',
+  ID: 'Asia/Jakarta',
+  PH: 'Asia/Manila',
+  CN: 'Asia/Shanghai',
+  HK: 'Asia/Hong_Kong',
+  TW: 'Asia/Taipei',
+  JP: 'Asia/Tokyo',
+  KR: 'Asia/Seoul',
+  AU: 'Australia/Sydney',
+  NZ: 'Pacific/Auckland',
+};
+
+/** EEA + UK + CH: issuers that soft-decline for Strong Customer Authentication. */
+export const scaCountries: ReadonlySet<string> = new Set(
+  'AT BE BG HR CY CZ DK EE FI FR DE GR HU IE IT LV LT LU MT NL PL PT RO SK SI ES SE IS LI NO GB CH'.split(
+    ' ',
+  ),
+);
+
+/** The customer's time zone: the issuing country's, else the account's. */
+export function customerTimeZone(cardOrigin: string | undefined, accountTimeZone: string): string {
+  return (cardOrigin && countryZones[cardOrigin]) || accountTimeZone;
+}

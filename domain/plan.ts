@@ -1,0 +1,152 @@
+import { localParts } from './local-time.js';
+import type { Prediction } from './recovery.js';
+import { baseRate, contextLift, declineFamily, freshTokenCode, type OutcomeStats } from './success-model.js';
+
+const hour = 3_600_000;
+const day = 24 * hour;
+/** Per-attempt fatigue, daily decay and same-day penalty (research §9); value of recovering a day sooner. */
+const fatigue = 0.7;
+const decayPerDay = 0.97;
+const sameDayPenalty = 0.5;
+const patiencePerDay = 0.95;
+
+/** A way to charge: one token through one gateway, in the spec's cascade order. */
+export interface PlanOption {
+  gateway: string;
+  token: string;
+  role: 'primary' | 'backup_gateway' | 'fallback_token';
+}
+
+/** One attempt already made on a token (ours, or the merchant's original failure). */
+export interface AttemptFact {
+  at: number;
+  gateway: string;
+  token: string;
+  code: string | null;
+}
+
+/** Everything the planner may know: what production sees, nothing else. */
+export interface PlanFacts {
+  now: number;
+  /** When the merchant's own charge failed. */
+  failedAt: number;
+  /** The decline being recovered from (latest seen). */
+  code: string;
+  /** Options still usable, in cascade order (dead tokens and unroutable gateways removed). */
+  options: PlanOption[];
+  attempts: AttemptFact[];
+  attemptsLeft: number;
+  horizonEnd: number;
+  critical: boolean;
+  /** Customer's local clock, as a UTC offset in minutes. */
+  offsetMinutes: number;
+  billingCycleDay: number | null;
+  riskSkipThreshold: number;
+  /** Earliest time each token may be charged again under card-network rules. */
+  notBefore: Record<string, number>;
+  stats: OutcomeStats;
+}
+
+export type StopReason = 'budget' | 'horizon' | 'high_risk' | 'no_options';
+
+export type Plan =
+  | { kind: 'attempt'; at: number; options: PlanOption[]; prediction: Prediction }
+  | { kind: 'stop'; reason: StopReason; prediction: Prediction };
+
+/** Predicted success of one option at time `t`. */
+export function optionProbability(facts: PlanFacts, option: PlanOption, t: number): number {
+  const onToken = facts.attempts.filter((a) => a.token === option.token);
+  // A token that has never declined (a fallback card, or one the customer just entered) starts fresh.
+  const code = onToken.length === 0 ? freshTokenCode : facts.code;
+  // An issuer that just declined this card through this gateway rarely changes its mind the same day,
+  // unless the failure was technical.
+  const lastHere = onToken
+    .filter((a) => a.gateway === option.gateway)
+    .reduce((m, a) => Math.max(m, a.at), -Infinity);
+  const sameDay = t - lastHere < day && declineFamily(code) !== 'technical';
+  const local = localParts(t, facts.offsetMinutes);
+  const p =
+    baseRate(facts.stats, code).rate *
+    contextLift(facts.stats, code, local, option.gateway, facts.billingCycleDay) *
+    (code === freshTokenCode ? 1 : decayPerDay ** Math.max(0, (t - facts.failedAt) / day)) *
+    fatigue ** Math.max(0, onToken.length - 1) *
+    (sameDay ? sameDayPenalty : 1);
+  return Math.min(0.99, p);
+}
+
+/** Options chargeable at `t` within the remaining budget, and the chance that at least one succeeds. */
+function slotAt(facts: PlanFacts, t: number): { options: PlanOption[]; probability: number } {
+  const options = facts.options
+    .filter((o) => (facts.notBefore[o.token] ?? 0) <= t)
+    .slice(0, facts.attemptsLeft);
+  const miss = options.reduce((m, o) => m * (1 - optionProbability(facts, o, t)), 1);
+  return { options, probability: 1 - miss };
+}
+
+function prediction(facts: PlanFacts, probability: number, reasoning: string): Prediction {
+  const observed = baseRate(facts.stats, facts.code).observed;
+  return {
+    score: Math.round(probability * 1000) / 10,
+    confidence: Math.round(40 + 55 * (1 - Math.exp(-observed / 150))),
+    reasoning,
+    dataSource: observed > 0 ? 'blended' : 'static',
+  };
+}
+
+function describe(facts: PlanFacts, at: number, probability: number): string {
+  const when = at <= facts.now ? 'now' : `at ${new Date(at).toISOString()}`;
+  const evidence =
+    baseRate(facts.stats, facts.code).observed > 0
+      ? "static priors blended with this account's outcomes"
+      : 'static priors';
+  return `A ${facts.code} decline is best retried ${when}: ${Math.round(probability * 100)}% predicted success from ${evidence}.`;
+}
+
+/**
+ * Chooses when to try next and through which options, or to stop: the time that maximises predicted
+ * success (customer's local hour, paydays, billing cycle, learned lifts, fatigue and decay), discounted for
+ * waiting; trial conversions go at once. Deterministic: same facts, same plan.
+ */
+export function planNextAttempt(facts: PlanFacts): Plan {
+  if (facts.attemptsLeft <= 0)
+    return { kind: 'stop', reason: 'budget', prediction: prediction(facts, 0, 'The retry budget is spent.') };
+  if (facts.options.length === 0) {
+    return {
+      kind: 'stop',
+      reason: 'no_options',
+      prediction: prediction(facts, 0, 'No payment method or gateway is left that can be charged.'),
+    };
+  }
+  let best = { at: Number.NaN, value: -1, probability: 0, options: [] as PlanOption[] };
+  // Candidates: now, then every whole hour until the window closes.
+  const nextHour = Math.floor(facts.now / hour) * hour + hour;
+  for (let t = facts.now; t <= facts.horizonEnd; t = t === facts.now ? nextHour : t + hour) {
+    const slot = slotAt(facts, t);
+    if (slot.options.length === 0) continue;
+    const value = slot.probability * patiencePerDay ** ((t - facts.now) / day);
+    if (value > best.value) best = { at: t, value, probability: slot.probability, options: slot.options };
+    if (facts.critical) break;
+  }
+  if (best.options.length === 0) {
+    return {
+      kind: 'stop',
+      reason: 'horizon',
+      prediction: prediction(facts, 0, 'No attempt is allowed before the retry window closes.'),
+    };
+  }
+  const reasoning = describe(facts, best.at, best.probability);
+  if (!facts.critical && 100 * (1 - best.probability) >= facts.riskSkipThreshold) {
+    return {
+      kind: 'stop',
+      reason: 'high_risk',
+      prediction: prediction(facts, best.probability, `Skipped: ${reasoning}`),
+    };
+  }
+  const at = best.at - facts.now < hour / 2 ? facts.now : best.at;
+  return {
+    kind: 'attempt',
+    at,
+    options: best.options,
+    prediction: prediction(facts, best.probability, reasoning),
+  };
+}

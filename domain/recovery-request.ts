@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { PaymentMethodType, tokenFitsKind, tokenShapeHint, type GatewayKind } from './gateway-kinds.js';
+import { currencyCodes } from './money.js';
+
+const token = z.string().trim().min(1, 'must not be empty').max(512, 'must be at most 512 characters');
+
+/** ISO 4217 code in any case, stored upper-case; unknown codes are refused. */
+export const Currency = z
+  .string()
+  .transform((c) => c.toUpperCase())
+  .refine((c) => currencyCodes.has(c), 'must be an ISO 4217 currency code such as USD');
+
+/** Body of POST /api/recovery/execute. Strict: unknown fields are refused so a typo never disables a feature. */
+export const RecoveryRequest = z
+  .object({
+    paymentMethodToken: token,
+    amount: z.int('must be an integer in the smallest currency unit').min(50).max(100_000_000),
+    currency: Currency.default('USD'),
+    originalDeclineCode: z.string().trim().min(1).max(64).optional(),
+    cardOrigin: z
+      .string()
+      .regex(/^[A-Za-z]{2}$/, 'must be a 2-letter ISO country code')
+      .transform((c) => c.toUpperCase())
+      .optional(),
+    idempotencyKey: z.string().min(1).max(128).optional(),
+    binPrefix: z
+      .string()
+      .regex(/^\d{6}$/, 'must be exactly 6 digits')
+      .optional(),
+    customerEmail: z
+      .email()
+      .max(254)
+      .transform((e) => e.toLowerCase())
+      .optional(),
+    fallbackPaymentMethodTokens: z.array(token).max(5, 'at most 5 fallback tokens').optional(),
+    paymentMethodType: PaymentMethodType.default('card'),
+    isTrialConversion: z.boolean().default(false),
+    simulateOutcome: z.enum(['success', 'failed', 'blocked']).optional(),
+  })
+  .strict();
+export type RecoveryRequest = z.infer<typeof RecoveryRequest>;
+
+/** The request schema for an account whose primary gateway is of `kind`: tokens must have its shape. */
+export function recoveryRequestFor(kind: GatewayKind) {
+  return RecoveryRequest.superRefine((req, ctx) => {
+    const tokens = [
+      ['paymentMethodToken', req.paymentMethodToken] as const,
+      ...(req.fallbackPaymentMethodTokens ?? []).map(
+        (t, i) => [`fallbackPaymentMethodTokens.${i}`, t] as const,
+      ),
+    ];
+    for (const [path, value] of tokens) {
+      if (!tokenFitsKind(kind, value))
+        ctx.addIssue({ code: 'custom', path: path.split('.'), message: `must be ${tokenShapeHint(kind)}` });
+    }
+  });
+}

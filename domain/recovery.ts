@@ -1,0 +1,61 @@
+import type { RecommendedAction } from './declines.js';
+import type { RecoveryRequest } from './recovery-request.js';
+
+/** strategyUsed values (decisions.md). */
+export type Strategy =
+  'primary' | 'backup_gateway' | 'fallback_token' | 'smart_retry' | 'all_failed' | 'holdout';
+
+/** Fine-grained state of a recovery; `status` is derived from it. */
+export type RecoveryState =
+  'processing' | 'queued' | 'reconciling' | 'succeeded' | 'failed' | 'blocked' | 'holdout';
+
+/** Status values of the spec; every not-yet-final state reads `unknown`. */
+export type RecoveryStatus = 'succeeded' | 'failed' | 'blocked' | 'unknown';
+
+export function statusOf(state: RecoveryState): RecoveryStatus {
+  if (state === 'succeeded' || state === 'failed' || state === 'blocked') return state;
+  return state === 'holdout' ? 'failed' : 'unknown';
+}
+
+/** What the recovery workflow is started with: ids and request data, never secrets. */
+export interface RecoveryInput {
+  accountId: string;
+  transactionId: string;
+  request: RecoveryRequest;
+  receivedAt: string;
+}
+
+/** The engine's explanation of its chosen plan: the `ai` object of the result. */
+export interface Prediction {
+  score: number;
+  confidence: number;
+  reasoning: string;
+  dataSource: 'static' | 'blended';
+}
+
+/** The answer of the workflow's first phase, which the API maps to 200, 202 or 403. */
+export type FirstPhaseOutcome =
+  | {
+      kind: 'succeeded';
+      strategy: Strategy;
+      gatewaysAttempted: number;
+      gatewayTransactionId: string;
+      ai: Prediction;
+    }
+  | {
+      kind: 'failed';
+      gatewaysAttempted: number;
+      declineCode: string | null;
+      recommendedAction: RecommendedAction;
+      reason: string;
+      ai: Prediction;
+    }
+  | { kind: 'queued'; nextAttemptAt: string; reason: string; ai: Prediction }
+  | { kind: 'unknown'; reason: string }
+  | { kind: 'blocked'; declineCode: string; reason: string; recommendedAction: RecommendedAction }
+  | { kind: 'holdout'; ai: Prediction };
+
+/** Workflow id: the business key, so Temporal itself refuses a second run for one recovery. */
+export function recoveryWorkflowId(accountId: string, key: string): string {
+  return `recovery/${accountId}/${key}`;
+}

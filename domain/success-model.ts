@@ -1,0 +1,123 @@
+import type { LocalParts } from './local-time.js';
+import { lastBusinessDay } from './local-time.js';
+
+/** Successes out of attempts. */
+export interface Tally {
+  n: number;
+  s: number;
+}
+
+/** Decline families whose timing behaves alike; lifts are learned per family so data pools. */
+export type Family = 'funds' | 'issuer' | 'technical' | 'unknown';
+
+const familyOf: Record<string, Family> = {
+  insufficient_funds: 'funds',
+  withdrawal_count_limit_exceeded: 'funds',
+  card_velocity_exceeded: 'funds',
+  do_not_honor: 'issuer',
+  generic_decline: 'issuer',
+  card_declined: 'issuer',
+  call_issuer: 'issuer',
+  processing_error: 'technical',
+  try_again_later: 'technical',
+  issuer_not_available: 'technical',
+  reenter_transaction: 'technical',
+};
+
+export function declineFamily(code: string): Family {
+  return familyOf[code] ?? 'unknown';
+}
+
+/** An account's outcomes of earlier attempts, aggregated from the attempts log. */
+export interface OutcomeStats {
+  byCode: Record<string, Tally>;
+  /** Keys `${family}|${bucket}`: hour bucket (3 h), weekday (0 = Monday), day of month, gateway name. */
+  byHour: Record<string, Tally>;
+  byWeekday: Record<string, Tally>;
+  byDay: Record<string, Tally>;
+  byGateway: Record<string, Tally>;
+}
+
+export const emptyStats = (): OutcomeStats => ({
+  byCode: {},
+  byHour: {},
+  byWeekday: {},
+  byDay: {},
+  byGateway: {},
+});
+
+/** Dimension keys under which one attempt is counted; shared by the recorder and the model. */
+export function statKeys(code: string, local: LocalParts, gateway: string) {
+  const f = declineFamily(code);
+  return {
+    code,
+    hour: `${f}|${Math.floor(local.hour / 3)}`,
+    weekday: `${f}|${local.weekday}`,
+    day: `${f}|${local.dayOfMonth}`,
+    gateway: `${f}|${gateway}`,
+  };
+}
+
+/**
+ * Static priors (research/recovery-economics.md §2–3, §9): per-attempt success at a neutral time for a
+ * first retry, and how time of day and paydays move it. They are where learning starts, not where it ends.
+ */
+const basePrior: Record<Family, number> = { funds: 0.22, issuer: 0.18, technical: 0.5, unknown: 0.2 };
+/** A fallback card that has not declined yet: most of them charge. */
+export const freshTokenCode = 'fresh_token';
+const freshTokenPrior = 0.45;
+const hourPrior = [0.88, 0.92, 1.0, 1.05, 1.05, 1.03, 1.0, 0.97]; // 3-hour buckets, customer local time
+const pseudoCount = 25; // how many observations a prior is worth
+
+/** The customer's payday effect on a day: lift on paydays and the day after, a dip in the days before. */
+export function paydayPrior(family: Family, local: LocalParts, billingCycleDay: number | null): number {
+  const day = local.dayOfMonth;
+  const paydays = [1, 15, lastBusinessDay(local)];
+  let lift = billingCycleDay === day ? 1.1 : 1;
+  if (family !== 'funds') return lift;
+  const onOrAfter = paydays.some((p) => day === p || day === p + 1);
+  const before = paydays.some((p) => p - day >= 1 && p - day <= 3) || day >= local.daysInMonth - 2;
+  if (onOrAfter) lift *= 1.5;
+  else if (before) lift *= 0.7;
+  return lift;
+}
+
+const rate = (t: Tally | undefined) => t ?? { n: 0, s: 0 };
+
+/** Shrinks an observed lift towards its prior: with few observations the prior dominates. */
+function blendLift(observed: Tally | undefined, familyRate: number, prior: number): number {
+  const t = rate(observed);
+  if (familyRate <= 0) return prior;
+  return (t.s + pseudoCount * prior * familyRate) / (t.n + pseudoCount) / familyRate;
+}
+
+/** Success rate for a code, blended from its prior and the account's outcomes. */
+export function baseRate(stats: OutcomeStats, code: string): { rate: number; observed: number } {
+  const t = rate(stats.byCode[code]);
+  const prior = code === freshTokenCode ? freshTokenPrior : basePrior[declineFamily(code)];
+  return { rate: (t.s + pseudoCount * prior) / (t.n + pseudoCount), observed: t.n };
+}
+
+/** The time-and-route part of a prediction: multiplier for trying `code` at `local` through `gateway`. */
+export function contextLift(
+  stats: OutcomeStats,
+  code: string,
+  local: LocalParts,
+  gateway: string,
+  billingCycleDay: number | null,
+): number {
+  const f = declineFamily(code);
+  const keys = statKeys(code, local, gateway);
+  const familyRate = baseRate(stats, code).rate;
+  return (
+    // Technical failures clear with time, not with the cardholder's daily rhythm.
+    blendLift(
+      stats.byHour[keys.hour],
+      familyRate,
+      f === 'technical' ? 1 : (hourPrior[Math.floor(local.hour / 3)] ?? 1),
+    ) *
+    blendLift(stats.byWeekday[keys.weekday], familyRate, 1) *
+    blendLift(stats.byDay[keys.day], familyRate, paydayPrior(f, local, billingCycleDay)) *
+    blendLift(stats.byGateway[keys.gateway], familyRate, 1)
+  );
+}

@@ -1,0 +1,248 @@
+import type { Db } from 'mongodb';
+import type { RecommendedAction } from '../domain/declines.js';
+import type { Prediction, RecoveryState, Strategy } from '../domain/recovery.js';
+import { statusOf } from '../domain/recovery.js';
+import type { RecoveryRequest } from '../domain/recovery-request.js';
+import { collections } from './collections.js';
+import { isDuplicateKey } from './mongo.js';
+
+/** One attempt as the read model shows it. */
+export interface AttemptRecord {
+  no: number;
+  at: Date;
+  gateway: string;
+  role: 'primary' | 'backup_gateway' | 'fallback_token';
+  outcome: 'approved' | 'declined' | 'ambiguous' | 'not_charged';
+  declineCode: string | null;
+  gatewayTransactionId: string | null;
+}
+
+/** The read model of one recovery: status lookups, paywall and reports read it, never Temporal. */
+export interface RecoveryDoc {
+  _id: string; // transactionId (UUID)
+  accountId: string;
+  workflowId: string;
+  idempotencyKey: string | null;
+  paymentMethodToken: string;
+  cardKey: string;
+  amount: number;
+  currency: string;
+  customerEmail: string | null;
+  originalDeclineCode: string | null;
+  isTrialConversion: boolean;
+  isSimulated: boolean;
+  state: RecoveryState;
+  /** The id the merchant was given: the UUID, or FAILED_API_<uuid> after a synchronous failure. */
+  publicId: string;
+  strategyUsed: Strategy | null;
+  attempts: AttemptRecord[];
+  lastDeclineCode: string | null;
+  recommendedAction: RecommendedAction | null;
+  recommendedActionReason: string | null;
+  nextAttemptAt: Date | null;
+  recoveredAt: Date | null;
+  gatewayTransactionId: string | null;
+  ai: Prediction | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Fields the workflow may change as a recovery moves. */
+export type RecoveryPatch = Partial<
+  Pick<
+    RecoveryDoc,
+    | 'state'
+    | 'publicId'
+    | 'strategyUsed'
+    | 'lastDeclineCode'
+    | 'recommendedAction'
+    | 'recommendedActionReason'
+    | 'nextAttemptAt'
+    | 'recoveredAt'
+    | 'gatewayTransactionId'
+    | 'ai'
+    | 'paymentMethodToken'
+  >
+>;
+
+interface KeyDoc {
+  _id: string; // `${accountId}:${idempotencyKey}`
+  transactionId: string;
+  createdAt: Date;
+}
+
+interface VelocityDoc {
+  _id: string; // `${accountId}:${cardKey}:${amount}:${currency}`
+  transactionId: string;
+  at: Date;
+}
+
+export const velocityWindowMs = 5 * 60_000;
+
+/** Recoveries, their idempotency keys and the 5-minute velocity rule. */
+export function createRecoveryStore(db: Db) {
+  const recoveries = db.collection<RecoveryDoc>(collections.recoveries);
+  const keys = db.collection<KeyDoc>(collections.idempotencyKeys);
+  const velocity = db.collection<VelocityDoc>(collections.velocity);
+
+  return {
+    /** Claims an idempotency key for a new transaction; returns the existing transaction id if taken. */
+    async claimKey(accountId: string, key: string, transactionId: string, now: Date): Promise<string | null> {
+      try {
+        await keys.insertOne({ _id: `${accountId}:${key}`, transactionId, createdAt: now });
+        return null;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return (await keys.findOne({ _id: `${accountId}:${key}` }))?.transactionId ?? null;
+      }
+    },
+
+    releaseKey: (accountId: string, key: string) => keys.deleteOne({ _id: `${accountId}:${key}` }),
+
+    /**
+     * Claims "this card and amount" for 5 minutes; returns the transaction holding it if within the window.
+     * An expired claim is replaced by delete-then-insert so the unique id still decides races.
+     */
+    async claimVelocity(
+      accountId: string,
+      cardKey: string,
+      amount: number,
+      currency: string,
+      transactionId: string,
+      now: Date,
+    ): Promise<string | null> {
+      const _id = `${accountId}:${cardKey}:${amount}:${currency}`;
+      for (let round = 0; round < 3; round += 1) {
+        try {
+          await velocity.insertOne({ _id, transactionId, at: now });
+          return null;
+        } catch (error) {
+          if (!isDuplicateKey(error)) throw error;
+          const held = await velocity.findOne({ _id });
+          if (!held) continue;
+          if (now.getTime() - held.at.getTime() < velocityWindowMs) return held.transactionId;
+          await velocity.deleteOne({ _id, at: held.at });
+        }
+      }
+      const held = await velocity.findOne({ _id });
+      return held?.transactionId ?? null;
+    },
+
+    releaseVelocity: (
+      accountId: string,
+      cardKey: string,
+      amount: number,
+      currency: string,
+      transactionId: string,
+    ) => velocity.deleteOne({ _id: `${accountId}:${cardKey}:${amount}:${currency}`, transactionId }),
+
+    async create(input: {
+      transactionId: string;
+      accountId: string;
+      workflowId: string;
+      cardKey: string;
+      request: RecoveryRequest;
+      isSimulated: boolean;
+      now: Date;
+    }): Promise<RecoveryDoc> {
+      const { request: r, now } = input;
+      const doc: RecoveryDoc = {
+        _id: input.transactionId,
+        accountId: input.accountId,
+        workflowId: input.workflowId,
+        idempotencyKey: r.idempotencyKey ?? null,
+        paymentMethodToken: r.paymentMethodToken,
+        cardKey: input.cardKey,
+        amount: r.amount,
+        currency: r.currency,
+        customerEmail: r.customerEmail ?? null,
+        originalDeclineCode: r.originalDeclineCode ?? null,
+        isTrialConversion: r.isTrialConversion,
+        isSimulated: input.isSimulated,
+        state: 'processing',
+        publicId: input.transactionId,
+        strategyUsed: null,
+        attempts: [],
+        lastDeclineCode: r.originalDeclineCode ?? null,
+        recommendedAction: null,
+        recommendedActionReason: null,
+        nextAttemptAt: null,
+        recoveredAt: null,
+        gatewayTransactionId: null,
+        ai: null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      await recoveries.insertOne(doc);
+      return doc;
+    },
+
+    /** Finds an account's recovery by either form of its id (UUID or FAILED_API_<uuid>). */
+    find(accountId: string, transactionId: string): Promise<RecoveryDoc | null> {
+      return recoveries.findOne({ _id: transactionId.replace(/^FAILED_API_/, ''), accountId });
+    },
+
+    async findByKey(accountId: string, key: string): Promise<RecoveryDoc | null> {
+      const claimed = await keys.findOne({ _id: `${accountId}:${key}` });
+      return claimed ? recoveries.findOne({ _id: claimed.transactionId, accountId }) : null;
+    },
+
+    async update(transactionId: string, patch: RecoveryPatch, now: Date): Promise<void> {
+      await recoveries.updateOne({ _id: transactionId }, { $set: { ...patch, updatedAt: now } });
+    },
+
+    /** Appends an attempt once (a retried activity does not add it twice). */
+    async addAttempt(transactionId: string, attempt: AttemptRecord, now: Date): Promise<void> {
+      await recoveries.updateOne(
+        { _id: transactionId, 'attempts.no': { $ne: attempt.no } },
+        {
+          $push: { attempts: attempt },
+          $set: { updatedAt: now, ...(attempt.declineCode ? { lastDeclineCode: attempt.declineCode } : {}) },
+        },
+      );
+    },
+
+    /** Whether this card was blocked (fraud, lost, stolen…) on this account since `since`. */
+    async blockedCard(accountId: string, cardKey: string, since: Date): Promise<RecoveryDoc | null> {
+      return recoveries.findOne({ accountId, cardKey, state: 'blocked', createdAt: { $gte: since } });
+    },
+
+    /** A customer's recoveries (paywall, proactive retention). */
+    forCustomer(accountId: string, customerEmail: string): Promise<RecoveryDoc[]> {
+      return recoveries.find({ accountId, customerEmail }).sort({ createdAt: 1 }).toArray();
+    },
+  };
+}
+
+export type RecoveryStore = ReturnType<typeof createRecoveryStore>;
+
+/** The spec's status record, from the read model. */
+export function statusRecord(doc: RecoveryDoc) {
+  const status = statusOf(doc.state);
+  const recovered = doc.state === 'succeeded';
+  return {
+    transactionId: doc.publicId,
+    status,
+    state: doc.state,
+    recovered,
+    amount: doc.amount,
+    currency: doc.currency,
+    recoveredAt: doc.recoveredAt?.toISOString() ?? null,
+    strategyUsed: doc.strategyUsed ?? (doc.state === 'holdout' ? 'holdout' : 'primary'),
+    attemptCount: doc.attempts.filter((a) => a.outcome !== 'not_charged').length,
+    lastDeclineCode: doc.lastDeclineCode ?? '',
+    ...(doc.nextAttemptAt && doc.state === 'queued'
+      ? { nextAttemptAt: doc.nextAttemptAt.toISOString() }
+      : {}),
+    ...(doc.state === 'holdout' ? { holdout: true } : {}),
+    ...(recovered
+      ? {}
+      : doc.recommendedAction
+        ? {
+            recommendedAction: doc.recommendedAction,
+            recommendedActionReason: doc.recommendedActionReason ?? '',
+          }
+        : {}),
+    ...(doc.isSimulated ? { isSimulated: true } : {}),
+  };
+}

@@ -1,0 +1,41 @@
+import type { Db } from 'mongodb';
+import { collections } from './collections.js';
+import { isDuplicateKey } from './mongo.js';
+
+/** A sandbox charge of the built-in test gateway, keyed by its idempotency key. */
+export interface SandboxCharge {
+  _id: string; // gateway-scoped idempotency key
+  gateway: string;
+  token: string;
+  amount: number;
+  currency: string;
+  approved: boolean;
+  code: string | null;
+  transactionId: string;
+  isSimulated: true;
+  createdAt: Date;
+}
+
+/** The test gateway's own records: what a real gateway would keep on its side. */
+export function createTestGatewayStore(db: Db) {
+  const charges = db.collection<SandboxCharge>(collections.sandboxCharges);
+  return {
+    /** Records a charge once per key; a replay returns the first record (gateway idempotency). */
+    async record(charge: SandboxCharge): Promise<SandboxCharge> {
+      try {
+        await charges.insertOne(charge);
+        return charge;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        const first = await charges.findOne({ _id: charge._id });
+        if (!first) throw error;
+        return first;
+      }
+    },
+    find: (key: string) => charges.findOne({ _id: key }),
+    countForToken: (gateway: string, token: string) => charges.countDocuments({ gateway, token }),
+    approvedCount: (filter: { token?: string } = {}) => charges.countDocuments({ approved: true, ...filter }),
+  };
+}
+
+export type TestGatewayStore = ReturnType<typeof createTestGatewayStore>;

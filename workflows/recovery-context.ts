@@ -1,0 +1,76 @@
+import { proxyActivities, setHandler, condition, upsertSearchAttributes, uuid4 } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { RecordPatch } from '../activities/recovery-record.js';
+import type { EventPayload } from '../domain/events.js';
+import type { FirstPhaseOutcome, RecoveryInput, RecoveryState } from '../domain/recovery.js';
+import { searchAttributeKeys } from '../domain/search-attributes.js';
+import { executeUpdate, stateQuery } from './recovery-definitions.js';
+
+/** Store writes retry until they succeed: they are idempotent and nothing may be lost. */
+const { recordRecovery, emitEvent } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/** The workflow's shared state and the three things every step does: record, answer, emit. */
+export class RecoveryContext {
+  private first: FirstPhaseOutcome | undefined;
+  /** The id the merchant holds for this recovery; webhooks carry the same one. */
+  publicId: string;
+  state: RecoveryState = 'processing';
+  attemptCount = 0;
+  nextAttemptAt: string | null = null;
+
+  constructor(readonly input: RecoveryInput) {
+    this.publicId = input.transactionId;
+    setHandler(executeUpdate, async () => {
+      await condition(() => this.first !== undefined);
+      return this.first!;
+    });
+    setHandler(stateQuery, () => ({
+      state: this.state,
+      attempts: this.attemptCount,
+      nextAttemptAt: this.nextAttemptAt,
+    }));
+  }
+
+  get settled(): boolean {
+    return this.first !== undefined;
+  }
+
+  /** Fixes the synchronous answer once; a failure answered at once gets the FAILED_API_ id. */
+  settle(outcome: FirstPhaseOutcome): void {
+    if (this.first) return;
+    this.first = outcome;
+    if (outcome.kind === 'failed') this.publicId = `FAILED_API_${this.input.transactionId}`;
+  }
+
+  /** Moves to `state`: read model first, then search attributes for operators. */
+  async record(state: RecoveryState, patch: RecordPatch = {}): Promise<void> {
+    this.state = state;
+    if (patch.nextAttemptAt !== undefined) this.nextAttemptAt = patch.nextAttemptAt;
+    await recordRecovery({
+      transactionId: this.input.transactionId,
+      patch: { state, publicId: this.publicId, ...patch },
+    });
+    upsertSearchAttributes([
+      { key: searchAttributeKeys.recoveryState, value: state },
+      ...(patch.lastDeclineCode
+        ? [{ key: searchAttributeKeys.declineCode, value: patch.lastDeclineCode }]
+        : []),
+      ...(state === 'queued' && this.nextAttemptAt
+        ? [{ key: searchAttributeKeys.nextAttemptAt, value: new Date(this.nextAttemptAt) }]
+        : []),
+    ]);
+  }
+
+  /** Lets operators find the recovery by its latest decline code. */
+  tagDecline(code: string): void {
+    upsertSearchAttributes([{ key: searchAttributeKeys.declineCode, value: code }]);
+  }
+
+  /** Records and sends one event; its id is deterministic, so a replayed step does not send it twice. */
+  async emit(payload: EventPayload): Promise<void> {
+    await emitEvent({ accountId: this.input.accountId, eventId: uuid4(), payload });
+  }
+}

@@ -1,0 +1,17 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { PaymentMethodType } from '../domain/gateway-kinds.js';
+import type { FirstPhaseOutcome, RecoveryState } from '../domain/recovery.js';
+
+/** Answers with the first phase's outcome (the synchronous HTTP answer); the workflow carries on after. */
+export const executeUpdate = defineUpdate<FirstPhaseOutcome>('execute');
+
+/** The customer replaced the card through a hosted link: retry at once with the new token. */
+export const cardUpdatedSignal =
+  defineSignal<[{ newToken: string; paymentMethodType: PaymentMethodType }]>('cardUpdated');
+
+/** Current state, for operators and tests. */
+export const stateQuery = defineQuery<{
+  state: RecoveryState;
+  attempts: number;
+  nextAttemptAt: string | null;
+}>('state');

@@ -1,0 +1,183 @@
+import { classifyDecline, type RecommendedAction } from '../domain/declines.js';
+import type { Prediction, Strategy } from '../domain/recovery.js';
+import type { RecoveryContext } from './recovery-context.js';
+
+const nowIso = () => new Date().toISOString();
+
+/** The payment was collected. */
+export async function succeed(
+  ctx: RecoveryContext,
+  o: {
+    strategy: Strategy;
+    gatewayTransactionId: string;
+    gatewaysAttempted: number;
+    ai: Prediction;
+    trigger?: string;
+  },
+): Promise<void> {
+  const { request: r } = ctx.input;
+  await ctx.record('succeeded', {
+    strategyUsed: o.strategy,
+    recoveredAt: nowIso(),
+    gatewayTransactionId: o.gatewayTransactionId,
+    ai: o.ai,
+    recommendedAction: null,
+    recommendedActionReason: null,
+    nextAttemptAt: null,
+  });
+  ctx.settle({
+    kind: 'succeeded',
+    strategy: o.strategy,
+    gatewaysAttempted: o.gatewaysAttempted,
+    gatewayTransactionId: o.gatewayTransactionId,
+    ai: o.ai,
+  });
+  await ctx.emit({
+    event: 'recovery.success',
+    serviceTransactionId: ctx.publicId,
+    gatewayTransactionToken: o.gatewayTransactionId,
+    amount: r.amount,
+    currency: r.currency,
+    message: 'Payment recovered',
+    strategyUsed: o.strategy,
+    ...(o.trigger ? { trigger: o.trigger } : {}),
+  });
+}
+
+/** Every strategy is exhausted (or the rest is predicted to fail). */
+export async function fail(
+  ctx: RecoveryContext,
+  o: {
+    declineCode: string | null;
+    gatewaysAttempted: number;
+    gatewayTransactionId: string | null;
+    ai: Prediction;
+    reason?: string;
+    action?: RecommendedAction;
+    trigger?: string;
+    scaCountry: boolean;
+  },
+): Promise<void> {
+  const { request: r } = ctx.input;
+  const info = classifyDecline(o.declineCode);
+  const action = o.action ?? info.recommendedAction;
+  const reason = o.reason ?? info.reason;
+  ctx.settle({
+    kind: 'failed',
+    gatewaysAttempted: o.gatewaysAttempted,
+    declineCode: o.declineCode,
+    recommendedAction: action,
+    reason,
+    ai: o.ai,
+  });
+  await ctx.record('failed', {
+    strategyUsed: 'all_failed',
+    recommendedAction: action,
+    recommendedActionReason: reason,
+    ai: o.ai,
+    nextAttemptAt: null,
+    ...(o.declineCode ? { lastDeclineCode: o.declineCode } : {}),
+  });
+  await ctx.emit({
+    event: 'recovery.failed',
+    serviceTransactionId: ctx.publicId,
+    gatewayTransactionToken: o.gatewayTransactionId,
+    amount: r.amount,
+    currency: r.currency,
+    message: 'Payment could not be recovered',
+    strategyUsed: 'all_failed',
+    recommendedAction: action,
+    recommendedActionReason: reason,
+    ...(o.trigger ? { trigger: o.trigger } : {}),
+  });
+  // A soft decline from a European or UK issuer is often an unflagged authentication request.
+  if (o.scaCountry && info.group !== 'invalid_card' && info.group !== 'expired') {
+    await ctx.emit({
+      event: 'recovery.3ds_recommended',
+      paymentMethodToken: r.paymentMethodToken,
+      amount: r.amount,
+      currency: r.currency,
+      declineCode: info.code,
+      reason:
+        'The issuer is in a Strong Customer Authentication region; a customer-present 3-D Secure payment would likely clear this decline.',
+    });
+  }
+}
+
+/** Stopped without (further) retries: blocked group, risk block, authentication required, card dead. */
+export async function block(
+  ctx: RecoveryContext,
+  o: { declineCode: string; reason: string; action: RecommendedAction; fromAttempt: boolean },
+): Promise<void> {
+  const { request: r } = ctx.input;
+  ctx.settle({ kind: 'blocked', declineCode: o.declineCode, reason: o.reason, recommendedAction: o.action });
+  await ctx.record('blocked', {
+    lastDeclineCode: o.declineCode,
+    recommendedAction: o.action,
+    recommendedActionReason: o.reason,
+    nextAttemptAt: null,
+  });
+  await ctx.emit({
+    event: 'recovery.blocked',
+    declineCode: o.declineCode,
+    reason: o.reason,
+    recommendedAction: o.action,
+    recommendedActionReason: o.reason,
+    paymentMethodToken: r.paymentMethodToken,
+    amount: r.amount,
+    currency: r.currency,
+    timestamp: nowIso(),
+  });
+  if (o.fromAttempt && classifyDecline(o.declineCode).group === 'authentication_required') {
+    await ctx.emit({
+      event: 'recovery.authentication_required',
+      paymentMethodToken: r.paymentMethodToken,
+      amount: r.amount,
+      currency: r.currency,
+      declineCode: o.declineCode,
+      customerAuthRequired: true,
+      reason: 'The issuer requires the customer to authenticate; a merchant-initiated retry cannot clear it.',
+    });
+  }
+}
+
+/** The card is expired and the account updater had nothing newer. */
+export async function expire(
+  ctx: RecoveryContext,
+  o: { gatewaysAttempted: number; ai: Prediction; scaCountry: boolean; trigger?: string },
+): Promise<void> {
+  const { request: r } = ctx.input;
+  await ctx.emit({
+    event: 'recovery.card_expired',
+    clientId: ctx.input.accountId,
+    paymentMethodToken: r.paymentMethodToken,
+    amount: r.amount,
+    currency: r.currency,
+    message: 'The stored card has expired and no updated card was found; ask the customer for a new card.',
+  });
+  await fail(ctx, {
+    declineCode: 'expired_card',
+    gatewaysAttempted: o.gatewaysAttempted,
+    gatewayTransactionId: null,
+    ai: o.ai,
+    scaCountry: false,
+    ...(o.trigger ? { trigger: o.trigger } : {}),
+  });
+}
+
+/** Proof Mode control group: no attempt, so the lift can be measured. */
+export async function holdOut(ctx: RecoveryContext, ai: Prediction): Promise<void> {
+  const { request: r } = ctx.input;
+  await ctx.record('holdout', { strategyUsed: 'holdout', ai });
+  ctx.settle({ kind: 'holdout', ai });
+  await ctx.emit({
+    event: 'recovery.holdout',
+    clientId: ctx.input.accountId,
+    paymentMethodToken: r.paymentMethodToken,
+    amount: r.amount,
+    currency: r.currency,
+    customerEmail: r.customerEmail ?? null,
+    message: 'Proof Mode control group: no recovery attempt was made.',
+    timestamp: nowIso(),
+  });
+}
