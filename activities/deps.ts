@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from '../runtime/logger.js';
+import type { EventPublisher } from '../services/events.js';
 import type { Stores } from '../store/index.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 
@@ -11,4 +12,6 @@ export interface ActivityDeps {
   log: Logger;
   clock: () => Date;
   publicBaseUrl: string;
+  /** Validates, stores and delivers webhook events. */
+  events: EventPublisher;
 }

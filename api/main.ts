@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../runtime/config.js';
 import { createLogger } from '../runtime/logger.js';
+import { createEventPublisher } from '../services/events.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
@@ -15,13 +16,17 @@ async function main(): Promise<void> {
   await ensureIndexes(db);
   const connection = await Connection.connect({ address: config.temporal.address });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
+  const stores = createStores(db, config.masterKey);
+  const queues = taskQueues(config.temporal.taskQueue);
+  const clock = () => new Date();
   const app = createApp({
     log,
-    stores: createStores(db, config.masterKey),
+    stores,
     temporal,
-    queues: taskQueues(config.temporal.taskQueue),
+    queues,
     publicBaseUrl: config.publicBaseUrl,
-    clock: () => new Date(),
+    clock,
+    events: createEventPublisher({ stores, temporal, queues, clock }),
   });
   const server = app.listen(config.port, config.host, () =>
     log.info({ port: config.port, host: config.host }, 'api listening'),

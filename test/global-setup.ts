@@ -5,6 +5,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { readToolchain } from '../scripts/toolchain-paths.js';
 import { startMongo, startTemporal, type Running } from '../scripts/servers.js';
+import { createTestTls } from './support/tls.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -13,6 +14,9 @@ declare module 'vitest' {
     workflowBundlePath: string;
     testServerPath: string;
     chromiumPath: string | null;
+    /** A server certificate for 127.0.0.1 from a test CA that every test process trusts. */
+    tlsCertFile: string;
+    tlsKeyFile: string;
   }
 }
 
@@ -21,6 +25,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const tools = readToolchain();
   const dir = mkdtempSync(join(tmpdir(), 'recoup-test-'));
   const started: Running[] = [];
+  // Test processes are forked after this runs, so they trust the test CA exactly as an operator's worker
+  // would trust a private CA: through NODE_EXTRA_CA_CERTS, read by Node at start.
+  const tls = createTestTls(dir);
+  process.env.NODE_EXTRA_CA_CERTS = tls.trustFile;
   const mongoUri =
     process.env.MONGODB_URI ?? started[started.push(await startMongo(tools, { dataDir: dir })) - 1]!.address;
   const temporalAddress =
@@ -45,6 +53,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('workflowBundlePath', workflowBundlePath);
   project.provide('testServerPath', tools.testServer);
   project.provide('chromiumPath', tools.chromium);
+  project.provide('tlsCertFile', tls.certFile);
+  project.provide('tlsKeyFile', tls.keyFile);
   return async () => {
     await Promise.all(started.map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });

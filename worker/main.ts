@@ -3,6 +3,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { loadConfig } from '../runtime/config.js';
 import { createLogger } from '../runtime/logger.js';
+import { createEventPublisher } from '../services/events.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
     log,
     clock: () => new Date(),
     publicBaseUrl: config.publicBaseUrl,
+    events: createEventPublisher({ stores, temporal, queues, clock: () => new Date() }),
   });
   const workers = await createWorkers({
     connection,

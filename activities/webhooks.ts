@@ -1,0 +1,114 @@
+import { performance } from 'node:perf_hooks';
+import { isHttpsUrl, webhookAcknowledgeTimeoutMs } from '../domain/webhooks.js';
+import { version } from '../runtime/version.js';
+import { signWebhook, webhookHeaders } from '../runtime/webhook-signature.js';
+import type { ActivityDeps } from './deps.js';
+
+/** The result of one POST: acknowledged (200 in time) or not, and what the audit log records. */
+export interface AttemptOutcome {
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+  at: string; // ISO 8601, when the request was sent
+  latencyMs: number;
+}
+
+/** Why a request got no usable answer, in one line for the audit log. */
+function describeFailure(error: unknown): string {
+  if (error instanceof Error && error.name === 'TimeoutError')
+    return `no answer within ${webhookAcknowledgeTimeoutMs / 1000} s`;
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const detail =
+    typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
+  return detail ? `${error.message}: ${detail}` : error.message;
+}
+
+function statusError(status: number): string | null {
+  if (status === 200) return null;
+  if (status >= 300 && status < 400) return `HTTP ${status}: redirects are not followed`;
+  return `HTTP ${status}: only 200 acknowledges`;
+}
+
+/** Webhook delivery activities: one signed POST, and the bookkeeping of the audit log. */
+export function webhookActivities(deps: ActivityDeps) {
+  const { stores, clock } = deps;
+
+  /** What to send where: the stored bytes, the account's URL and signing secret. */
+  async function load(eventId: string) {
+    const record = await stores.events.get(eventId);
+    if (!record) throw new Error(`No event ${eventId}`);
+    const account = await stores.accounts.find(record.accountId);
+    const secret = await stores.accounts.signingSecret(record.accountId);
+    if (!account || !secret) throw new Error(`No account ${record.accountId} for event ${eventId}`);
+    return { body: record.body, url: account.settings.webhookUrl, secret };
+  }
+
+  return {
+    /** POSTs the stored body once, signed now; only 200 within 10 s counts. Never follows redirects. */
+    async deliverWebhook(input: {
+      eventId: string;
+      deliveryId: string;
+      attempt: number;
+    }): Promise<AttemptOutcome> {
+      const { body, url, secret } = await load(input.eventId);
+      const at = clock().toISOString();
+      if (!isHttpsUrl(url))
+        return {
+          ok: false,
+          statusCode: null,
+          error: 'webhook URL is not https: nothing sent',
+          at,
+          latencyMs: 0,
+        };
+      const started = performance.now();
+      const latency = () => Math.round(performance.now() - started);
+      try {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: {
+            'Content-Type': 'application/json',
+            'User-Agent': `Recoup-Webhooks/${version}`,
+            [webhookHeaders.signature]: signWebhook(body, secret),
+            [webhookHeaders.eventId]: input.eventId,
+            [webhookHeaders.attempt]: String(input.attempt),
+          },
+          body,
+          redirect: 'manual',
+          signal: AbortSignal.timeout(webhookAcknowledgeTimeoutMs),
+        });
+        const latencyMs = latency();
+        await response.body?.cancel(); // the status is the answer; the body is not read
+        const error = statusError(response.status);
+        return { ok: error === null, statusCode: response.status, error, at, latencyMs };
+      } catch (error) {
+        return { ok: false, statusCode: null, error: describeFailure(error), at, latencyMs: latency() };
+      }
+    },
+
+    /** Appends one attempt to the event's audit log (idempotent per delivery and attempt number). */
+    async recordWebhookAttempt(
+      input: { eventId: string; deliveryId: string; attempt: number } & AttemptOutcome,
+    ) {
+      const { eventId, deliveryId, attempt, statusCode, error, latencyMs } = input;
+      await stores.events.recordAttempt(eventId, deliveryId, {
+        attempt,
+        at: new Date(input.at),
+        statusCode,
+        error,
+        latencyMs,
+      });
+    },
+
+    /** Sets the outcome of a delivery. A failed delivery never overwrites one acknowledged by another. */
+    async markEventStatus(input: { eventId: string; status: 'delivered' | 'failed' }): Promise<void> {
+      await stores.events.setStatus(
+        input.eventId,
+        input.status,
+        input.status === 'failed' ? ['pending'] : undefined,
+      );
+    },
+  };
+}
+
+export type WebhookActivities = ReturnType<typeof webhookActivities>;

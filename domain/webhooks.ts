@@ -1,0 +1,56 @@
+import type { EventName } from './events.js';
+
+/** Where an event stands: being delivered, acknowledged, dead-lettered, or never sent (and why). */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'suppressed' | 'undeliverable';
+export const deliveryStatuses: readonly DeliveryStatus[] = [
+  'pending',
+  'delivered',
+  'failed',
+  'suppressed',
+  'undeliverable',
+];
+
+/**
+ * When attempts 2..8 are due, each counted from the start of the previous attempt: three quick attempts
+ * (0 s, +2 s, +8 s), then the durable schedule +1 m, +5 m, +30 m, +2 h, +24 h. Offsets from the first
+ * attempt: 0 s, 2 s, 10 s, 70 s, 370 s, 2170 s, 9370 s, 95770 s (about 26.6 h).
+ */
+export const webhookRetryDelaysMs: readonly number[] = [
+  2_000,
+  8_000,
+  60_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3_600_000,
+  24 * 3_600_000,
+];
+
+/** Attempts per delivery: the first plus one per retry delay. */
+export const webhookMaxAttempts = webhookRetryDelaysMs.length + 1;
+
+/** A receiver must answer 200 within this time; anything slower is a failed attempt. */
+export const webhookAcknowledgeTimeoutMs = 10_000;
+
+/** Why an event is not sent at all, or null when it goes to the webhook URL. */
+export function deliveryBlock(
+  event: EventName,
+  settings: { dunningEnabled: boolean; webhookUrl: string },
+): 'suppressed' | 'undeliverable' | null {
+  if (event === 'recovery.failed' && !settings.dunningEnabled) return 'suppressed';
+  return isHttpsUrl(settings.webhookUrl) ? null : 'undeliverable';
+}
+
+/** True for an absolute https:// URL: the only kind that receives events. */
+export function isHttpsUrl(url: string): boolean {
+  return URL.canParse(url) && new URL(url).protocol === 'https:';
+}
+
+/** Workflow id of the first delivery of an event, and of its n-th resend (n from 1). */
+export function webhookWorkflowId(eventId: string, resend?: number): string {
+  return resend === undefined ? `webhook/${eventId}` : `webhook/${eventId}/resend-${resend}`;
+}
+
+/** The delivery id recorded with each attempt: `initial`, then `resend-1`, `resend-2`, ... */
+export function deliveryIdOf(resend?: number): string {
+  return resend === undefined ? 'initial' : `resend-${resend}`;
+}

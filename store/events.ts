@@ -1,0 +1,117 @@
+import type { Db, Filter } from 'mongodb';
+import type { EventName, StoredEvent } from '../domain/events.js';
+import type { DeliveryStatus } from '../domain/webhooks.js';
+import { collections } from './collections.js';
+import { isDuplicateKey } from './mongo.js';
+
+/** One POST of an event: when, what came back (status code, or the error when none did), how long. */
+export interface DeliveryAttempt {
+  attempt: number;
+  at: Date;
+  statusCode: number | null;
+  error: string | null;
+  latencyMs: number;
+}
+
+/** One delivery workflow of an event (the first, or a resend) and its attempts. */
+export interface Delivery {
+  deliveryId: string;
+  startedAt: Date;
+  attempts: DeliveryAttempt[];
+}
+
+/** An emitted event: the outbox entry and its audit log. `body` is the exact string signed and posted. */
+export interface EventRecord {
+  _id: string; // eventId
+  accountId: string;
+  type: EventName;
+  payload: StoredEvent;
+  body: string;
+  createdAt: Date;
+  deliveryStatus: DeliveryStatus;
+  deliveries: Delivery[];
+}
+
+/** Filters of the audit log listing. */
+export interface EventQuery {
+  accountId?: string;
+  status?: DeliveryStatus;
+  limit?: number;
+}
+
+/**
+ * The events collection. Updates name array positions explicitly (`deliveries.<i>.attempts`) because
+ * FerretDB has no positional operator; deliveries are only ever appended, so a position never changes.
+ */
+export function createEventStore(db: Db) {
+  const events = db.collection<EventRecord>(collections.events);
+
+  async function get(eventId: string): Promise<EventRecord | null> {
+    return events.findOne({ _id: eventId });
+  }
+
+  return {
+    get,
+
+    /** Inserts a new event; if one with the same id exists, returns that one untouched instead. */
+    async insert(record: EventRecord): Promise<{ record: EventRecord; inserted: boolean }> {
+      try {
+        await events.insertOne(record);
+        return { record, inserted: true };
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        const existing = await get(record._id);
+        if (!existing)
+          throw new Error(`Event ${record._id} collided on insert but cannot be read`, { cause: error });
+        return { record: existing, inserted: false };
+      }
+    },
+
+    /** Appends a delivery if the event still has `expectedCount` deliveries; false if another got there first. */
+    async addDelivery(eventId: string, expectedCount: number, delivery: Delivery): Promise<boolean> {
+      const result = await events.updateOne(
+        { _id: eventId, deliveries: { $size: expectedCount } },
+        { $push: { deliveries: delivery } },
+      );
+      return result.modifiedCount === 1;
+    },
+
+    /** Records one attempt of one delivery; recording the same attempt number twice is a no-op. */
+    async recordAttempt(eventId: string, deliveryId: string, attempt: DeliveryAttempt): Promise<void> {
+      const record = await get(eventId);
+      const index = record?.deliveries.findIndex((d) => d.deliveryId === deliveryId) ?? -1;
+      if (index < 0) throw new Error(`Event ${eventId} has no delivery ${deliveryId}`);
+      const at = `deliveries.${index}`;
+      await events.updateOne(
+        {
+          _id: eventId,
+          [`${at}.deliveryId`]: deliveryId,
+          [`${at}.attempts.attempt`]: { $ne: attempt.attempt },
+        },
+        { $push: { [`${at}.attempts`]: attempt } },
+      );
+    },
+
+    /** Sets the delivery status, only from one of `from` when given; true if it changed. */
+    async setStatus(eventId: string, status: DeliveryStatus, from?: DeliveryStatus[]): Promise<boolean> {
+      const filter: Filter<EventRecord> = { _id: eventId };
+      if (from) filter.deliveryStatus = { $in: from };
+      const result = await events.updateOne(filter, { $set: { deliveryStatus: status } });
+      return result.modifiedCount === 1;
+    },
+
+    /** The audit log, newest first. */
+    async list(query: EventQuery = {}): Promise<EventRecord[]> {
+      const filter: Filter<EventRecord> = {};
+      if (query.accountId) filter.accountId = query.accountId;
+      if (query.status) filter.deliveryStatus = query.status;
+      return events
+        .find(filter)
+        .sort({ createdAt: -1, _id: -1 })
+        .limit(query.limit ?? 50)
+        .toArray();
+    },
+  };
+}
+
+export type EventStore = ReturnType<typeof createEventStore>;

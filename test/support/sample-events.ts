@@ -1,0 +1,172 @@
+import type { EventPayload } from '../../domain/events.js';
+
+const at = '2026-03-01T12:00:00.000Z';
+const token = 'tok_visa';
+const churn = {
+  customerId: 'cus_1',
+  customerEmail: 'ada@example.com',
+  subscriptionId: 'sub_1',
+  timestamp: at,
+};
+
+/** One valid payload of every event of the spec's table, plus the card.expiring_soon variants. */
+export const sampleEvents: EventPayload[] = [
+  {
+    event: 'recovery.success',
+    serviceTransactionId: '7d0c1f9e-3a55-4a8e-9f9e-0a1b2c3d4e5f',
+    gatewayTransactionToken: 'ch_test_1',
+    amount: 4999,
+    currency: 'USD',
+    message: 'Payment recovered',
+    strategyUsed: 'smart_retry',
+    trigger: 'scheduled_retry',
+  },
+  {
+    event: 'recovery.failed',
+    serviceTransactionId: 'FAILED_API_7d0c1f9e-3a55-4a8e-9f9e-0a1b2c3d4e5f',
+    gatewayTransactionToken: null,
+    amount: 4999,
+    currency: 'EUR',
+    message: 'All recovery strategies failed',
+    strategyUsed: 'all_failed',
+    recommendedAction: 'request_card_update',
+    recommendedActionReason: 'The card has expired',
+  },
+  {
+    event: 'recovery.blocked',
+    declineCode: 'fraudulent',
+    reason: 'The issuer flagged the card as fraudulent',
+    recommendedAction: 'manual_review',
+    recommendedActionReason: 'Fraud signal: do not retry',
+    paymentMethodToken: token,
+    amount: 1500,
+    currency: 'GBP',
+    timestamp: at,
+  },
+  {
+    event: 'card.updated',
+    oldPaymentMethodToken: 'tok_old',
+    newPaymentMethodToken: 'tok_new',
+    paymentMethodType: 'apple_pay',
+    eligibleGateways: ['test'],
+    clientId: 'acct_1',
+    timestamp: at,
+  },
+  {
+    event: 'predict.risk.high',
+    paymentMethodToken: token,
+    riskScore: 81.5,
+    reasoning: 'Two soft declines in the last week',
+    amount: 2500,
+    timestamp: at,
+  },
+  {
+    event: 'recovery.skipped_high_risk',
+    paymentMethodToken: token,
+    amount: 2500,
+    currency: 'USD',
+    riskScore: 92,
+    confidence: 70,
+    reasoning: 'Success is very unlikely before the next payday',
+    cardUpdateUrl: 'https://pay.example.com/update-card/abc',
+    skippedChargeId: 'skip_1',
+    timestamp: at,
+  },
+  {
+    event: 'recovery.holdout',
+    clientId: 'acct_1',
+    paymentMethodToken: token,
+    amount: 900,
+    currency: 'USD',
+    customerEmail: 'ada@example.com',
+    message: 'Proof Mode control group: no attempt made',
+    timestamp: at,
+  },
+  {
+    event: 'recovery.proactive_retention',
+    customerEmail: 'ada@example.com',
+    recentFailureCount: 3,
+    cancelFlowUrl: 'https://pay.example.com/cancel/xyz',
+    cancelFlowToken: 'xyz',
+    amount: 900,
+    currency: 'USD',
+    reason: 'Three failed payments in 7 days',
+    timestamp: at,
+  },
+  {
+    event: 'card.expiring_soon',
+    clientId: 'acct_1',
+    paymentMethodToken: token,
+    expiryMonth: 4,
+    expiryYear: 2026,
+    message: 'The card expires next month',
+  },
+  {
+    event: 'card.expiring_soon',
+    clientId: 'acct_1',
+    paymentMethodToken: token,
+    expMonth: 4,
+    expYear: 2026,
+    daysUntilExpiry: 30,
+    upcomingInvoiceAmount: 4999,
+    message: 'The card expires before the next invoice',
+  },
+  {
+    event: 'card.expiring_soon',
+    clientId: 'acct_1',
+    paymentMethodToken: token,
+    expiryMonth: 4,
+    expiryYear: 2026,
+    message: 'The card expires in 30 days',
+    customerEmail: 'ada@example.com',
+    cardUpdateUrl: 'https://pay.example.com/update-card/def',
+    preemptive: true,
+    timestamp: at,
+  },
+  {
+    event: 'recovery.3ds_recommended',
+    paymentMethodToken: token,
+    amount: 4999,
+    currency: 'EUR',
+    declineCode: 'do_not_honor',
+    reason: 'A European issuer declined a merchant-initiated charge',
+  },
+  {
+    event: 'recovery.card_expired',
+    clientId: 'acct_1',
+    paymentMethodToken: token,
+    amount: 4999,
+    currency: 'USD',
+    message: 'The card has expired and no update was available',
+  },
+  {
+    event: 'recovery.authentication_required',
+    paymentMethodToken: token,
+    amount: 4999,
+    currency: 'EUR',
+    declineCode: 'authentication_required',
+    customerAuthRequired: true,
+    reason: 'The issuer requires the customer to authenticate',
+  },
+  {
+    event: 'churn.flow.retained',
+    outcome: 'retained',
+    ...churn,
+    offer: { type: 'discount', percentOff: 20, durationMonths: 3 },
+  },
+  { event: 'churn.flow.paused', outcome: 'paused', ...churn, offer: { type: 'pause', months: 2 } },
+  {
+    event: 'churn.flow.downgraded',
+    outcome: 'downgraded',
+    ...churn,
+    offer: { type: 'downgrade', planId: 'basic', label: 'Basic', amount: 1999 },
+  },
+  { event: 'churn.flow.cancelled', outcome: 'cancelled', ...churn, subscriptionId: null },
+];
+
+/** The sample of one event name. */
+export function sampleEvent<N extends EventPayload['event']>(name: N): Extract<EventPayload, { event: N }> {
+  const found = sampleEvents.find((e): e is Extract<EventPayload, { event: N }> => e.event === name);
+  if (!found) throw new Error(`No sample of ${name}`);
+  return found;
+}

@@ -1,0 +1,171 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { MongoClient, Db } from 'mongodb';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createActivities } from '../activities/index.js';
+import { Settings } from '../domain/settings.js';
+import { webhookWorkflowId } from '../domain/webhooks.js';
+import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
+import { createLogger } from '../runtime/logger.js';
+import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
+import { createEventPublisher, type EventPublisher } from '../services/events.js';
+import { createStores, type Stores } from '../store/index.js';
+import { ensureIndexes } from '../store/indexes.js';
+import { connectMongo } from '../store/mongo.js';
+import { taskQueues } from '../worker/task-queues.js';
+import { sampleEvent } from './support/sample-events.js';
+import { startTimeSkipping } from './support/time-skipping.js';
+import {
+  startReceiver,
+  type Answer,
+  type ReceivedRequest,
+  type Receiver,
+} from './support/webhook-receiver.js';
+
+// The delivery schedule on Temporal's time-skipping test server: a day of retries runs in seconds, and
+// each attempt is timed by the receiver with the server's clock (the workflow's time), not the wall clock.
+
+let env: TestWorkflowEnvironment;
+let mongo: MongoClient;
+let db: Db;
+let stores: Stores;
+let events: EventPublisher;
+let activities: ReturnType<typeof createActivities>;
+let worker: Worker;
+let running: Promise<void>;
+const receivers: Receiver[] = [];
+
+beforeAll(async () => {
+  env = await startTimeSkipping();
+  const suffix = randomUUID().slice(0, 8);
+  ({ client: mongo, db } = await connectMongo(`${inject('mongoUri')}ts_${suffix}`));
+  await ensureIndexes(db);
+  stores = createStores(db, randomBytes(32));
+  const queues = taskQueues(`ts-${suffix}`);
+  const clock = () => new Date();
+  events = createEventPublisher({ stores, temporal: env.client, queues, clock });
+  const log = createLogger('silent', 'test');
+  activities = createActivities({
+    stores,
+    temporal: env.client,
+    queues,
+    log,
+    clock,
+    publicBaseUrl: 'http://127.0.0.1',
+    events,
+  });
+  worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: queues.webhooks,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    activities,
+  });
+  running = worker.run();
+});
+
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await Promise.all(receivers.map((r) => r.close()));
+  await db?.dropDatabase();
+  await mongo?.close();
+  await env?.teardown();
+});
+
+/** A receiver timed by the test server's clock, and an account whose webhooks go to it. */
+async function merchant(answer: (req: ReceivedRequest, index: number) => Answer) {
+  const receiver = await startReceiver({ answer, now: () => env.currentTimeMs() });
+  receivers.push(receiver);
+  const created = await stores.accounts.create({
+    name: 'Schedule test',
+    settings: Settings.parse({ webhookUrl: receiver.url }),
+    gateways: [{ name: 'test', kind: 'test', test: true, credentials: {} }],
+  });
+  return { receiver, accountId: created.account.id, secret: created.webhookSigningSecret };
+}
+
+/**
+ * Publishes one event, waits (in skipped time) for its delivery workflow to finish, and times each request
+ * the receiver got in seconds from the workflow's start.
+ */
+async function publishAndSettle(accountId: string, receiver: Receiver) {
+  const { eventId } = await events.publish(accountId, sampleEvent('recovery.success'));
+  const handle = env.client.workflow.getHandle<typeof webhookDeliveryWorkflow>(webhookWorkflowId(eventId));
+  const result = await handle.result();
+  const start = (await handle.describe()).startTime.getTime();
+  const offsets = receiver.received.map((r) => (r.receivedAt - start) / 1000);
+  return { eventId, result, offsets, record: await stores.events.get(eventId) };
+}
+
+/** Each attempt came when due: never early, and at most 2 s late (the time to send it, the first one from a cold worker). */
+function expectOnSchedule(offsets: number[], dueSeconds: number[]): void {
+  expect(offsets).toHaveLength(dueSeconds.length);
+  offsets.forEach((offset, i) => {
+    expect(offset).toBeGreaterThanOrEqual(dueSeconds[i]!);
+    expect(offset).toBeLessThan(dueSeconds[i]! + 2);
+  });
+}
+
+describe('webhook delivery schedule', () => {
+  it('a receiver that always fails gets 8 attempts at 0 s, 2 s, 10 s, +1 m, +5 m, +30 m, +2 h, +24 h', async () => {
+    const { receiver, accountId, secret } = await merchant(() => ({ status: 500 }));
+    const { eventId, result, offsets, record } = await publishAndSettle(accountId, receiver);
+
+    expect(result).toEqual({ delivered: false, attempts: 8 });
+    const expected = [0, 2, 10, 70, 370, 2170, 9370, 95770];
+    expectOnSchedule(offsets, expected);
+
+    receiver.received.forEach((req, i) => {
+      expect(req.headers['x-service-event-id']).toBe(eventId);
+      expect(req.headers['x-service-delivery-attempt']).toBe(String(i + 1));
+      expect(verifyWebhookSignature(req.raw, req.headers['x-service-signature'] as string, secret)).toBe(
+        true,
+      );
+    });
+    // The audit log keeps every attempt, and the event is dead-lettered for a manual resend.
+    expect(record?.deliveryStatus).toBe('failed');
+    const attempts = record?.deliveries[0]?.attempts ?? [];
+    expect(attempts.map((a) => [a.attempt, a.statusCode, a.error])).toEqual(
+      expected.map((_, i) => [i + 1, 500, 'HTTP 500: only 200 acknowledges']),
+    );
+  });
+
+  it('201, 204, a redirect and 500 are failures; a 200 at the fifth attempt ends the schedule', async () => {
+    const statuses = [201, 204, 302, 500, 200];
+    const { receiver, accountId } = await merchant((req, i) => ({
+      status: statuses[i] ?? 200,
+      headers: statuses[i] === 302 ? { Location: `${req.path}/elsewhere` } : undefined,
+    }));
+    const { result, offsets, record } = await publishAndSettle(accountId, receiver);
+
+    expect(result).toEqual({ delivered: true, attempts: 5 });
+    expect(receiver.received.map((r) => r.path)).toEqual(Array(5).fill('/webhooks'));
+    expectOnSchedule(offsets, [0, 2, 10, 70, 370]);
+    expect(record?.deliveryStatus).toBe('delivered');
+    expect(record?.deliveries[0]?.attempts.map((a) => [a.statusCode, a.error])).toEqual([
+      [201, 'HTTP 201: only 200 acknowledges'],
+      [204, 'HTTP 204: only 200 acknowledges'],
+      [302, 'HTTP 302: redirects are not followed'],
+      [500, 'HTTP 500: only 200 acknowledges'],
+      [200, null],
+    ]);
+  });
+});
+
+describe('one attempt', () => {
+  it('a 200 that takes 11 s is a failure: the receiver must answer within 10 s', async () => {
+    const { receiver, accountId } = await merchant(() => ({ status: 200, delayMs: 11_000 }));
+    // The HTTP timeout runs on the wall clock, so this drives the attempt activity itself, on an event
+    // stored without a delivery workflow (a recovery.failed suppressed by dunning being off).
+    const settings = Settings.parse({ webhookUrl: receiver.url, dunningEnabled: false });
+    await stores.accounts.updateSettings(accountId, settings);
+    const { eventId } = await events.publish(accountId, sampleEvent('recovery.failed'));
+    const outcome = await activities.deliverWebhook({ eventId, deliveryId: 'initial', attempt: 1 });
+
+    expect(outcome).toMatchObject({ ok: false, statusCode: null, error: 'no answer within 10 s' });
+    expect(outcome.latencyMs).toBeGreaterThanOrEqual(9_900);
+    expect(outcome.latencyMs).toBeLessThan(11_000);
+    expect(receiver.received).toHaveLength(1);
+  });
+});

@@ -1,0 +1,73 @@
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { AttemptOutcome } from '../activities/webhooks.js';
+import { webhookMaxAttempts, webhookRetryDelaysMs } from '../domain/webhooks.js';
+
+/** One delivery of one stored event: ids only, the activity loads the body and the secret. */
+export interface WebhookDeliveryInput {
+  eventId: string;
+  accountId: string;
+  deliveryId: string;
+}
+
+// One POST per activity run: the workflow owns the schedule, so Temporal must never repeat a POST itself.
+const { deliverWebhook } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
+// Bookkeeping in MongoDB: idempotent, retried until the database answers.
+const { recordWebhookAttempt, markEventStatus } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/** Runs one attempt; an activity that failed or timed out is a failed attempt with no status code. */
+async function attempt(input: WebhookDeliveryInput, n: number): Promise<AttemptOutcome> {
+  const started = Date.now();
+  try {
+    return await deliverWebhook({ eventId: input.eventId, deliveryId: input.deliveryId, attempt: n });
+  } catch (error) {
+    const cause =
+      error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+    return {
+      ok: false,
+      statusCode: null,
+      error: `attempt did not complete: ${cause}`,
+      at: new Date(started).toISOString(),
+      latencyMs: Date.now() - started,
+    };
+  }
+}
+
+/**
+ * Delivers an event on the schedule of the spec: at once, +2 s, +8 s, then +1 m, +5 m, +30 m, +2 h, +24 h,
+ * each wait counted from the start of the previous attempt (never overlapping it), so a receiver that
+ * fails at once sees attempts at 0 s, 2 s, 10 s, 70 s, ... Only a 200 acknowledges; after the last failure
+ * the event is marked failed (the audit log's dead letter) for a manual resend.
+ */
+export async function webhookDeliveryWorkflow(
+  input: WebhookDeliveryInput,
+): Promise<{ delivered: boolean; attempts: number }> {
+  let startedAt = Date.now(); // workflow time: deterministic, and virtual on the time-skipping server
+  for (let n = 1; n <= webhookMaxAttempts; n++) {
+    if (n > 1) {
+      const due = startedAt + (webhookRetryDelaysMs[n - 2] ?? 0);
+      if (due > Date.now()) await sleep(due - Date.now());
+      startedAt = Math.max(due, Date.now());
+    }
+    const outcome = await attempt(input, n);
+    await recordWebhookAttempt({
+      eventId: input.eventId,
+      deliveryId: input.deliveryId,
+      attempt: n,
+      ...outcome,
+    });
+    if (outcome.ok) {
+      await markEventStatus({ eventId: input.eventId, status: 'delivered' });
+      return { delivered: true, attempts: n };
+    }
+  }
+  await markEventStatus({ eventId: input.eventId, status: 'failed' });
+  return { delivered: false, attempts: webhookMaxAttempts };
+}
