@@ -24,8 +24,12 @@ const familyOf: Record<string, Family> = {
   reenter_transaction: 'technical',
 };
 
+/** A token that has never declined (a fallback card, a refreshed or newly entered card). */
+export const freshTokenCode = 'fresh_token';
+
+/** The family of a decline code; a fresh token times like a technical failure: try it now. */
 export function declineFamily(code: string): Family {
-  return familyOf[code] ?? 'unknown';
+  return code === freshTokenCode ? 'technical' : (familyOf[code] ?? 'unknown');
 }
 
 /** An account's outcomes of earlier attempts, aggregated from the attempts log. */
@@ -63,8 +67,7 @@ export function statKeys(code: string, local: LocalParts, gateway: string) {
  * first retry, and how time of day and paydays move it. They are where learning starts, not where it ends.
  */
 const basePrior: Record<Family, number> = { funds: 0.22, issuer: 0.18, technical: 0.5, unknown: 0.2 };
-/** A fallback card that has not declined yet: most of them charge. */
-export const freshTokenCode = 'fresh_token';
+/** Most fresh cards charge. */
 const freshTokenPrior = 0.45;
 const hourPrior = [0.88, 0.92, 1.0, 1.05, 1.05, 1.03, 1.0, 0.97]; // 3-hour buckets, customer local time
 const pseudoCount = 25; // how many observations a prior is worth

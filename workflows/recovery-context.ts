@@ -34,15 +34,15 @@ export class RecoveryContext {
     }));
   }
 
-  get settled(): boolean {
-    return this.first !== undefined;
-  }
-
-  /** Fixes the synchronous answer once; a failure answered at once gets the FAILED_API_ id. */
-  settle(outcome: FirstPhaseOutcome): void {
-    if (this.first) return;
-    this.first = outcome;
-    if (outcome.kind === 'failed') this.publicId = `FAILED_API_${this.input.transactionId}`;
+  /**
+   * Moves to `state` and, if the synchronous answer is still open, gives it: the read model is written
+   * first, so a status lookup right after the answer agrees with it. A failure answered at once gets the
+   * FAILED_API_ id, which its webhook then carries too.
+   */
+  async conclude(state: RecoveryState, patch: RecordPatch, outcome: FirstPhaseOutcome): Promise<void> {
+    if (!this.first && outcome.kind === 'failed') this.publicId = `FAILED_API_${this.input.transactionId}`;
+    await this.record(state, patch);
+    this.first ??= outcome;
   }
 
   /** Moves to `state`: read model first, then search attributes for operators. */

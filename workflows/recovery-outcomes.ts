@@ -16,22 +16,25 @@ export async function succeed(
   },
 ): Promise<void> {
   const { request: r } = ctx.input;
-  await ctx.record('succeeded', {
-    strategyUsed: o.strategy,
-    recoveredAt: nowIso(),
-    gatewayTransactionId: o.gatewayTransactionId,
-    ai: o.ai,
-    recommendedAction: null,
-    recommendedActionReason: null,
-    nextAttemptAt: null,
-  });
-  ctx.settle({
-    kind: 'succeeded',
-    strategy: o.strategy,
-    gatewaysAttempted: o.gatewaysAttempted,
-    gatewayTransactionId: o.gatewayTransactionId,
-    ai: o.ai,
-  });
+  await ctx.conclude(
+    'succeeded',
+    {
+      strategyUsed: o.strategy,
+      recoveredAt: nowIso(),
+      gatewayTransactionId: o.gatewayTransactionId,
+      ai: o.ai,
+      recommendedAction: null,
+      recommendedActionReason: null,
+      nextAttemptAt: null,
+    },
+    {
+      kind: 'succeeded',
+      strategy: o.strategy,
+      gatewaysAttempted: o.gatewaysAttempted,
+      gatewayTransactionId: o.gatewayTransactionId,
+      ai: o.ai,
+    },
+  );
   await ctx.emit({
     event: 'recovery.success',
     serviceTransactionId: ctx.publicId,
@@ -62,22 +65,25 @@ export async function fail(
   const info = classifyDecline(o.declineCode);
   const action = o.action ?? info.recommendedAction;
   const reason = o.reason ?? info.reason;
-  ctx.settle({
-    kind: 'failed',
-    gatewaysAttempted: o.gatewaysAttempted,
-    declineCode: o.declineCode,
-    recommendedAction: action,
-    reason,
-    ai: o.ai,
-  });
-  await ctx.record('failed', {
-    strategyUsed: 'all_failed',
-    recommendedAction: action,
-    recommendedActionReason: reason,
-    ai: o.ai,
-    nextAttemptAt: null,
-    ...(o.declineCode ? { lastDeclineCode: o.declineCode } : {}),
-  });
+  await ctx.conclude(
+    'failed',
+    {
+      strategyUsed: 'all_failed',
+      recommendedAction: action,
+      recommendedActionReason: reason,
+      ai: o.ai,
+      nextAttemptAt: null,
+      ...(o.declineCode ? { lastDeclineCode: o.declineCode } : {}),
+    },
+    {
+      kind: 'failed',
+      gatewaysAttempted: o.gatewaysAttempted,
+      declineCode: o.declineCode,
+      recommendedAction: action,
+      reason,
+      ai: o.ai,
+    },
+  );
   await ctx.emit({
     event: 'recovery.failed',
     serviceTransactionId: ctx.publicId,
@@ -110,13 +116,16 @@ export async function block(
   o: { declineCode: string; reason: string; action: RecommendedAction; fromAttempt: boolean },
 ): Promise<void> {
   const { request: r } = ctx.input;
-  ctx.settle({ kind: 'blocked', declineCode: o.declineCode, reason: o.reason, recommendedAction: o.action });
-  await ctx.record('blocked', {
-    lastDeclineCode: o.declineCode,
-    recommendedAction: o.action,
-    recommendedActionReason: o.reason,
-    nextAttemptAt: null,
-  });
+  await ctx.conclude(
+    'blocked',
+    {
+      lastDeclineCode: o.declineCode,
+      recommendedAction: o.action,
+      recommendedActionReason: o.reason,
+      nextAttemptAt: null,
+    },
+    { kind: 'blocked', declineCode: o.declineCode, reason: o.reason, recommendedAction: o.action },
+  );
   await ctx.emit({
     event: 'recovery.blocked',
     declineCode: o.declineCode,
@@ -168,8 +177,7 @@ export async function expire(
 /** Proof Mode control group: no attempt, so the lift can be measured. */
 export async function holdOut(ctx: RecoveryContext, ai: Prediction): Promise<void> {
   const { request: r } = ctx.input;
-  await ctx.record('holdout', { strategyUsed: 'holdout', ai });
-  ctx.settle({ kind: 'holdout', ai });
+  await ctx.conclude('holdout', { strategyUsed: 'holdout', ai }, { kind: 'holdout', ai });
   await ctx.emit({
     event: 'recovery.holdout',
     clientId: ctx.input.accountId,

@@ -114,13 +114,16 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
 
     if (plan.at > Date.now()) {
       const nextAttemptAt = new Date(plan.at).toISOString();
-      await ctx.record('queued', {
-        nextAttemptAt,
-        recommendedAction: 'retry_later',
-        recommendedActionReason: plan.prediction.reasoning,
-        ai: plan.prediction,
-      });
-      ctx.settle({ kind: 'queued', nextAttemptAt, reason: plan.prediction.reasoning, ai: plan.prediction });
+      await ctx.conclude(
+        'queued',
+        {
+          nextAttemptAt,
+          recommendedAction: 'retry_later',
+          recommendedActionReason: plan.prediction.reasoning,
+          ai: plan.prediction,
+        },
+        { kind: 'queued', nextAttemptAt, reason: plan.prediction.reasoning, ai: plan.prediction },
+      );
       await condition(() => cardUpdate !== undefined, plan.at - Date.now());
       waited = true;
       if (cardUpdate) {
@@ -169,12 +172,15 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
       ctx.attemptCount = attemptNo;
       if (result.kind === 'ambiguous') {
         // Never charge again before the ambiguous attempt is resolved at the gateway.
-        ctx.settle({ kind: 'unknown', reason: result.reason });
-        await ctx.record('reconciling', {
-          recommendedAction: 'monitor',
-          recommendedActionReason:
-            'The gateway did not answer clearly; Recoup is confirming the charge before anything else.',
-        });
+        await ctx.conclude(
+          'reconciling',
+          {
+            recommendedAction: 'monitor',
+            recommendedActionReason:
+              'The gateway did not answer clearly; Recoup is confirming the charge before anything else.',
+          },
+          { kind: 'unknown', reason: result.reason },
+        );
         await sleep('30 seconds');
         result = await resolveCharge({ ...base, sentAt });
         trigger = 'reconciliation';
