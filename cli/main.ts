@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../runtime/config.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
@@ -30,13 +30,17 @@ function configOrUsageError(): Config {
   }
 }
 
-/** A Temporal client made on first use, so commands that never need Temporal never wait for it. */
+/**
+ * A Temporal client made on first use, so commands that never need Temporal neither connect nor load the
+ * SDK (which takes a noticeable part of a second).
+ */
 function lazyTemporal(config: Config) {
   let connecting: Promise<Connection> | null = null;
   return {
     async client(): Promise<Client> {
-      connecting ??= Connection.connect({ address: config.temporal.address });
-      return new Client({ connection: await connecting, namespace: config.temporal.namespace });
+      const sdk = await import('@temporalio/client');
+      connecting ??= sdk.Connection.connect({ address: config.temporal.address });
+      return new sdk.Client({ connection: await connecting, namespace: config.temporal.namespace });
     },
     async close(): Promise<void> {
       if (connecting) await (await connecting).close();

@@ -44,16 +44,27 @@ export interface Stack {
  * The real service for one test file: a fresh database on the shared MongoDB server, a Koa app on a free
  * port, a Temporal client and (unless `worker: false`) workers on task queues of this file alone.
  */
-export async function startStack(opts: { clock?: () => Date; worker?: boolean } = {}): Promise<Stack> {
+export async function startStack(
+  opts: {
+    clock?: () => Date;
+    worker?: boolean;
+    /** Use this database (e.g. one the CLI also works on) instead of a fresh one; it is still dropped at close. */
+    dbName?: string;
+    /** The master key sealing secrets; random unless the test shares the database with another process. */
+    masterKey?: Buffer;
+    /** Run on this Temporal server instead of the shared dev server (e.g. the time-skipping test server). */
+    temporal?: { client: Client; nativeConnection: NativeConnection };
+  } = {},
+): Promise<Stack> {
   const clock = opts.clock ?? (() => new Date());
   const log = createLogger('silent', 'test');
   const suffix = randomUUID().slice(0, 8);
-  const { client: mongo, db } = await connectMongo(`${inject('mongoUri')}t_${suffix}`);
+  const { client: mongo, db } = await connectMongo(`${inject('mongoUri')}${opts.dbName ?? `t_${suffix}`}`);
   await ensureIndexes(db);
-  const stores = createStores(db, randomBytes(32));
+  const stores = createStores(db, opts.masterKey ?? randomBytes(32));
   const address = inject('temporalAddress');
-  const connection = await Connection.connect({ address });
-  const temporal = new Client({ connection, namespace: 'default' });
+  const connection = opts.temporal ? null : await Connection.connect({ address });
+  const temporal = opts.temporal?.client ?? new Client({ connection: connection!, namespace: 'default' });
   const queues = taskQueues(`t-${suffix}`);
   const events = createEventPublisher({ stores, temporal, queues, clock });
 
@@ -78,7 +89,7 @@ export async function startStack(opts: { clock?: () => Date; worker?: boolean } 
   let nativeConnection: NativeConnection | null = null;
   if (opts.worker !== false) {
     quietTemporalRuntime();
-    nativeConnection = await NativeConnection.connect({ address });
+    nativeConnection = opts.temporal?.nativeConnection ?? (await NativeConnection.connect({ address }));
     const activities = createActivities({
       stores,
       temporal,
@@ -118,8 +129,10 @@ export async function startStack(opts: { clock?: () => Date; worker?: boolean } 
       stopWorkers?.();
       await workersDone;
       await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-      await nativeConnection?.close();
-      await connection.close();
+      if (connection) {
+        await nativeConnection?.close();
+        await connection.close();
+      }
       await db.dropDatabase();
       await mongo.close();
     },

@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../scripts/servers.js';
+import { call } from './support/stack.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** A running `npm start` (the dev-stack script) and what it printed once ready. */
+interface Started {
+  child: ChildProcess;
+  apiUrl: string;
+  uiUrl: string;
+  apiKey: string;
+  output: () => string;
+}
+
+let dataDir: string;
+let env: NodeJS.ProcessEnv;
+const running: ChildProcess[] = [];
+
+function field(text: string, label: string): string {
+  const match = new RegExp(`^dev-stack \\|\\s+${label}\\s+(\\S+)`, 'm').exec(text);
+  if (!match?.[1]) throw new Error(`dev stack printed no ${label}:\n${text}`);
+  return match[1];
+}
+
+/** Starts the dev stack and resolves once it prints that it is running (or fails with its output). */
+function startDevStack(): Promise<Started> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/dev-stack.ts'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.push(child);
+  let text = '';
+  child.stdout.on('data', (b: Buffer) => (text += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (text += b.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`dev stack not ready in 150 s:\n${text}`)), 150_000);
+    child.once('exit', (code) => reject(new Error(`dev stack exited ${code}:\n${text}`)));
+    child.stdout.on('data', () => {
+      if (!text.includes('Stop with Ctrl-C')) return;
+      clearTimeout(timer);
+      resolve({
+        child,
+        apiUrl: field(text, 'API'),
+        uiUrl: field(text, 'Temporal UI'),
+        apiKey: field(text, 'apiKey'),
+        output: () => text,
+      });
+    });
+  });
+}
+
+/** Sends SIGTERM and resolves with the exit code once the dev stack has stopped everything. */
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}
+
+const statusOfUnknown = (apiUrl: string, key?: string) =>
+  call(apiUrl, 'GET', `/api/recovery/status/${randomUUID()}`, key ? { key } : {});
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'recoup-dev-stack-'));
+  const { MONGODB_URI: _m, TEMPORAL_ADDRESS: _t, ...rest } = process.env;
+  env = {
+    ...rest,
+    DATA_DIR: dataDir,
+    PORT: String(await freePort()),
+    TEMPORAL_PORT: String(await freePort()),
+    TEMPORAL_UI_PORT: String(await freePort()),
+    MONGO_PORT: String(await freePort()),
+    LOG_LEVEL: 'warn',
+  };
+});
+afterAll(async () => {
+  await Promise.all(running.map(stop));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('npm start (the dev stack)', () => {
+  it('runs the whole service, stops cleanly on SIGTERM, and keeps the demo account across restarts', async () => {
+    const first = await startDevStack();
+    expect(first.apiUrl).toBe(`http://127.0.0.1:${env.PORT}`);
+    expect(first.uiUrl).toBe(`http://127.0.0.1:${env.TEMPORAL_UI_PORT}`);
+
+    const health = await call(first.apiUrl, 'GET', '/api/health');
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({ status: 'ok', checks: { mongo: 'ok', temporal: 'ok' } });
+    const ui = await fetch(first.uiUrl);
+    expect(ui.status).toBe(200);
+    expect(await ui.text()).toMatch(/<html/i);
+
+    expect(first.apiKey).toMatch(/^sk_/);
+    expect((await statusOfUnknown(first.apiUrl)).status).toBe(401);
+    expect((await statusOfUnknown(first.apiUrl, first.apiKey)).status).toBe(404);
+    expect(statSync(join(dataDir, 'demo-account.json')).mode & 0o777).toBe(0o600);
+
+    expect(await stop(first.child)).toBe(0);
+    expect(first.output()).toMatch(/dev-stack \| stopped\.\s*$/);
+    await expect(fetch(`${first.apiUrl}/api/health`)).rejects.toThrow();
+
+    const second = await startDevStack();
+    expect(second.apiKey).toBe(first.apiKey);
+    expect((await statusOfUnknown(second.apiUrl, second.apiKey)).status).toBe(404);
+    expect(await stop(second.child)).toBe(0);
+  }, 300_000);
+});
