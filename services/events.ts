@@ -34,7 +34,7 @@ export interface EventPublisher {
     opts?: { eventId?: string },
   ): Promise<{ eventId: string; deliveryStatus: DeliveryStatus }>;
   /** Delivers a stored event again (same body and eventId, signed at send time) in a new delivery. */
-  resend(eventId: string): Promise<{ eventId: string; deliveryId: string }>;
+  resend(eventId: string): Promise<{ eventId: string; deliveryId: string; workflowId: string }>;
 }
 
 /** The event outbox: MongoDB first (the audit log), then one Temporal workflow per delivery. */
@@ -108,7 +108,7 @@ export function createEventPublisher(deps: {
         if (await stores.events.addDelivery(eventId, record.deliveries.length, delivery)) {
           await stores.events.setStatus(eventId, 'pending', ['failed', 'undeliverable', 'suppressed']);
           await startDelivery(record, resend);
-          return { eventId, deliveryId: delivery.deliveryId };
+          return { eventId, deliveryId: delivery.deliveryId, workflowId: webhookWorkflowId(eventId, resend) };
         }
         // Another resend appended first: take the next number.
         record = await stores.events.get(eventId);
