@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +67,17 @@ function stop(child: ChildProcess): Promise<number | null> {
   });
 }
 
+function refusesConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
 const statusOfUnknown = (apiUrl: string, key?: string) =>
   call(apiUrl, 'GET', `/api/recovery/status/${randomUUID()}`, key ? { key } : {});
 
@@ -108,6 +120,8 @@ describe('npm start (the dev stack)', () => {
     expect(await stop(first.child)).toBe(0);
     expect(first.output()).toMatch(/dev-stack \| stopped\.\s*$/);
     await expect(fetch(`${first.apiUrl}/api/health`)).rejects.toThrow();
+    await expect(fetch(first.uiUrl)).rejects.toThrow();
+    expect(await refusesConnections(Number(env.MONGO_PORT))).toBe(true);
 
     const second = await startDevStack();
     expect(second.apiKey).toBe(first.apiKey);
