@@ -5,16 +5,18 @@ import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
 import { taskQueues } from '../worker/task-queues.js';
 import { accountsCommand, accountsUsage } from './commands/accounts.js';
+import { webhooksCommand, webhooksUsage } from './commands/webhooks.js';
 import type { CliContext, Command } from './context.js';
 import { errorLine, exitCodeFor, UsageError } from './errors.js';
 
-const commands: Record<string, Command> = { accounts: accountsCommand };
+const commands: Record<string, Command> = { accounts: accountsCommand, webhooks: webhooksCommand };
 
 const usage = [
   'recoup: the Recoup operator CLI. It works on the MongoDB of MONGODB_URI (and DATA_DIR or RECOUP_MASTER_KEY).',
   '',
   'Usage:',
   ...accountsUsage.map((l) => `  ${l}`),
+  ...webhooksUsage.map((l) => `  ${l}`),
 ];
 
 /** The MongoDB URI without its password, for error messages. */
