@@ -13,14 +13,18 @@ import { generateKey } from '../runtime/crypto.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { accountIdAttribute, eventTypeAttribute, ResendRefusedError } from '../services/events.js';
 import { sampleEvent, sampleEvents } from './support/sample-events.js';
+import { runCli } from './support/cli.js';
 import { startStack, type Stack } from './support/stack.js';
 import { startReceiver, type ReceivedRequest, type Receiver } from './support/webhook-receiver.js';
 
 let stack: Stack;
 const receivers: Receiver[] = [];
+// A named database and master key, so the real `recoup` executable can work on the same data.
+const dbName = `wh_${randomBytes(4).toString('hex')}`;
+const masterKey = randomBytes(32);
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ dbName, masterKey });
 });
 afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
@@ -268,6 +272,40 @@ describe('recoup webhooks', () => {
     await settled(delivered, 1);
     expect(requestsFor(m.receiver, delivered)).toHaveLength(2);
     expect(await run('show', delivered)).toContain('delivery resend-1');
+  });
+
+  it('the recoup executable runs the same commands against the same database and Temporal', async () => {
+    const recoup = (...args: string[]) =>
+      runCli(args, {
+        MONGODB_URI: `${inject('mongoUri')}${dbName}`,
+        RECOUP_MASTER_KEY: masterKey.toString('base64'),
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_TASK_QUEUE: stack.queues.webhooks.replace(/-webhooks$/, ''),
+      });
+    const listed = await recoup(
+      'webhooks',
+      'list',
+      '--account',
+      m.accountId,
+      '--status',
+      'delivered',
+      '--json',
+    );
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as Array<{ eventId: string }>).map((e) => e.eventId)).toEqual([
+      delivered,
+    ]);
+
+    const before = requestsFor(m.receiver, delivered).length;
+    const resent = await recoup('webhooks', 'resend', delivered, '--json');
+    expect(resent.code).toBe(0);
+    const { deliveryId } = JSON.parse(resent.stdout) as { deliveryId: string };
+    await settled(delivered, Number(deliveryId.replace('resend-', '')));
+    expect(requestsFor(m.receiver, delivered)).toHaveLength(before + 1);
+
+    const missing = await recoup('webhooks', 'show', 'no-such-event');
+    expect(missing).toMatchObject({ code: 1, stdout: '' });
+    expect(missing.stderr).toContain('no event with eventId no-such-event');
   });
 
   it('unknown events and bad flags are reported as such', async () => {
