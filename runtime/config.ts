@@ -25,6 +25,14 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+/** Every environment variable an API or worker process reads (each documented in the README). */
+export const configVariables = Object.keys(EnvSchema.shape) as Array<keyof typeof EnvSchema.shape>;
+
+/** The variables that have no default and must always be set. */
+export const requiredConfigVariables = configVariables.filter(
+  (name) => !EnvSchema.shape[name].safeParse(undefined).success,
+);
+
 /** The whole configuration of an API or worker process, parsed once at start. */
 export interface Config {
   port: number;

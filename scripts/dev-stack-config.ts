@@ -17,6 +17,9 @@ const DevStackEnv = z.object({
   MONGODB_URI: z.string().min(1).optional(),
 });
 
+/** The variables `npm start` reads itself (it passes the rest on to the API and the worker). */
+export const devStackVariables = Object.keys(DevStackEnv.shape) as Array<keyof typeof DevStackEnv.shape>;
+
 /** The dev stack's settings, parsed once. */
 export interface DevStackConfig {
   apiPort: number;
