@@ -8,7 +8,7 @@ const day = 24 * hour;
 const fatigue = 0.7;
 const decayPerDay = 0.97;
 const sameDayPenalty = 0.5;
-const patiencePerDay = 0.95;
+const patiencePerDay = 0.99;
 
 /** A way to charge: one token through one gateway, in the spec's cascade order. */
 export interface PlanOption {

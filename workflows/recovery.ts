@@ -31,6 +31,8 @@ const { resolveCharge } = proxyActivities<Activities>({
  * attempt)* → outcome. The first phase answers the execute update; the rest carries on durably.
  */
 export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
+  // The failure is as old as the workflow: Temporal's clock, which is also the clock timers run on.
+  const failedAt = Date.now();
   const ctx = new RecoveryContext(input);
   const r = input.request;
   const { workflowId } = workflowInfo();
@@ -41,7 +43,6 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
   if (screen.block)
     return block(ctx, { ...screen.block, action: screen.block.recommendedAction, fromAttempt: false });
 
-  const failedAt = Date.parse(input.receivedAt);
   let code = screen.decline.code;
   let advice: string | null = null;
   let options: PlanOption[] = screen.options;

@@ -2,7 +2,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  makeTelemetryFilterString,
+  NativeConnection,
+  Runtime,
+  type Worker,
+} from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities/index.js';
 import { createApp } from '../../api/app.js';
@@ -16,10 +22,13 @@ import { createWorkers, runWorkers } from '../../worker/create-worker.js';
 import { taskQueues, type TaskQueues } from '../../worker/task-queues.js';
 
 let runtimeInstalled = false;
-/** The SDK logs every worker state change at INFO; tests only want warnings. */
+/** The SDK logs every worker state change at INFO, and the time-skipping server's stale tasks at WARN. */
 export function quietTemporalRuntime(): void {
   if (runtimeInstalled) return;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } },
+  });
   runtimeInstalled = true;
 }
 

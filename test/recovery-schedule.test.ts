@@ -1,0 +1,184 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Context } from '@temporalio/activity';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localParts } from '../domain/local-time.js';
+import { recoveryWorkflowId } from '../domain/recovery.js';
+import { paydayPrior } from '../domain/success-model.js';
+import type { EventRecord } from '../store/events.js';
+import { call, startStack, type Stack } from './support/stack.js';
+import { startTimeSkipping } from './support/time-skipping.js';
+
+// The whole service — HTTP API, workers, real activities, FerretDB — on Temporal's time-skipping server:
+// weeks of smart retries run in seconds, and activities read the server's clock, not the wall clock.
+
+let env: TestWorkflowEnvironment;
+let stack: Stack;
+let n = 0;
+const amount = () => 2000 + (n += 1);
+const day = 86_400_000;
+
+/** Inside an activity, the time the server scheduled it (the workflow's clock); elsewhere, the wall clock. */
+function serverClock(): Date {
+  try {
+    return new Date(Context.current().info.currentAttemptScheduledTimestampMs);
+  } catch {
+    return new Date();
+  }
+}
+
+beforeAll(async () => {
+  env = await startTimeSkipping();
+  stack = await startStack({
+    temporal: { client: env.client, nativeConnection: env.nativeConnection },
+    clock: serverClock,
+  });
+});
+afterAll(async () => {
+  await stack?.close();
+  await env?.teardown();
+});
+
+/** Executes a request and lets the recovery run to its end in skipped time; returns the outcome. */
+async function runToEnd(apiKey: string, accountId: string, body: Record<string, unknown>) {
+  const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+    key: apiKey,
+    body: { amount: amount(), ...body },
+  });
+  const transactionId = String(answer.body.transactionId).replace(/^FAILED_API_/, '');
+  const doc = await stack.stores.recoveries.find(accountId, transactionId);
+  const handle = env.client.workflow.getHandle(doc!.workflowId);
+  await handle.result();
+  const startedAt = (await handle.describe()).startTime.getTime();
+  const final = (await stack.stores.recoveries.find(accountId, transactionId))!;
+  const events = (await stack.stores.events.list({ accountId, limit: 100 })).filter((e: EventRecord) =>
+    e.type.startsWith('recovery.'),
+  );
+  return { answer, final, events, startedAt };
+}
+
+describe('smart retries on the time-skipping server', () => {
+  it('an insufficient-funds recovery is queued to a payday window, retried then, and reported by recovery.success', async () => {
+    // Three days before the 15th, 10:00 UTC: the payday is close enough to wait for.
+    const now = new Date(await env.currentTimeMs());
+    const target = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 12, 10);
+    await env.sleep(target - now.getTime());
+    const { apiKey, account } = await stack.createAccount();
+    const out = await runToEnd(apiKey, account.id, {
+      paymentMethodToken: 'tok_visa',
+      originalDeclineCode: 'insufficient_funds',
+    });
+    expect(out.answer.status).toBe(202);
+    const planned = Date.parse(String(out.answer.body.nextAttemptAt));
+    expect(paydayPrior('funds', localParts(planned, 0), null)).toBeGreaterThan(1);
+    expect(new Date(planned).getUTCDate()).toBe(15);
+    expect(out.final).toMatchObject({ state: 'succeeded', strategyUsed: 'smart_retry' });
+    expect(out.final.attempts).toHaveLength(1);
+    expect(Math.abs(out.final.attempts[0]!.at.getTime() - planned)).toBeLessThan(5_000);
+    expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
+    expect(out.events[0]!.payload).toMatchObject({
+      serviceTransactionId: out.answer.body.transactionId,
+      strategyUsed: 'smart_retry',
+    });
+  });
+
+  it('a recovery that keeps failing exhausts its budget on schedule and emits recovery.failed once', async () => {
+    const { apiKey, account } = await stack.createAccount({
+      retryPolicy: { maxAttempts: 4, maxDays: 21 },
+      riskSkipThreshold: 100,
+    });
+    const out = await runToEnd(apiKey, account.id, {
+      paymentMethodToken: 'tok_decline_do_not_honor',
+      originalDeclineCode: 'do_not_honor',
+    });
+    expect(out.answer.status).toBe(202);
+    expect(out.final).toMatchObject({
+      state: 'failed',
+      strategyUsed: 'all_failed',
+      recommendedAction: 'retry_later',
+    });
+    const times = out.final.attempts.map((a) => a.at.getTime());
+    expect(times).toHaveLength(4);
+    const start = out.startedAt;
+    for (const [i, t] of times.entries()) {
+      expect(t - start).toBeLessThanOrEqual(21 * day);
+      if (i > 0) expect(t - times[i - 1]!).toBeGreaterThanOrEqual(day / 2);
+    }
+    expect(out.events.filter((e) => e.type === 'recovery.failed')).toHaveLength(1);
+    expect(out.events[0]!.payload).toMatchObject({
+      event: 'recovery.failed',
+      serviceTransactionId: out.answer.body.transactionId,
+    });
+  });
+
+  it('an ambiguous attempt is reconciled at the gateway, never charged twice, and reported with trigger reconciliation', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const out = await runToEnd(apiKey, account.id, {
+      paymentMethodToken: 'tok_timeout',
+      originalDeclineCode: 'try_again_later',
+    });
+    expect(out.answer.body).toMatchObject({ status: 'unknown' });
+    expect(out.final.state).toBe('succeeded');
+    expect(await stack.stores.db.collection('sandboxCharges').countDocuments({ token: 'tok_timeout' })).toBe(
+      1,
+    );
+    expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
+    expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
+  });
+
+  it('a gateway that never charged (5xx) is confirmed at the gateway before the next attempt', async () => {
+    const { apiKey, account } = await stack.createAccount({
+      retryPolicy: { maxAttempts: 2, maxDays: 21 },
+      riskSkipThreshold: 100,
+    });
+    const out = await runToEnd(apiKey, account.id, {
+      paymentMethodToken: 'tok_server_error',
+      originalDeclineCode: 'try_again_later',
+    });
+    expect(out.final.state).toBe('failed');
+    expect(out.final.attempts.map((a) => a.outcome)).toEqual(['not_charged', 'not_charged']);
+    expect(out.events.find((e) => e.type === 'recovery.failed')!.payload).toMatchObject({
+      trigger: 'reconciliation',
+    });
+  });
+
+  it('a Visa card never gets more than 15 attempts in any 30 days, across several recoveries', async () => {
+    const { apiKey, account } = await stack.createAccount({
+      retryPolicy: { maxAttempts: 8, maxDays: 21 },
+      riskSkipThreshold: 100,
+    });
+    const body = {
+      paymentMethodToken: 'tok_decline_generic_decline',
+      originalDeclineCode: 'generic_decline',
+      binPrefix: '424242',
+    };
+    // One after another: the time-skipping server can expire in-flight tasks when several waiters skip at once.
+    const outs = [];
+    for (let i = 0; i < 3; i += 1) outs.push(await runToEnd(apiKey, account.id, body));
+    const times = outs.flatMap((o) => o.final.attempts.map((a) => a.at.getTime())).sort((a, b) => a - b);
+    const charges = await stack.stores.db
+      .collection('sandboxCharges')
+      .countDocuments({ token: body.paymentMethodToken });
+    expect(times).toHaveLength(charges);
+    const busiest = Math.max(...times.map((t) => times.filter((u) => u >= t && u < t + 30 * day).length));
+    expect(busiest).toBe(15);
+    expect(outs.every((o) => o.final.state === 'failed')).toBe(true);
+  });
+
+  it('the workflow id is the business key: account and idempotency key', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: 'tok_visa',
+        amount: amount(),
+        originalDeclineCode: 'try_again_later',
+        idempotencyKey: 'inv-42',
+      },
+    });
+    const doc = await stack.stores.recoveries.find(account.id, String(res.body.transactionId));
+    expect(doc?.workflowId).toBe(recoveryWorkflowId(account.id, 'inv-42'));
+    await env.client.workflow.getHandle(doc!.workflowId).result();
+    const described = await env.client.workflow.getHandle(doc!.workflowId).describe();
+    expect(described.status.name).toBe('COMPLETED');
+  });
+});
