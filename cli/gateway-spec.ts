@@ -1,18 +1,15 @@
 import { z } from 'zod';
-import { GatewayKind, gatewayKinds } from '../domain/gateway-kinds.js';
+import { supportedGatewayKinds } from '../activities/gateways/registry.js';
+import { GatewayKind } from '../domain/gateway-kinds.js';
 import type { GatewayConfig } from '../domain/settings.js';
 import { parseJsonFlag } from './args.js';
 import { UsageError } from './errors.js';
 
 const Credentials = z.record(z.string(), z.string());
 
-/**
- * The gateway kinds an operator may configure. The adapter registry (activities/gateways/registry.ts)
- * becomes the authority once it lands: this is the one place to ask it, so an account can never name
- * a kind no worker can charge through.
- */
+/** The gateway kinds an operator may configure: those a worker has an adapter for. */
 export function usableGatewayKinds(): readonly GatewayKind[] {
-  return gatewayKinds;
+  return supportedGatewayKinds;
 }
 
 function credentialsOf(flag: string, text: string | null): Record<string, string> {
@@ -28,9 +25,11 @@ function parseOne(flag: string, spec: string): Omit<GatewayConfig, 'name'> {
   const colon = spec.indexOf(':');
   const kindText = colon === -1 ? spec : spec.slice(0, colon);
   const kind = GatewayKind.safeParse(kindText);
-  if (!kind.success || !usableGatewayKinds().includes(kind.data))
+  const usable = usableGatewayKinds().join(', ');
+  if (!kind.success) throw new UsageError(`${flag}: unknown gateway kind "${kindText}" (usable: ${usable})`);
+  if (!usableGatewayKinds().includes(kind.data))
     throw new UsageError(
-      `${flag}: unknown gateway kind "${kindText}" (one of: ${usableGatewayKinds().join(', ')})`,
+      `${flag}: no adapter for gateway kind "${kind.data}" in this version (usable: ${usable})`,
     );
   if (colon === -1 && kind.data !== 'test')
     throw new UsageError(

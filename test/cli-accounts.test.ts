@@ -82,8 +82,8 @@ describe('recoup accounts create', () => {
   });
 
   it('keeps API keys only as hashes and the signing secret and gateway credentials sealed', async () => {
-    const created = await createAccount('--backup-gateway', 'stripe:{"secretKey":"sk_test_backup_secret"}');
-    expect(created.gateways.map((g) => g.name)).toEqual(['test', 'stripe']);
+    const created = await createAccount('--backup-gateway', 'test:{"declineAll":"sealed_marker_7f3a"}');
+    expect(created.gateways.map((g) => g.name)).toEqual(['test', 'test-2']);
     const keys = await stack.stores.db.collection(collections.apiKeys).find({}).toArray();
     expect(keys.map((k) => k._id)).toContain(sha256(created.apiKey));
     const everything = JSON.stringify([
@@ -94,11 +94,11 @@ describe('recoup accounts create', () => {
       created.apiKey,
       created.publishableKey,
       created.webhookSigningSecret,
-      'sk_test_backup',
+      'sealed_marker_7f3a',
     ])
       expect(everything).not.toContain(secret);
-    expect(await stack.stores.accounts.gatewayCredentials(created.clientId, 'stripe')).toEqual({
-      secretKey: 'sk_test_backup_secret',
+    expect(await stack.stores.accounts.gatewayCredentials(created.clientId, 'test-2')).toEqual({
+      declineAll: 'sealed_marker_7f3a',
     });
   });
 

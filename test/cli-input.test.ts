@@ -22,34 +22,31 @@ describe('mergePatch (JSON merge patch, RFC 7396)', () => {
 });
 
 describe('parseGateways (--gateway and --backup-gateway)', () => {
-  it('makes `test` a sandbox primary and names backups after their kind, numbering repeats', () => {
+  it('makes `test` a sandbox gateway named after its kind, numbering repeats', () => {
     expect(
-      parseGateways('test', ['stripe:{"secretKey":"a"}', 'stripe:{"secretKey":"b"}']).map(
-        ({ name, kind, test }) => ({
-          name,
-          kind,
-          test,
-        }),
-      ),
+      parseGateways('test', ['test:{"latencyMs":"5"}', 'test']).map(({ name, kind, test }) => ({
+        name,
+        kind,
+        test,
+      })),
     ).toEqual([
       { name: 'test', kind: 'test', test: true },
-      { name: 'stripe', kind: 'stripe', test: false },
-      { name: 'stripe-2', kind: 'stripe', test: false },
+      { name: 'test-2', kind: 'test', test: true },
+      { name: 'test-3', kind: 'test', test: true },
     ]);
   });
 
   it('keeps the credentials given as JSON', () => {
-    expect(parseGateways('adyen:{"apiKey":"k","merchantAccount":"M"}', [])[0]?.credentials).toEqual({
-      apiKey: 'k',
-      merchantAccount: 'M',
+    expect(parseGateways('test:{"declineAll":"insufficient_funds"}', [])[0]?.credentials).toEqual({
+      declineAll: 'insufficient_funds',
     });
   });
 
   it.each([
     ['an unknown kind', 'square:{}', [], /unknown gateway kind "square"/],
-    ['a real gateway without credentials', 'stripe', [], /needs credentials/],
-    ['credentials that are not JSON', 'stripe:{nope', [], /must be valid JSON/],
-    ['credentials that are not strings', 'stripe:{"a":1}', [], /JSON object of strings/],
+    ['a kind no adapter serves yet', 'paypal:{"clientId":"x"}', [], /no adapter for gateway kind "paypal"/],
+    ['credentials that are not JSON', 'test:{nope', [], /must be valid JSON/],
+    ['credentials that are not strings', 'test:{"latencyMs":5}', [], /JSON object of strings/],
     ['more than two backups', 'test', ['test', 'test', 'test'], /at most two backups/],
   ])('refuses %s as a usage error', (_name, primary, backups, message) => {
     expect(() => parseGateways(primary, backups)).toThrow(UsageError);
