@@ -8,7 +8,7 @@ import type { TaskQueues } from '../worker/task-queues.js';
 import type { AppState } from './context.js';
 import { authenticate } from './middleware/auth.js';
 import { errorHandler } from './middleware/errors.js';
-import { jsonBody } from './middleware/json-body.js';
+import { readBody } from './middleware/json-body.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestId } from './middleware/request-id.js';
 import { buildOpenApi } from './openapi.js';
@@ -53,7 +53,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestId(deps.log));
   app.use(errorHandler);
-  app.use(jsonBody);
+  app.use(readBody);
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
   return app;

@@ -8,7 +8,6 @@ export interface AppState {
   log: Logger;
   account?: Account;
   keyKind?: 'secret' | 'publishable';
-  body?: unknown;
   rawBody?: Buffer;
 }
 

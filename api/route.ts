@@ -2,6 +2,7 @@ import type { Router, RouterMiddleware } from '@koa/router';
 import { z } from 'zod';
 import type { AppContext } from './context.js';
 import type { AuthMode } from './middleware/auth.js';
+import { parseJsonBody } from './middleware/json-body.js';
 import type { RateLimitKind } from './middleware/rate-limit.js';
 import { validate } from './validate.js';
 
@@ -63,7 +64,7 @@ export interface Guards {
   rateLimit: (kind: RateLimitKind) => RouterMiddleware<AppContext['state']>;
 }
 
-/** Registers routes on a router: auth → rate limit → validation → handler, in that order. */
+/** Registers routes on a router: auth → rate limit → body parsing and validation → handler, in that order. */
 export function mount(router: Router<AppContext['state']>, routes: Route[], guards: Guards): void {
   for (const { def } of routes) {
     const chain: Array<RouterMiddleware<AppContext['state']>> = [];
@@ -73,7 +74,7 @@ export function mount(router: Router<AppContext['state']>, routes: Route[], guar
       const input = {
         params: def.params ? validate(def.params, ctx.params) : undefined,
         query: def.query ? validate(def.query, ctx.query) : undefined,
-        body: def.body ? validate(def.bodyFor?.(ctx) ?? def.body, ctx.state.body ?? {}) : undefined,
+        body: def.body ? validate(def.bodyFor?.(ctx) ?? def.body, parseJsonBody(ctx) ?? {}) : undefined,
       };
       const out = await def.handle(ctx, input);
       ctx.status = out.status;

@@ -3,7 +3,8 @@ import { badRequest } from './http-error.js';
 
 /** Maps zod issues to the spec's `details`: field name → messages. Unknown fields are named. */
 export function formatIssues(error: z.ZodError): Record<string, string[]> {
-  const details: Record<string, string[]> = {};
+  // No prototype: a field named `constructor` or `__proto__` must not resolve to Object's own members.
+  const details = Object.create(null) as Record<string, string[]>;
   const add = (field: string, message: string) => (details[field] ??= []).push(message);
   for (const issue of error.issues) {
     const field = issue.path.join('.') || '_';

@@ -5,10 +5,10 @@ import { HttpError } from '../http-error.js';
 export const maxBodyBytes = 64 * 1024;
 
 /**
- * Reads the request body as raw bytes (kept for signature checks), then parses JSON.
- * Over 64 KiB → 413, a body that is not JSON → 415, malformed JSON → 400.
+ * Reads the request body as raw bytes (kept for signature checks); over 64 KiB → 413.
+ * Parsing waits for the route (`parseJsonBody`), so a bad body never outranks a missing key or the rate limit.
  */
-export async function jsonBody(ctx: AppContext, next: Next): Promise<void> {
+export async function readBody(ctx: AppContext, next: Next): Promise<void> {
   if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) {
     await next();
     return;
@@ -22,19 +22,20 @@ export async function jsonBody(ctx: AppContext, next: Next): Promise<void> {
     if (size > maxBodyBytes) throw new HttpError(413, { error: 'Request body too large (limit 64 KiB)' });
     chunks.push(chunk);
   }
-  const raw = Buffer.concat(chunks);
-  ctx.state.rawBody = raw;
-  if (raw.length === 0) {
-    await next();
-    return;
-  }
+  ctx.state.rawBody = Buffer.concat(chunks);
+  await next();
+}
+
+/** The body read by `readBody` as JSON, undefined when empty; a body that is not JSON → 415, malformed → 400. */
+export function parseJsonBody(ctx: AppContext): unknown {
+  const raw = ctx.state.rawBody;
+  if (!raw || raw.length === 0) return undefined;
   if (!ctx.is('application/json', '+json')) {
     throw new HttpError(415, { error: 'Content-Type must be application/json' });
   }
   try {
-    ctx.state.body = JSON.parse(raw.toString('utf8')) as unknown;
+    return JSON.parse(raw.toString('utf8')) as unknown;
   } catch {
     throw new HttpError(400, { error: 'Malformed JSON body', details: { _: ['Body is not valid JSON'] } });
   }
-  await next();
 }
