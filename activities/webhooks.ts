@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { ApplicationFailure } from '@temporalio/common';
 import { isHttpsUrl, webhookAcknowledgeTimeoutMs } from '../domain/webhooks.js';
 import { version } from '../runtime/version.js';
 import { signWebhook, webhookHeaders } from '../runtime/webhook-signature.js';
@@ -91,13 +92,19 @@ export function webhookActivities(deps: ActivityDeps) {
       input: { eventId: string; deliveryId: string; attempt: number } & AttemptOutcome,
     ) {
       const { eventId, deliveryId, attempt, statusCode, error, latencyMs } = input;
-      await stores.events.recordAttempt(eventId, deliveryId, {
+      const recorded = await stores.events.recordAttempt(eventId, deliveryId, {
         attempt,
         at: new Date(input.at),
         statusCode,
         error,
         latencyMs,
       });
+      // Retrying cannot bring a deleted event back: fail the delivery workflow visibly instead.
+      if (!recorded)
+        throw ApplicationFailure.nonRetryable(
+          `Event ${eventId} has no delivery ${deliveryId}`,
+          'EventMissing',
+        );
     },
 
     /** Sets the outcome of a delivery. A failed delivery never overwrites one acknowledged by another. */

@@ -1,17 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { z } from 'zod';
 import { EventPayloadSchema, type EventPayload, type StoredEvent } from '../domain/events.js';
+import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { deliveryBlock, deliveryIdOf, webhookWorkflowId, type DeliveryStatus } from '../domain/webhooks.js';
 import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
-
-/** Search attributes of delivery workflows: the operator finds them in the Temporal UI by account and type. */
-export const accountIdAttribute = defineSearchAttributeKey('AccountId', SearchAttributeType.KEYWORD);
-export const eventTypeAttribute = defineSearchAttributeKey('EventType', SearchAttributeType.KEYWORD);
 
 /** No event has this id. */
 export class EventNotFoundError extends Error {
@@ -60,9 +56,10 @@ export function createEventPublisher(deps: {
         args: [{ eventId: record._id, accountId: record.accountId, deliveryId: deliveryIdOf(resend) }],
         // A finished delivery must never run again under the same id: that would repeat an acknowledged event.
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        // The operator finds deliveries in the Temporal UI by account and event type.
         typedSearchAttributes: [
-          { key: accountIdAttribute, value: record.accountId },
-          { key: eventTypeAttribute, value: record.type },
+          { key: searchAttributeKeys.accountId, value: record.accountId },
+          { key: searchAttributeKeys.eventType, value: record.type },
         ],
       });
     } catch (error) {

@@ -76,11 +76,14 @@ export function createEventStore(db: Db) {
       return result.modifiedCount === 1;
     },
 
-    /** Records one attempt of one delivery; recording the same attempt number twice is a no-op. */
-    async recordAttempt(eventId: string, deliveryId: string, attempt: DeliveryAttempt): Promise<void> {
+    /**
+     * Records one attempt of one delivery; recording the same attempt number twice is a no-op. False when
+     * the event has no such delivery.
+     */
+    async recordAttempt(eventId: string, deliveryId: string, attempt: DeliveryAttempt): Promise<boolean> {
       const record = await get(eventId);
       const index = record?.deliveries.findIndex((d) => d.deliveryId === deliveryId) ?? -1;
-      if (index < 0) throw new Error(`Event ${eventId} has no delivery ${deliveryId}`);
+      if (index < 0) return false;
       const at = `deliveries.${index}`;
       await events.updateOne(
         {
@@ -90,6 +93,7 @@ export function createEventStore(db: Db) {
         },
         { $push: { [`${at}.attempts`]: attempt } },
       );
+      return true;
     },
 
     /** Sets the delivery status, only from one of `from` when given; true if it changed. */

@@ -11,7 +11,8 @@ import { webhookWorkflowId } from '../domain/webhooks.js';
 import { loadConfig } from '../runtime/config.js';
 import { generateKey } from '../runtime/crypto.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
-import { accountIdAttribute, eventTypeAttribute, ResendRefusedError } from '../services/events.js';
+import { searchAttributeKeys } from '../domain/search-attributes.js';
+import { ResendRefusedError } from '../services/events.js';
 import { sampleEvent, sampleEvents } from './support/sample-events.js';
 import { runCli } from './support/cli.js';
 import { startStack, type Stack } from './support/stack.js';
@@ -115,8 +116,8 @@ describe('every event over real HTTPS', () => {
   it('tags each delivery workflow with the account and event type for the Temporal UI', async () => {
     const { eventId, sample } = published.find((p) => p.sample.event === 'card.updated')!;
     const described = await stack.temporal.workflow.getHandle(webhookWorkflowId(eventId)).describe();
-    expect(described.typedSearchAttributes.get(accountIdAttribute)).toBe(m.accountId);
-    expect(described.typedSearchAttributes.get(eventTypeAttribute)).toBe(sample.event);
+    expect(described.typedSearchAttributes.get(searchAttributeKeys.accountId)).toBe(m.accountId);
+    expect(described.typedSearchAttributes.get(searchAttributeKeys.eventType)).toBe(sample.event);
     expect(described.taskQueue).toBe(stack.queues.webhooks);
   });
 });
