@@ -1,3 +1,4 @@
+import { heartbeat } from '@temporalio/activity';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
 import type { CardBrand, NetworkDecision } from '../domain/network-rules.js';
@@ -86,14 +87,19 @@ export function attemptActivities(deps: ActivityDeps) {
       if (!decision.allowed)
         return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
       const adapter = await gatewayFor(stores, input.accountId, input.option.gateway);
-      const outcome = await adapter.charge({
-        token: input.option.token,
-        amount: input.amount,
-        currency: input.currency,
-        paymentMethodType: input.paymentMethodType,
-        idempotencyKey: input.attemptKey,
-        ...(input.simulate ? { simulate: input.simulate } : {}),
-      });
+      // Heartbeats tell Temporal this worker is alive; if it dies mid-charge, the retry comes within seconds.
+      heartbeat();
+      const beating = setInterval(() => heartbeat(), 2_000);
+      const outcome = await adapter
+        .charge({
+          token: input.option.token,
+          amount: input.amount,
+          currency: input.currency,
+          paymentMethodType: input.paymentMethodType,
+          idempotencyKey: input.attemptKey,
+          ...(input.simulate ? { simulate: input.simulate } : {}),
+        })
+        .finally(() => clearInterval(beating));
       if (outcome.kind !== 'ambiguous') await remember(input, now, outcome);
       return outcome;
     },

@@ -18,6 +18,7 @@ const { screenRecovery, loadStats } = proxyActivities<Activities>({
 /** Charges retry freely: every retry reuses the attempt's gateway idempotency key, so none charges twice. */
 const { attemptCharge, refreshCard } = proxyActivities<Activities>({
   startToCloseTimeout: '45 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 /** Lookups of an ambiguous charge back off while the gateway is unreachable; nothing else happens meanwhile. */

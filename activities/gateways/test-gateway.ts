@@ -70,7 +70,6 @@ export function createTestGateway(
     capabilities: { wallets: settings.wallets, accountUpdater: true },
 
     async charge(req: ChargeRequest): Promise<ChargeOutcome> {
-      if (settings.latencyMs > 0) await delay(settings.latencyMs);
       if (req.token === 'tok_server_error') return { kind: 'ambiguous', reason: 'Gateway answered 503' };
       const existing = await store.find(keyOf(req.idempotencyKey));
       const outcome = existing ?? (await decide(req));
@@ -88,6 +87,8 @@ export function createTestGateway(
           isSimulated: true,
           createdAt: new Date(),
         }));
+      // The gateway has charged (or declined); its answer takes `latencyMs` to come back.
+      if (settings.latencyMs > 0) await delay(settings.latencyMs);
       if (req.token === 'tok_timeout') return { kind: 'ambiguous', reason: 'Gateway timed out' };
       return record.approved
         ? { kind: 'approved', gatewayTransactionId: record.transactionId }

@@ -41,6 +41,9 @@ export interface Stack {
   temporal: Client;
   queues: TaskQueues;
   events: EventPublisher;
+  /** The task-queue prefix (TEMPORAL_TASK_QUEUE) and database name, for worker processes of this stack. */
+  taskQueuePrefix: string;
+  dbName: string;
   /** Creates an account with a test gateway (unless given others) and returns its credentials. */
   createAccount: (
     settings?: Record<string, unknown>,
@@ -74,7 +77,8 @@ export async function startStack(
   const address = inject('temporalAddress');
   const connection = opts.temporal ? null : await Connection.connect({ address });
   const temporal = opts.temporal?.client ?? new Client({ connection: connection!, namespace: 'default' });
-  const queues = taskQueues(`t-${suffix}`);
+  const taskQueuePrefix = `t-${suffix}`;
+  const queues = taskQueues(taskQueuePrefix);
   const events = createEventPublisher({ stores, temporal, queues, clock });
 
   let server: Server | null = null;
@@ -125,6 +129,8 @@ export async function startStack(
     temporal,
     queues,
     events,
+    taskQueuePrefix,
+    dbName: db.databaseName,
     createAccount: (
       settings = {},
       gateways = [{ name: 'test', kind: 'test', test: true, credentials: {} }],
