@@ -62,6 +62,24 @@ export function statKeys(code: string, local: LocalParts, gateway: string) {
   };
 }
 
+/** Counts one attempt outcome into the statistics: the engine's learning step, shared by store and benchmark. */
+export function tallyOutcome(
+  stats: OutcomeStats,
+  row: { fromCode: string; local: LocalParts; gateway: string; approved: boolean },
+): void {
+  const k = statKeys(row.fromCode, row.local, row.gateway);
+  const add = (table: Record<string, Tally>, key: string) => {
+    const t = (table[key] ??= { n: 0, s: 0 });
+    t.n += 1;
+    t.s += row.approved ? 1 : 0;
+  };
+  add(stats.byCode, k.code);
+  add(stats.byHour, k.hour);
+  add(stats.byWeekday, k.weekday);
+  add(stats.byDay, k.day);
+  add(stats.byGateway, k.gateway);
+}
+
 /**
  * Static priors (research/recovery-economics.md §2–3, §9): per-attempt success at a neutral time for a
  * first retry, and how time of day and paydays move it. They are where learning starts, not where it ends.

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { LocalParts } from '../domain/local-time.js';
-import { emptyStats, statKeys, type OutcomeStats, type Tally } from '../domain/success-model.js';
+import { emptyStats, tallyOutcome, type OutcomeStats } from '../domain/success-model.js';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
 
@@ -43,19 +43,7 @@ export function createLearningStore(db: Db) {
         .limit(maxRows)
         .toArray();
       const stats = emptyStats();
-      const add = (table: Record<string, Tally>, key: string, approved: boolean) => {
-        const t = (table[key] ??= { n: 0, s: 0 });
-        t.n += 1;
-        t.s += approved ? 1 : 0;
-      };
-      for (const r of rows) {
-        const k = statKeys(r.fromCode, r.local, r.gateway);
-        add(stats.byCode, k.code, r.approved);
-        add(stats.byHour, k.hour, r.approved);
-        add(stats.byWeekday, k.weekday, r.approved);
-        add(stats.byDay, k.day, r.approved);
-        add(stats.byGateway, k.gateway, r.approved);
-      }
+      for (const r of rows) tallyOutcome(stats, r);
       return stats;
     },
   };

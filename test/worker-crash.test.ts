@@ -25,7 +25,7 @@ function startWorker(): Promise<ChildProcess> {
   children.push(child);
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('worker started')) resolve(child);
     });
   });
