@@ -31,6 +31,10 @@ export interface RecoveryDoc {
   originalDeclineCode: string | null;
   isTrialConversion: boolean;
   isSimulated: boolean;
+  /** The request as validated: a resumed start needs all of it. */
+  request: RecoveryRequest;
+  /** Temporal could not be reached to start the workflow; a retry with the same key resumes it. */
+  startFailed: boolean;
   state: RecoveryState;
   /** The id the merchant was given: the UUID, or FAILED_API_<uuid> after a synchronous failure. */
   publicId: string;
@@ -62,6 +66,7 @@ export type RecoveryPatch = Partial<
     | 'gatewayTransactionId'
     | 'ai'
     | 'paymentMethodToken'
+    | 'startFailed'
   >
 >;
 
@@ -159,6 +164,8 @@ export function createRecoveryStore(db: Db) {
         originalDeclineCode: r.originalDeclineCode ?? null,
         isTrialConversion: r.isTrialConversion,
         isSimulated: input.isSimulated,
+        request: r,
+        startFailed: false,
         state: 'processing',
         publicId: input.transactionId,
         strategyUsed: null,
@@ -176,6 +183,9 @@ export function createRecoveryStore(db: Db) {
       await recoveries.insertOne(doc);
       return doc;
     },
+
+    /** Removes a recovery whose workflow certainly never started, so nothing refers to it. */
+    discard: (transactionId: string) => recoveries.deleteOne({ _id: transactionId, state: 'processing' }),
 
     /** Finds an account's recovery by either form of its id (UUID or FAILED_API_<uuid>). */
     find(accountId: string, transactionId: string): Promise<RecoveryDoc | null> {

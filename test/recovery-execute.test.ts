@@ -8,7 +8,12 @@ let stack: Stack;
 let n = 0;
 /** A fresh amount per request keeps the 5-minute velocity rule out of unrelated cases. */
 const amount = () => 1000 + (n += 1);
-const testGateway = (name: string, credentials: Record<string, string> = {}, test = true): GatewayConfig => ({ name, kind: 'test', test, credentials });
+const testGateway = (name: string, credentials: Record<string, string> = {}, test = true): GatewayConfig => ({
+  name,
+  kind: 'test',
+  test,
+  credentials,
+});
 
 beforeAll(async () => {
   stack = await startStack();
@@ -16,13 +21,27 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 /** Creates an account, executes one request, and returns the answer, the status record and the events. */
-async function execute(body: Record<string, unknown>, opts: { settings?: Record<string, unknown>; gateways?: GatewayConfig[]; events?: EventName[] } = {}) {
+async function execute(
+  body: Record<string, unknown>,
+  opts: { settings?: Record<string, unknown>; gateways?: GatewayConfig[]; events?: EventName[] } = {},
+) {
   const account = await stack.createAccount(opts.settings, opts.gateways);
-  const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: account.apiKey, body: { amount: amount(), ...body } });
-  const id = String(res.body.transactionId ?? '');
-  const status = id ? await call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key: account.apiKey }) : null;
+  const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+    key: account.apiKey,
+    body: { amount: amount(), ...body },
+  });
+  const id = typeof res.body.transactionId === 'string' ? res.body.transactionId : '';
+  const status = id
+    ? await call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key: account.apiKey })
+    : null;
   const events = await eventsOf(stack, account.account.id, opts.events ?? []);
-  return { res, status, events: events.map((e) => e.type).sort(), payloads: events.map((e) => e.payload), account };
+  return {
+    res,
+    status,
+    events: events.map((e) => e.type).sort(),
+    payloads: events.map((e) => e.payload),
+    account,
+  };
 }
 
 describe('decline codes → HTTP answer, recorded state and events', () => {
@@ -36,64 +55,144 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
     ['authentication_required', 'request_card_update'],
     ['card_no_longer_chargeable', 'request_card_update'],
   ])('%s is blocked: 403 with the blocked body and recovery.blocked, no charge', async (code, action) => {
-    const out = await execute({ paymentMethodToken: 'tok_visa', originalDeclineCode: code }, { events: ['recovery.blocked'] });
+    const out = await execute(
+      { paymentMethodToken: 'tok_visa', originalDeclineCode: code },
+      { events: ['recovery.blocked'] },
+    );
     expect(out.res.status).toBe(403);
-    expect(out.res.body).toEqual({ error: expect.any(String), declineCode: code, action: 'blocked', recommendedAction: action, recommendation: expect.any(String) });
+    expect(out.res.body).toEqual({
+      error: expect.any(String),
+      declineCode: code,
+      action: 'blocked',
+      recommendedAction: action,
+      recommendation: expect.any(String),
+    });
     expect(out.events).toEqual(['recovery.blocked']);
-    expect(out.payloads[0]).toMatchObject({ event: 'recovery.blocked', declineCode: code, recommendedAction: action, paymentMethodToken: 'tok_visa' });
+    expect(out.payloads[0]).toMatchObject({
+      event: 'recovery.blocked',
+      declineCode: code,
+      recommendedAction: action,
+      paymentMethodToken: 'tok_visa',
+    });
   });
 
-  it.each(['insufficient_funds', 'do_not_honor', 'call_issuer', 'card_declined', 'generic_decline', 'some_unheard_of_code'])(
-    '%s is queued for a smart-time retry: 202 with nextAttemptAt, status unknown/queued',
-    async (code) => {
-      const out = await execute({ paymentMethodToken: 'tok_visa', originalDeclineCode: code });
-      expect(out.res.status).toBe(202);
-      expect(out.res.body).toMatchObject({ status: 'queued', transactionId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
-      const at = Date.parse(String(out.res.body.nextAttemptAt));
-      expect(at).toBeGreaterThan(Date.now());
-      expect(String(out.res.body.message)).toContain(String(out.res.body.nextAttemptAt));
-      expect(out.status?.body).toMatchObject({ status: 'unknown', state: 'queued', nextAttemptAt: out.res.body.nextAttemptAt, recommendedAction: 'retry_later', attemptCount: 0 });
-    },
-  );
+  it.each([
+    'insufficient_funds',
+    'do_not_honor',
+    'call_issuer',
+    'card_declined',
+    'generic_decline',
+    'some_unheard_of_code',
+  ])('%s is queued for a smart-time retry: 202 with nextAttemptAt, status unknown/queued', async (code) => {
+    const out = await execute({ paymentMethodToken: 'tok_visa', originalDeclineCode: code });
+    expect(out.res.status).toBe(202);
+    expect(out.res.body).toMatchObject({
+      status: 'queued',
+      transactionId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    const at = Date.parse(String(out.res.body.nextAttemptAt));
+    expect(at).toBeGreaterThan(Date.now());
+    expect(String(out.res.body.message)).toContain(String(out.res.body.nextAttemptAt));
+    expect(out.status?.body).toMatchObject({
+      status: 'unknown',
+      state: 'queued',
+      nextAttemptAt: out.res.body.nextAttemptAt,
+      recommendedAction: 'retry_later',
+      attemptCount: 0,
+    });
+  });
 
   it('a technical decline is retried at once: 200 success through the primary, recovery.success', async () => {
-    const out = await execute({ paymentMethodToken: 'tok_visa', originalDeclineCode: 'try_again_later' }, { events: ['recovery.success'] });
+    const out = await execute(
+      { paymentMethodToken: 'tok_visa', originalDeclineCode: 'try_again_later' },
+      { events: ['recovery.success'] },
+    );
     expect(out.res.status).toBe(200);
-    expect(out.res.body).toMatchObject({ success: true, error: null, strategyUsed: 'primary', gatewaysAttempted: 1, recoveryEngineApplied: true, ai: { dataSource: 'static' } });
-    expect(out.status?.body).toMatchObject({ status: 'succeeded', recovered: true, attemptCount: 1, strategyUsed: 'primary' });
+    expect(out.res.body).toMatchObject({
+      success: true,
+      error: null,
+      strategyUsed: 'primary',
+      gatewaysAttempted: 1,
+      recoveryEngineApplied: true,
+      ai: { dataSource: 'static' },
+    });
+    expect(out.status?.body).toMatchObject({
+      status: 'succeeded',
+      recovered: true,
+      attemptCount: 1,
+      strategyUsed: 'primary',
+    });
     expect(out.status?.body).not.toHaveProperty('recommendedAction');
-    expect(out.payloads[0]).toMatchObject({ event: 'recovery.success', serviceTransactionId: out.res.body.transactionId, strategyUsed: 'primary' });
+    expect(out.payloads[0]).toMatchObject({
+      event: 'recovery.success',
+      serviceTransactionId: out.res.body.transactionId,
+      strategyUsed: 'primary',
+    });
   });
 
   it('a trial conversion is attempted at once even for insufficient funds', async () => {
-    const out = await execute({ paymentMethodToken: 'tok_visa', originalDeclineCode: 'insufficient_funds', isTrialConversion: true });
+    const out = await execute({
+      paymentMethodToken: 'tok_visa',
+      originalDeclineCode: 'insufficient_funds',
+      isTrialConversion: true,
+    });
     expect(out.res.status).toBe(200);
     expect(out.res.body).toMatchObject({ success: true, strategyUsed: 'primary' });
   });
 
   it('an expired card without an updated card fails at once: FAILED_API_ id, request_card_update, card_expired + failed events', async () => {
-    const out = await execute({ paymentMethodToken: 'tok_decline_expired_card', originalDeclineCode: 'expired_card' }, { events: ['recovery.failed', 'recovery.card_expired'] });
+    const out = await execute(
+      { paymentMethodToken: 'tok_decline_expired_card', originalDeclineCode: 'expired_card' },
+      { events: ['recovery.failed', 'recovery.card_expired'] },
+    );
     expect(out.res.status).toBe(200);
-    expect(out.res.body).toMatchObject({ success: false, strategyUsed: 'all_failed', recommendedAction: 'request_card_update', transactionId: expect.stringMatching(/^FAILED_API_/) });
-    expect(out.status?.body).toMatchObject({ status: 'failed', transactionId: out.res.body.transactionId, recommendedAction: 'request_card_update' });
+    expect(out.res.body).toMatchObject({
+      success: false,
+      strategyUsed: 'all_failed',
+      recommendedAction: 'request_card_update',
+      transactionId: expect.stringMatching(/^FAILED_API_/),
+    });
+    expect(out.status?.body).toMatchObject({
+      status: 'failed',
+      transactionId: out.res.body.transactionId,
+      recommendedAction: 'request_card_update',
+    });
     expect(out.events).toEqual(['recovery.card_expired', 'recovery.failed']);
     const failed = out.payloads.find((p) => p.event === 'recovery.failed');
-    expect(failed).toMatchObject({ serviceTransactionId: out.res.body.transactionId, recommendedAction: 'request_card_update', strategyUsed: 'all_failed' });
+    expect(failed).toMatchObject({
+      serviceTransactionId: out.res.body.transactionId,
+      recommendedAction: 'request_card_update',
+      strategyUsed: 'all_failed',
+    });
   });
 
   it('an expired card the account updater refreshes is charged at once with the new card', async () => {
-    const out = await execute({ paymentMethodToken: 'tok_decline_expired_card_updatable', originalDeclineCode: 'expired_card' });
+    const out = await execute({
+      paymentMethodToken: 'tok_decline_expired_card_updatable',
+      originalDeclineCode: 'expired_card',
+    });
     expect(out.res.status).toBe(200);
     expect(out.res.body).toMatchObject({ success: true });
   });
 
   it('an invalid card with no fallback fails at once with request_card_update', async () => {
-    const out = await execute({ paymentMethodToken: 'tok_decline_incorrect_cvc', originalDeclineCode: 'incorrect_cvc' }, { events: ['recovery.failed'] });
-    expect(out.res.body).toMatchObject({ success: false, recommendedAction: 'request_card_update', gatewaysAttempted: 0 });
+    const out = await execute(
+      { paymentMethodToken: 'tok_decline_incorrect_cvc', originalDeclineCode: 'incorrect_cvc' },
+      { events: ['recovery.failed'] },
+    );
+    expect(out.res.body).toMatchObject({
+      success: false,
+      recommendedAction: 'request_card_update',
+      gatewaysAttempted: 0,
+    });
   });
 
   it('an invalid card falls back to the next token in order: fallback_token', async () => {
-    const out = await execute({ paymentMethodToken: 'tok_decline_incorrect_cvc', originalDeclineCode: 'incorrect_cvc', fallbackPaymentMethodTokens: ['tok_decline_do_not_honor', 'tok_visa'] });
+    const out = await execute({
+      paymentMethodToken: 'tok_decline_incorrect_cvc',
+      originalDeclineCode: 'incorrect_cvc',
+      fallbackPaymentMethodTokens: ['tok_decline_do_not_honor', 'tok_visa'],
+    });
     expect(out.res.status).toBe(200);
     expect(out.res.body).toMatchObject({ success: true, strategyUsed: 'fallback_token' });
     expect(out.status?.body).toMatchObject({ attemptCount: 2 });
@@ -101,35 +200,69 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
 
   it('a primary gateway that declines cascades to the backup gateway: backup_gateway, 2 gateways', async () => {
     const gateways = [testGateway('main', { declineAll: 'do_not_honor' }), testGateway('backup')];
-    const out = await execute({ paymentMethodToken: 'tok_visa', originalDeclineCode: 'try_again_later' }, { gateways });
+    const out = await execute(
+      { paymentMethodToken: 'tok_visa', originalDeclineCode: 'try_again_later' },
+      { gateways },
+    );
     expect(out.res.status).toBe(200);
-    expect(out.res.body).toMatchObject({ success: true, strategyUsed: 'backup_gateway', gatewaysAttempted: 2 });
+    expect(out.res.body).toMatchObject({
+      success: true,
+      strategyUsed: 'backup_gateway',
+      gatewaysAttempted: 2,
+    });
   });
 
   it('a wallet payment goes only to gateways that charge that wallet', async () => {
-    const gateways = [testGateway('cards-only', { wallets: '' }), testGateway('wallets', { wallets: 'apple_pay,google_pay' })];
-    const out = await execute({ paymentMethodToken: 'tok_applepay', paymentMethodType: 'apple_pay', originalDeclineCode: 'try_again_later' }, { gateways });
-    expect(out.res.body).toMatchObject({ success: true, strategyUsed: 'backup_gateway', gatewaysAttempted: 1 });
+    const gateways = [
+      testGateway('cards-only', { wallets: '' }),
+      testGateway('wallets', { wallets: 'apple_pay,google_pay' }),
+    ];
+    const out = await execute(
+      {
+        paymentMethodToken: 'tok_applepay',
+        paymentMethodType: 'apple_pay',
+        originalDeclineCode: 'try_again_later',
+      },
+      { gateways },
+    );
+    expect(out.res.body).toMatchObject({
+      success: true,
+      strategyUsed: 'backup_gateway',
+      gatewaysAttempted: 1,
+    });
   });
 
   it('a gateway timeout answers 202 unknown and reconciles before anything else', async () => {
     const out = await execute({ paymentMethodToken: 'tok_timeout', originalDeclineCode: 'try_again_later' });
     expect(out.res.status).toBe(202);
     expect(out.res.body).toMatchObject({ status: 'unknown' });
-    expect(out.status?.body).toMatchObject({ status: 'unknown', state: 'reconciling', recommendedAction: 'monitor' });
+    expect(out.status?.body).toMatchObject({
+      status: 'unknown',
+      state: 'reconciling',
+      recommendedAction: 'monitor',
+    });
   });
 
   it('a gateway 5xx answers 202 unknown', async () => {
-    const out = await execute({ paymentMethodToken: 'tok_server_error', originalDeclineCode: 'try_again_later' });
+    const out = await execute({
+      paymentMethodToken: 'tok_server_error',
+      originalDeclineCode: 'try_again_later',
+    });
     expect(out.res.status).toBe(202);
     expect(out.res.body).toMatchObject({ status: 'unknown' });
   });
 
   it('authentication required on an attempt: 403, recovery.blocked and recovery.authentication_required', async () => {
-    const out = await execute({ paymentMethodToken: 'tok_decline_authentication_required', originalDeclineCode: 'try_again_later' }, { events: ['recovery.blocked', 'recovery.authentication_required'] });
+    const out = await execute(
+      { paymentMethodToken: 'tok_decline_authentication_required', originalDeclineCode: 'try_again_later' },
+      { events: ['recovery.blocked', 'recovery.authentication_required'] },
+    );
     expect(out.res.status).toBe(403);
     expect(out.events).toEqual(['recovery.authentication_required', 'recovery.blocked']);
-    expect(out.payloads.find((p) => p.event === 'recovery.authentication_required')).toMatchObject({ customerAuthRequired: true, declineCode: 'authentication_required' });
+    expect(out.payloads.find((p) => p.event === 'recovery.authentication_required')).toMatchObject({
+      customerAuthRequired: true,
+      declineCode: 'authentication_required',
+    });
   });
 });
 
@@ -139,20 +272,35 @@ describe('sandbox simulation', () => {
     ['failed', 200, { success: false, strategyUsed: 'all_failed', isSimulated: true }],
     ['blocked', 403, { action: 'blocked' }],
   ] as const)('simulateOutcome %s is honoured on a test gateway', async (simulateOutcome, status, body) => {
-    const out = await execute({ paymentMethodToken: 'tok_decline_insufficient_funds', originalDeclineCode: 'try_again_later', simulateOutcome });
+    const out = await execute({
+      paymentMethodToken: 'tok_decline_insufficient_funds',
+      originalDeclineCode: 'try_again_later',
+      simulateOutcome,
+    });
     expect(out.res.status).toBe(status);
     expect(out.res.body).toMatchObject(body);
   });
 
   it('simulateOutcome is silently ignored when the primary gateway is not a test gateway', async () => {
-    const out = await execute({ paymentMethodToken: 'tok_visa', originalDeclineCode: 'try_again_later', simulateOutcome: 'blocked' }, { gateways: [testGateway('live', {}, false)] });
+    const out = await execute(
+      { paymentMethodToken: 'tok_visa', originalDeclineCode: 'try_again_later', simulateOutcome: 'blocked' },
+      { gateways: [testGateway('live', {}, false)] },
+    );
     expect(out.res.status).toBe(200);
     expect(out.res.body).toMatchObject({ success: true });
     expect(out.res.body).not.toHaveProperty('isSimulated');
   });
 
   it('a failure from a European issuer also recommends 3-D Secure', async () => {
-    const out = await execute({ paymentMethodToken: 'tok_visa', cardOrigin: 'DE', originalDeclineCode: 'try_again_later', simulateOutcome: 'failed' }, { events: ['recovery.failed', 'recovery.3ds_recommended'] });
+    const out = await execute(
+      {
+        paymentMethodToken: 'tok_visa',
+        cardOrigin: 'DE',
+        originalDeclineCode: 'try_again_later',
+        simulateOutcome: 'failed',
+      },
+      { events: ['recovery.failed', 'recovery.3ds_recommended'] },
+    );
     expect(out.events).toEqual(['recovery.3ds_recommended', 'recovery.failed']);
   });
 });
@@ -162,14 +310,31 @@ describe('Proof Mode', () => {
     const account = await stack.createAccount({ proofMode: { enabled: true, controlPercent: 50 } });
     const first: boolean[] = [];
     for (let i = 0; i < 16; i += 1) {
-      const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: account.apiKey, body: { paymentMethodToken: 'tok_visa', amount: amount(), originalDeclineCode: 'try_again_later', customerEmail: `c${i}@example.com` } });
+      const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: account.apiKey,
+        body: {
+          paymentMethodToken: 'tok_visa',
+          amount: amount(),
+          originalDeclineCode: 'try_again_later',
+          customerEmail: `c${i}@example.com`,
+        },
+      });
       first.push(res.body.holdout === true);
-      if (res.body.holdout === true) expect(res.body).toMatchObject({ success: false, strategyUsed: 'holdout', gatewaysAttempted: 0 });
+      if (res.body.holdout === true)
+        expect(res.body).toMatchObject({ success: false, strategyUsed: 'holdout', gatewaysAttempted: 0 });
     }
     expect(first.filter(Boolean).length).toBeGreaterThan(0);
     expect(first.filter(Boolean).length).toBeLessThan(16);
     for (let i = 0; i < 16; i += 1) {
-      const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: account.apiKey, body: { paymentMethodToken: 'tok_visa', amount: amount(), originalDeclineCode: 'try_again_later', customerEmail: `c${i}@example.com` } });
+      const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: account.apiKey,
+        body: {
+          paymentMethodToken: 'tok_visa',
+          amount: amount(),
+          originalDeclineCode: 'try_again_later',
+          customerEmail: `c${i}@example.com`,
+        },
+      });
       expect(res.body.holdout === true).toBe(first[i]);
     }
     const events = await eventsOf(stack, account.account.id, ['recovery.holdout']);

@@ -8,7 +8,6 @@ import { statusRecord, type RecoveryDoc } from '../../store/recoveries.js';
 import type { TaskQueues } from '../../worker/task-queues.js';
 import { accountOf } from '../context.js';
 import { conflict, notFound } from '../http-error.js';
-import { answerFor, stillProcessing } from '../recovery-answer.js';
 import { reply, route } from '../route.js';
 import {
   BlockedBody,
@@ -20,7 +19,7 @@ import {
   StatusQuery,
   StatusRecord,
 } from '../schemas/recovery.js';
-import { startRecovery } from '../start-recovery.js';
+import { launchRecovery } from '../launch-recovery.js';
 
 interface Deps {
   stores: Stores;
@@ -41,8 +40,9 @@ function duplicate(transactionId: string, existing: RecoveryDoc | null, why: str
 }
 
 /** POST /api/recovery/execute and the two status lookups. */
-export function recoveryRoutes({ stores, temporal, queues, clock }: Deps) {
-  const { recoveries } = stores;
+export function recoveryRoutes(deps: Deps) {
+  const { recoveries } = deps.stores;
+  const { clock } = deps;
   return [
     route({
       method: 'post',
@@ -77,12 +77,11 @@ export function recoveryRoutes({ stores, temporal, queues, clock }: Deps) {
         const transactionId = randomUUID();
         if (req.idempotencyKey) {
           const held = await recoveries.claimKey(account.id, req.idempotencyKey, transactionId, now);
-          if (held)
-            throw duplicate(
-              held,
-              await recoveries.find(account.id, held),
-              'This idempotencyKey was already used.',
-            );
+          if (held) {
+            const existing = await recoveries.find(account.id, held);
+            if (existing?.startFailed) return launchRecovery(deps, existing, ctx.state.requestId);
+            throw duplicate(held, existing, 'This idempotencyKey was already used.');
+          }
         }
         const cardKey = cardKeyOf(account.id, req.paymentMethodToken);
         const recent = await recoveries.claimVelocity(
@@ -101,24 +100,16 @@ export function recoveryRoutes({ stores, temporal, queues, clock }: Deps) {
             'The same card and amount were submitted within the last 5 minutes.',
           );
         }
-        const workflowId = recoveryWorkflowId(account.id, req.idempotencyKey ?? transactionId);
-        const isSimulated = account.testMode;
-        await recoveries.create({
+        const doc = await recoveries.create({
           transactionId,
           accountId: account.id,
-          workflowId,
+          workflowId: recoveryWorkflowId(account.id, req.idempotencyKey ?? transactionId),
           cardKey,
           request: req,
-          isSimulated,
+          isSimulated: account.testMode,
           now,
         });
-        const outcome = await startRecovery(temporal, queues, workflowId, {
-          accountId: account.id,
-          transactionId,
-          request: req,
-          receivedAt: now.toISOString(),
-        });
-        return outcome ? answerFor(outcome, transactionId, isSimulated) : stillProcessing(transactionId);
+        return launchRecovery(deps, doc, ctx.state.requestId);
       },
     }),
     route({

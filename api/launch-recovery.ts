@@ -1,0 +1,74 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Stores } from '../store/index.js';
+import type { RecoveryDoc } from '../store/recoveries.js';
+import type { TaskQueues } from '../worker/task-queues.js';
+import { HttpError } from './http-error.js';
+import { answerFor, stillProcessing } from './recovery-answer.js';
+import type { Reply } from './route.js';
+import { startRecovery } from './start-recovery.js';
+
+interface Deps {
+  stores: Stores;
+  temporal: Client;
+  queues: TaskQueues;
+  clock: () => Date;
+}
+
+/** Whether the workflow exists: true, false, or null when Temporal cannot say. */
+async function workflowExists(temporal: Client, workflowId: string): Promise<boolean | null> {
+  try {
+    await temporal.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch (error) {
+    return error instanceof WorkflowNotFoundError ? false : null;
+  }
+}
+
+/**
+ * Starts (or resumes) a recovery's workflow and answers with its first phase. A recovery is never left
+ * silently unstarted: if Temporal fails, either nothing exists and every claim is released (safe to
+ * retry), or the recovery is marked so that a retry with the same idempotency key resumes it under the
+ * same workflow id — which Temporal runs at most once.
+ */
+export async function launchRecovery(deps: Deps, doc: RecoveryDoc, requestId: string): Promise<Reply> {
+  const { recoveries } = deps.stores;
+  const input = {
+    accountId: doc.accountId,
+    transactionId: doc._id,
+    request: doc.request,
+    receivedAt: doc.createdAt.toISOString(),
+  };
+  try {
+    const outcome = await startRecovery(deps.temporal, deps.queues, doc.workflowId, input);
+    if (doc.startFailed) await recoveries.update(doc._id, { startFailed: false }, deps.clock());
+    return outcome ? answerFor(outcome, doc._id, doc.isSimulated) : stillProcessing(doc._id);
+  } catch (error) {
+    const exists = await workflowExists(deps.temporal, doc.workflowId);
+    if (exists) return stillProcessing(doc._id);
+    if (exists === false) {
+      await recoveries.discard(doc._id);
+      await recoveries.releaseVelocity(doc.accountId, doc.cardKey, doc.amount, doc.currency, doc._id);
+      if (doc.idempotencyKey) await recoveries.releaseKey(doc.accountId, doc.idempotencyKey);
+      throw new HttpError(
+        503,
+        {
+          error: 'The recovery engine is unavailable; nothing was started, so it is safe to retry',
+          requestId,
+        },
+        { 'Retry-After': '5' },
+      );
+    }
+    await recoveries.update(doc._id, { startFailed: true }, deps.clock());
+    throw new HttpError(
+      503,
+      {
+        error:
+          'The recovery engine is unavailable; retry with the same idempotencyKey to resume this recovery',
+        transactionId: doc._id,
+        requestId,
+        cause: error instanceof Error ? error.name : 'Error',
+      },
+      { 'Retry-After': '5' },
+    );
+  }
+}

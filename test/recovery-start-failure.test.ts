@@ -1,0 +1,67 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createApp } from '../api/app.js';
+import { createLogger } from '../runtime/logger.js';
+import { createEventPublisher } from '../services/events.js';
+import { call, startStack, type Stack } from './support/stack.js';
+
+// An API process whose Temporal is unreachable must not strand a recovery: it answers 503 and a retry
+// with the same idempotency key — through a healthy process — resumes the same recovery.
+
+let stack: Stack;
+let broken: { url: string; server: Server; connection: Connection };
+
+beforeAll(async () => {
+  stack = await startStack();
+  // No gRPC retry interceptor: the unreachable server fails fast instead of after the client's long back-off.
+  const connection = Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 300, interceptors: [] });
+  const temporal = new Client({ connection, namespace: 'default' });
+  const clock = () => new Date();
+  const app = createApp({
+    log: createLogger('silent', 'test'),
+    stores: stack.stores,
+    temporal,
+    queues: stack.queues,
+    publicBaseUrl: 'http://127.0.0.1',
+    clock,
+    events: createEventPublisher({ stores: stack.stores, temporal, queues: stack.queues, clock }),
+  });
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  broken = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, connection };
+});
+afterAll(async () => {
+  await new Promise((r) => broken.server.close(r));
+  await stack.close();
+});
+
+it('answers 503 when Temporal is unreachable, and the same idempotency key resumes the recovery later', async () => {
+  const { apiKey, account } = await stack.createAccount();
+  const body = {
+    paymentMethodToken: 'tok_visa',
+    amount: 5150,
+    originalDeclineCode: 'try_again_later',
+    idempotencyKey: 'inv-503',
+  };
+  const failed = await call(broken.url, 'POST', '/api/recovery/execute', { key: apiKey, body });
+  expect(failed.status).toBe(503);
+  expect(String(failed.body.error)).toContain('same idempotencyKey');
+  expect(failed.body.transactionId).toMatch(/^[0-9a-f-]{36}$/);
+  expect(failed.body.requestId).toBe(failed.headers.get('x-request-id'));
+  expect(await stack.stores.db.collection('sandboxCharges').countDocuments({})).toBe(0);
+
+  const resumed = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: apiKey, body });
+  expect(resumed.status).toBe(200);
+  expect(resumed.body).toMatchObject({ success: true, transactionId: failed.body.transactionId });
+  const again = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: apiKey, body });
+  expect(again.status).toBe(409);
+  expect(again.body).toMatchObject({
+    existingTransactionId: failed.body.transactionId,
+    existingStatus: 'succeeded',
+  });
+  expect(await stack.stores.db.collection('sandboxCharges').countDocuments({})).toBe(1);
+  expect(account.id).toBeTruthy();
+}, 120_000);
