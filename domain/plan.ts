@@ -75,13 +75,19 @@ export function optionProbability(facts: PlanFacts, option: PlanOption, t: numbe
 }
 
 /** Options chargeable at `t` within the remaining budget, and the chance that at least one succeeds. */
-function slotAt(facts: PlanFacts, t: number): { options: PlanOption[]; probability: number } {
+function slotAt(
+  facts: PlanFacts,
+  t: number,
+): { options: PlanOption[]; probs: number[]; probability: number } {
   const options = facts.options
     .filter((o) => (facts.notBefore[o.token] ?? 0) <= t)
     .slice(0, facts.attemptsLeft);
-  const miss = options.reduce((m, o) => m * (1 - optionProbability(facts, o, t)), 1);
-  return { options, probability: 1 - miss };
+  const probs = options.map((o) => optionProbability(facts, o, t));
+  return { options, probs, probability: 1 - probs.reduce((miss, p) => miss * (1 - p), 1) };
 }
+
+/** An option goes now, ahead of a later slot, when now is nearly its own best moment (a fresh card). */
+const readyShare = 0.9;
 
 function prediction(facts: PlanFacts, probability: number, reasoning: string): Prediction {
   const observed = baseRate(facts.stats, facts.code).observed;
@@ -118,12 +124,15 @@ export function planNextAttempt(facts: PlanFacts): Plan {
     };
   }
   let best = { at: Number.NaN, value: -1, probability: 0, options: [] as PlanOption[] };
+  const bestFor = new Map<PlanOption, number>();
   // Candidates: now, then every whole hour until the window closes.
   const nextHour = Math.floor(facts.now / hour) * hour + hour;
   for (let t = facts.now; t <= facts.horizonEnd; t = t === facts.now ? nextHour : t + hour) {
     const slot = slotAt(facts, t);
     if (slot.options.length === 0) continue;
-    const value = slot.probability * patiencePerDay ** ((t - facts.now) / day);
+    const discount = patiencePerDay ** ((t - facts.now) / day);
+    slot.options.forEach((o, i) => bestFor.set(o, Math.max(bestFor.get(o) ?? 0, slot.probs[i]! * discount)));
+    const value = slot.probability * discount;
     if (value > best.value) best = { at: t, value, probability: slot.probability, options: slot.options };
     if (facts.critical) break;
   }
@@ -141,6 +150,21 @@ export function planNextAttempt(facts: PlanFacts): Plan {
       reason: 'high_risk',
       prediction: prediction(facts, best.probability, `Skipped: ${reasoning}`),
     };
+  }
+  if (best.at - facts.now >= hour / 2) {
+    // Options already at their best go now; the rest wait for the later slot.
+    const now = slotAt(facts, facts.now);
+    const ready = now.options.filter((o, i) => now.probs[i]! >= readyShare * (bestFor.get(o) ?? 1));
+    if (ready.length > 0) {
+      const probability =
+        1 - now.options.reduce((miss, o, i) => (ready.includes(o) ? miss * (1 - now.probs[i]!) : miss), 1);
+      return {
+        kind: 'attempt',
+        at: facts.now,
+        options: ready,
+        prediction: prediction(facts, probability, describe(facts, facts.now, probability)),
+      };
+    }
   }
   const at = best.at - facts.now < hour / 2 ? facts.now : best.at;
   return {

@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { localParts } from '../domain/local-time.js';
+import { planNextAttempt, type PlanFacts, type PlanOption } from '../domain/plan.js';
+import { emptyStats, tallyOutcome } from '../domain/success-model.js';
+
+const hour = 3_600_000;
+const day = 24 * hour;
+const at = (iso: string) => Date.parse(iso);
+const primary: PlanOption = { gateway: 'main', token: 'tok_a', role: 'primary' };
+
+/** Facts for a card that failed at `now` (the merchant's own attempt) and has not been retried yet. */
+function facts(now: number, overrides: Partial<PlanFacts> = {}): PlanFacts {
+  return {
+    now,
+    failedAt: now,
+    code: 'insufficient_funds',
+    options: [primary],
+    attempts: [{ at: now, gateway: 'main', token: 'tok_a', code: 'insufficient_funds' }],
+    attemptsLeft: 8,
+    horizonEnd: now + 21 * day,
+    critical: false,
+    offsetMinutes: 0,
+    billingCycleDay: null,
+    riskSkipThreshold: 85,
+    notBefore: {},
+    stats: emptyStats(),
+    ...overrides,
+  };
+}
+
+describe('planNextAttempt', () => {
+  it.each([
+    ['the retry budget is spent', { attemptsLeft: 0 }, 'budget'],
+    ['no option is left', { options: [] }, 'no_options'],
+    [
+      'the card networks allow nothing before the window closes',
+      { notBefore: { tok_a: Number.POSITIVE_INFINITY } },
+      'horizon',
+    ],
+    ['success is predicted too unlikely', { code: 'some_unknown_code', riskSkipThreshold: 50 }, 'high_risk'],
+  ])('stops when %s', (_why, overrides, reason) => {
+    const plan = planNextAttempt(facts(at('2026-03-10T10:00:00Z'), overrides));
+    expect(plan).toMatchObject({ kind: 'stop', reason });
+  });
+
+  it('waits for the payday window for insufficient funds (the 12th → the 15th, customer daytime)', () => {
+    const plan = planNextAttempt(facts(at('2026-03-12T10:00:00Z')));
+    expect(plan.kind).toBe('attempt');
+    if (plan.kind !== 'attempt') return;
+    const local = localParts(plan.at, 0);
+    expect(local.dayOfMonth).toBe(15);
+    expect(local.hour).toBeGreaterThanOrEqual(6);
+    expect(local.hour).toBeLessThan(21);
+  });
+
+  it('times the attempt on the customer’s clock, not the server’s (India, UTC+5:30)', () => {
+    const plan = planNextAttempt(facts(at('2026-03-12T10:00:00Z'), { offsetMinutes: 330 }));
+    if (plan.kind !== 'attempt') throw new Error('expected an attempt');
+    const local = localParts(plan.at, 330);
+    expect(local.hour).toBeGreaterThanOrEqual(6);
+    expect(local.hour).toBeLessThan(21);
+  });
+
+  it('retries a technical failure at once', () => {
+    const plan = planNextAttempt(facts(at('2026-03-12T02:00:00Z'), { code: 'try_again_later' }));
+    expect(plan).toMatchObject({ kind: 'attempt', at: at('2026-03-12T02:00:00Z') });
+  });
+
+  it('attempts a trial conversion at once, whatever the decline', () => {
+    const now = at('2026-03-12T02:00:00Z');
+    expect(planNextAttempt(facts(now, { critical: true }))).toMatchObject({ kind: 'attempt', at: now });
+  });
+
+  it('tries a fresh fallback card at once while the just-declined primary waits for its better time', () => {
+    const now = at('2026-03-12T10:00:00Z');
+    const fallback: PlanOption = { gateway: 'main', token: 'tok_b', role: 'fallback_token' };
+    const plan = planNextAttempt(facts(now, { code: 'do_not_honor', options: [primary, fallback] }));
+    expect(plan).toMatchObject({ kind: 'attempt', at: now, options: [fallback] });
+  });
+
+  it('never plans before the card networks allow', () => {
+    const now = at('2026-03-12T10:00:00Z');
+    const notBefore = now + 3 * day + 5 * hour;
+    const plan = planNextAttempt(facts(now, { code: 'do_not_honor', notBefore: { tok_a: notBefore } }));
+    if (plan.kind !== 'attempt') throw new Error('expected an attempt');
+    expect(plan.at).toBeGreaterThanOrEqual(notBefore);
+  });
+
+  it('spends at most the remaining budget in one slot', () => {
+    const now = at('2026-03-12T10:00:00Z');
+    const options: PlanOption[] = [
+      primary,
+      { gateway: 'backup', token: 'tok_a', role: 'backup_gateway' },
+      { gateway: 'main', token: 'tok_b', role: 'fallback_token' },
+    ];
+    const plan = planNextAttempt(facts(now, { code: 'try_again_later', options, attemptsLeft: 2 }));
+    expect(plan).toMatchObject({ kind: 'attempt', options: options.slice(0, 2) });
+  });
+
+  it('is deterministic: the same facts give the same plan', () => {
+    const f = facts(at('2026-05-20T13:17:00Z'), { code: 'do_not_honor', offsetMinutes: -300 });
+    expect(planNextAttempt(f)).toEqual(planNextAttempt(structuredClone(f)));
+  });
+
+  it('learns from the account’s outcomes: a strong evening record moves do_not_honor retries to the evening', () => {
+    const now = at('2026-03-10T00:00:00Z');
+    const stats = emptyStats();
+    for (let i = 0; i < 400; i += 1) {
+      const evening = localParts(at('2026-02-02T19:00:00Z') + (i % 20) * day, 0);
+      const morning = localParts(at('2026-02-02T10:00:00Z') + (i % 20) * day, 0);
+      tallyOutcome(stats, {
+        fromCode: 'do_not_honor',
+        local: evening,
+        gateway: 'main',
+        approved: i % 2 === 0,
+      });
+      tallyOutcome(stats, {
+        fromCode: 'do_not_honor',
+        local: morning,
+        gateway: 'main',
+        approved: i % 10 === 0,
+      });
+    }
+    const learned = planNextAttempt(facts(now, { code: 'do_not_honor', stats }));
+    const prior = planNextAttempt(facts(now, { code: 'do_not_honor' }));
+    if (learned.kind !== 'attempt' || prior.kind !== 'attempt') throw new Error('expected attempts');
+    expect(Math.floor(localParts(learned.at, 0).hour / 3)).toBe(6);
+    expect(Math.floor(localParts(prior.at, 0).hour / 3)).not.toBe(6);
+    expect(learned.prediction.dataSource).toBe('blended');
+    expect(prior.prediction.dataSource).toBe('static');
+    expect(learned.prediction.confidence).toBeGreaterThan(prior.prediction.confidence);
+  });
+
+  it('explains its plan in one sentence with a score in percent', () => {
+    const plan = planNextAttempt(facts(at('2026-03-12T10:00:00Z')));
+    expect(plan.prediction.reasoning).toMatch(
+      /^A insufficient_funds decline is best retried .+ predicted success from static priors\.$/,
+    );
+    expect(plan.prediction.score).toBeGreaterThan(0);
+    expect(plan.prediction.score).toBeLessThanOrEqual(100);
+  });
+});
