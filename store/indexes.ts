@@ -13,7 +13,7 @@ const indexes: Record<keyof typeof collections, IndexList> = {
     [{ accountId: 1, cardKey: 1 }],
   ],
   idempotencyKeys: [],
-  velocity: [],
+  velocity: [[{ base: 1, generation: -1 }]],
   rateLimits: [[{ expiresAt: 1 }]],
   events: [[{ accountId: 1, createdAt: -1 }], [{ deliveryStatus: 1, createdAt: -1 }], [{ createdAt: -1 }]],
   cardBudgets: [
@@ -25,6 +25,8 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   ],
   learning: [[{ accountId: 1 }]],
   links: [[{ accountId: 1 }]],
+  linkConsumptions: [],
+  retentionNotices: [],
   pulses: [
     [
       { accountId: 1, merchantTransactionId: 1 },

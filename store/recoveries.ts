@@ -77,7 +77,9 @@ interface KeyDoc {
 }
 
 interface VelocityDoc {
-  _id: string; // `${accountId}:${cardKey}:${amount}:${currency}`
+  _id: string; // `${base}:${generation}`
+  base: string; // `${accountId}:${cardKey}:${amount}:${currency}`
+  generation: number;
   transactionId: string;
   at: Date;
 }
@@ -106,7 +108,9 @@ export function createRecoveryStore(db: Db) {
 
     /**
      * Claims "this card and amount" for 5 minutes; returns the transaction holding it if within the window.
-     * An expired claim is replaced by delete-then-insert so the unique id still decides races.
+     * Claims are numbered per card and amount: generation n+1 can be inserted only once (unique id), and a
+     * claimer inserts it only after seeing generation n expired — exact under any concurrency without
+     * atomic updates or deletes.
      */
     async claimVelocity(
       accountId: string,
@@ -116,30 +120,34 @@ export function createRecoveryStore(db: Db) {
       transactionId: string,
       now: Date,
     ): Promise<string | null> {
-      const _id = `${accountId}:${cardKey}:${amount}:${currency}`;
-      for (let round = 0; round < 3; round += 1) {
+      const base = `${accountId}:${cardKey}:${amount}:${currency}`;
+      for (;;) {
+        const [latest] = await velocity.find({ base }).sort({ generation: -1 }).limit(1).toArray();
+        if (latest && now.getTime() - latest.at.getTime() < velocityWindowMs) return latest.transactionId;
+        const generation = (latest?.generation ?? 0) + 1;
         try {
-          await velocity.insertOne({ _id, transactionId, at: now });
+          await velocity.insertOne({
+            _id: `${base}:${generation}`,
+            base,
+            generation,
+            transactionId,
+            at: now,
+          });
           return null;
         } catch (error) {
           if (!isDuplicateKey(error)) throw error;
-          const held = await velocity.findOne({ _id });
-          if (!held) continue;
-          if (now.getTime() - held.at.getTime() < velocityWindowMs) return held.transactionId;
-          await velocity.deleteOne({ _id, at: held.at });
         }
       }
-      const held = await velocity.findOne({ _id });
-      return held?.transactionId ?? null;
     },
 
+    /** Gives the claim back when the request it was made for is refused (only that transaction's claim). */
     releaseVelocity: (
       accountId: string,
       cardKey: string,
       amount: number,
       currency: string,
       transactionId: string,
-    ) => velocity.deleteOne({ _id: `${accountId}:${cardKey}:${amount}:${currency}`, transactionId }),
+    ) => velocity.deleteOne({ base: `${accountId}:${cardKey}:${amount}:${currency}`, transactionId }),
 
     async create(input: {
       transactionId: string;
@@ -220,6 +228,11 @@ export function createRecoveryStore(db: Db) {
     /** A customer's recoveries (paywall, proactive retention). */
     forCustomer(accountId: string, customerEmail: string): Promise<RecoveryDoc[]> {
       return recoveries.find({ accountId, customerEmail }).sort({ createdAt: 1 }).toArray();
+    },
+
+    /** An account's recoveries waiting for a timed retry on this token (a card update retries them at once). */
+    queuedOnToken(accountId: string, paymentMethodToken: string): Promise<RecoveryDoc[]> {
+      return recoveries.find({ accountId, paymentMethodToken, state: 'queued' }).toArray();
     },
   };
 }
