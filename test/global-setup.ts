@@ -23,40 +23,46 @@ declare module 'vitest' {
 /** Starts one FerretDB (or mongod) and one Temporal dev server for the whole run, and bundles workflows once. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const tools = readToolchain();
-  const dir = mkdtempSync(join(tmpdir(), 'recoup-test-'));
-  const started: Running[] = [];
-  // Test processes are forked after this runs, so they trust the test CA exactly as an operator's worker
-  // would trust a private CA: through NODE_EXTRA_CA_CERTS, read by Node at start.
-  const tls = createTestTls(dir);
-  process.env.NODE_EXTRA_CA_CERTS = tls.trustFile;
-  const mongoUri =
-    process.env.MONGODB_URI ?? started[started.push(await startMongo(tools, { dataDir: dir })) - 1]!.address;
-  const temporalAddress =
-    process.env.TEMPORAL_ADDRESS ?? started[started.push(await startTemporal(tools, {})) - 1]!.address;
-  const bundle = await bundleWorkflowCode({
-    workflowsPath: new URL('../workflows/index.ts', import.meta.url).pathname,
-    logger: {
-      log: () => undefined,
-      trace: () => undefined,
-      debug: () => undefined,
-      info: () => undefined,
-      warn: console.warn,
-      error: console.error,
-    },
-  });
-  const workflowBundlePath = join(dir, 'workflows.js');
-  writeFileSync(workflowBundlePath, bundle.code);
   if (!tools.testServer)
     throw new Error('The toolchain has no time-skipping test server: run `npm run toolchain`.');
-  project.provide('mongoUri', mongoUri);
-  project.provide('temporalAddress', temporalAddress);
-  project.provide('workflowBundlePath', workflowBundlePath);
-  project.provide('testServerPath', tools.testServer);
-  project.provide('chromiumPath', tools.chromium);
-  project.provide('tlsCertFile', tls.certFile);
-  project.provide('tlsKeyFile', tls.keyFile);
-  return async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'recoup-test-'));
+  const started: Running[] = [];
+  const teardown = async () => {
     await Promise.all(started.map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });
   };
+  const start = async (server: Promise<Running>) => started[started.push(await server) - 1]!.address;
+  try {
+    // Test processes are forked after this runs, so they trust the test CA exactly as an operator's worker
+    // would trust a private CA: through NODE_EXTRA_CA_CERTS, read by Node at start.
+    const tls = createTestTls(dir);
+    process.env.NODE_EXTRA_CA_CERTS = tls.trustFile;
+    const mongoUri = process.env.MONGODB_URI ?? (await start(startMongo(tools, { dataDir: dir })));
+    const temporalAddress = process.env.TEMPORAL_ADDRESS ?? (await start(startTemporal(tools, {})));
+    const bundle = await bundleWorkflowCode({
+      workflowsPath: new URL('../workflows/index.ts', import.meta.url).pathname,
+      logger: {
+        log: () => undefined,
+        trace: () => undefined,
+        debug: () => undefined,
+        info: () => undefined,
+        warn: console.warn,
+        error: console.error,
+      },
+    });
+    const workflowBundlePath = join(dir, 'workflows.js');
+    writeFileSync(workflowBundlePath, bundle.code);
+    project.provide('mongoUri', mongoUri);
+    project.provide('temporalAddress', temporalAddress);
+    project.provide('workflowBundlePath', workflowBundlePath);
+    project.provide('testServerPath', tools.testServer);
+    project.provide('chromiumPath', tools.chromium);
+    project.provide('tlsCertFile', tls.certFile);
+    project.provide('tlsKeyFile', tls.keyFile);
+  } catch (error) {
+    // Never leave servers behind when setup fails half-way (a workflow that does not bundle, say).
+    await teardown();
+    throw error;
+  }
+  return teardown;
 }
