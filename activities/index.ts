@@ -1,4 +1,5 @@
 import type { ActivityDeps } from './deps.js';
+import { linkActivities } from './links.js';
 import { attemptActivities } from './recovery-attempt.js';
 import { recordActivities } from './recovery-record.js';
 import { screenActivities } from './recovery-screen.js';
@@ -11,6 +12,7 @@ export function createActivities(deps: ActivityDeps) {
     ...attemptActivities(deps),
     ...recordActivities(deps),
     ...webhookActivities(deps),
+    ...linkActivities(deps),
   };
 }
 

@@ -12,8 +12,11 @@ import { readBody } from './middleware/json-body.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestId } from './middleware/request-id.js';
 import { buildOpenApi } from './openapi.js';
+import { hostedPages } from './pages/index.js';
 import { mount, reply, route, type Route } from './route.js';
 import { healthRoutes } from './routes/health.js';
+import { linkRoutes } from './routes/links.js';
+import { customerRoutes } from './routes/customer.js';
 import { recoveryRoutes } from './routes/recovery.js';
 
 /** Everything the API needs, built by the composition root (api/main.ts) or by tests. */
@@ -30,7 +33,12 @@ export interface AppDeps {
 
 /** Builds the Koa application; it opens nothing itself. */
 export function createApp(deps: AppDeps): Koa<AppState> {
-  const routes: Route[] = [...healthRoutes(deps), ...recoveryRoutes(deps)];
+  const routes: Route[] = [
+    ...healthRoutes(deps),
+    ...recoveryRoutes(deps),
+    ...customerRoutes(deps),
+    ...linkRoutes(deps),
+  ];
   const openapi = buildOpenApi(routes, deps.publicBaseUrl);
   routes.push(
     route({
@@ -54,6 +62,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(requestId(deps.log));
   app.use(errorHandler);
   app.use(readBody);
+  app.use(hostedPages(deps));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
   return app;

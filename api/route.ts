@@ -35,6 +35,8 @@ export interface RouteDef<
   description?: string;
   auth: AuthMode | 'none';
   rateLimit?: RateLimitKind;
+  /** Open to browser code on any origin (answers, errors included, and the preflight). */
+  cors?: boolean;
   body?: B;
   /** Validates the body with a schema that depends on the caller (e.g. its gateway's token shape). */
   bodyFor?: (ctx: AppContext) => Schema;
@@ -68,6 +70,21 @@ export interface Guards {
 export function mount(router: Router<AppContext['state']>, routes: Route[], guards: Guards): void {
   for (const { def } of routes) {
     const chain: Array<RouterMiddleware<AppContext['state']>> = [];
+    if (def.cors) {
+      chain.push(async (ctx, next) => {
+        ctx.set('Access-Control-Allow-Origin', '*');
+        await next();
+      });
+      router.options(def.path, (ctx) => {
+        ctx.set({
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Allow-Methods': def.method.toUpperCase(),
+          'Access-Control-Allow-Headers': 'X-API-KEY, Content-Type',
+          'Access-Control-Max-Age': '600',
+        });
+        ctx.status = 204;
+      });
+    }
     if (def.auth !== 'none') chain.push(guards.auth(def.auth));
     if (def.rateLimit) chain.push(guards.rateLimit(def.rateLimit));
     chain.push(async (ctx) => {

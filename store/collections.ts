@@ -10,6 +10,8 @@ export const collections = {
   cardBudgets: 'cardBudgets',
   learning: 'learning',
   links: 'links',
+  linkConsumptions: 'linkConsumptions',
+  retentionNotices: 'retentionNotices',
   pulses: 'pulses',
   predictions: 'predictions',
   holdouts: 'holdouts',

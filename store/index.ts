@@ -5,7 +5,10 @@ import { createRateLimiter } from './rate-limits.js';
 import { createCardBudgetStore } from './card-budgets.js';
 import { createHoldoutStore } from './holdouts.js';
 import { createLearningStore } from './learning.js';
+import { createLinkStore } from './links.js';
+import { createPulseStore } from './pulses.js';
 import { createRecoveryStore } from './recoveries.js';
+import { createRetentionNoticeStore } from './retention-notices.js';
 import { createTestGatewayStore } from './test-gateway.js';
 
 /** Every repository over one database; the only place that wires collections to code. */
@@ -17,9 +20,12 @@ export function createStores(db: Db, masterKey: Buffer) {
     events: createEventStore(db),
     cardBudgets: createCardBudgetStore(db),
     recoveries: createRecoveryStore(db),
+    pulses: createPulseStore(db),
     learning: createLearningStore(db),
     holdouts: createHoldoutStore(db),
     sandbox: createTestGatewayStore(db),
+    links: createLinkStore(db),
+    retentionNotices: createRetentionNoticeStore(db),
   };
 }
 

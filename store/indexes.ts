@@ -27,12 +27,7 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   links: [[{ accountId: 1 }]],
   linkConsumptions: [],
   retentionNotices: [],
-  pulses: [
-    [
-      { accountId: 1, merchantTransactionId: 1 },
-      { unique: true, name: 'merchant-id' },
-    ],
-  ],
+  pulses: [[{ accountId: 1, occurredAt: -1 }]],
   predictions: [[{ accountId: 1 }]],
   holdouts: [],
   attempts: [[{ accountId: 1, at: -1 }], [{ accountId: 1, fromCode: 1 }]],

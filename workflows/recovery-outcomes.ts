@@ -1,8 +1,28 @@
+import { proxyActivities, uuid4 } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
 import { classifyDecline, type RecommendedAction } from '../domain/declines.js';
 import type { Prediction, Strategy } from '../domain/recovery.js';
 import type { RecoveryContext } from './recovery-context.js';
 
 const nowIso = () => new Date().toISOString();
+
+/** Link activities mint and emit in one step, so a link's token never enters workflow history. */
+const { offerProactiveRetention, reportHighRiskSkip } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/** The planner skipped the retry as too unlikely to succeed: recovery.skipped_high_risk with a card-update link. */
+export async function skipHighRisk(ctx: RecoveryContext, ai: Prediction): Promise<void> {
+  await reportHighRiskSkip({
+    accountId: ctx.input.accountId,
+    transactionId: ctx.input.transactionId,
+    eventId: uuid4(),
+    successScore: ai.score,
+    confidence: ai.confidence,
+    reasoning: ai.reasoning,
+  });
+}
 
 /** The payment was collected. */
 export async function succeed(
@@ -108,6 +128,13 @@ export async function fail(
         'The issuer is in a Strong Customer Authentication region; a customer-present 3-D Secure payment would likely clear this decline.',
     });
   }
+  // Repeated failures for one customer: offer the cancel flow before the subscription lapses.
+  if (r.customerEmail)
+    await offerProactiveRetention({
+      accountId: ctx.input.accountId,
+      transactionId: ctx.input.transactionId,
+      eventId: uuid4(),
+    });
 }
 
 /** Stopped without (further) retries: blocked group, risk block, authentication required, card dead. */

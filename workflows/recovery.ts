@@ -7,7 +7,7 @@ import { planNextAttempt, type AttemptFact, type PlanOption } from '../domain/pl
 import type { RecoveryInput, Strategy } from '../domain/recovery.js';
 import { cardUpdatedSignal } from './recovery-definitions.js';
 import { RecoveryContext } from './recovery-context.js';
-import { block, expire, fail, holdOut, succeed } from './recovery-outcomes.js';
+import { block, expire, fail, holdOut, skipHighRisk, succeed } from './recovery-outcomes.js';
 
 const day = 86_400_000;
 
@@ -108,11 +108,13 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
 
   for (;;) {
     const plan = planNextAttempt(facts());
-    if (plan.kind === 'stop')
+    if (plan.kind === 'stop') {
+      if (plan.reason === 'high_risk') await skipHighRisk(ctx, plan.prediction);
       return failed({
         ai: plan.prediction,
         ...(plan.reason === 'high_risk' ? { reason: plan.prediction.reasoning } : {}),
       });
+    }
 
     if (plan.at > Date.now()) {
       const nextAttemptAt = new Date(plan.at).toISOString();

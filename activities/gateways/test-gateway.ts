@@ -1,8 +1,15 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { paymentMethodTypes, type PaymentMethodType } from '../../domain/gateway-kinds.js';
 import type { TestGatewayStore } from '../../store/test-gateway.js';
-import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome } from './types.js';
+import type {
+  CardDetails,
+  ChargeOutcome,
+  ChargeRequest,
+  GatewayAdapter,
+  LookupOutcome,
+  TokenizeOutcome,
+} from './types.js';
 
 /**
  * Sandbox tokens (documented in the README):
@@ -16,6 +23,16 @@ import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome } from
  */
 const declinePattern =
   /^tok_decline_(?<code>[a-z0-9_]+?)(?:_x(?<times>\d+))?(?:_mac(?<mac>\d{2}))?(?<updatable>_updatable)?$/;
+
+/**
+ * Test cards of the hosted card-update page (documented in docs/hosted-pages.md). Any other number is
+ * refused with `test_card_required`, so a real card is never accepted by a sandbox.
+ */
+export const testCards: Record<string, { brand: string } | { error: string }> = {
+  '4242424242424242': { brand: 'visa' },
+  '5555555555554444': { brand: 'mastercard' },
+  '4000000000000002': { error: 'card_declined' },
+};
 
 /** Per-gateway sandbox settings, from the gateway's credentials. */
 export interface TestGatewaySettings {
@@ -117,6 +134,16 @@ export function createTestGateway(
       return Promise.resolve(
         declinePattern.exec(token)?.groups?.updatable ? `tok_updated_${token.length}` : null,
       );
+    },
+
+    /** A new approving token (`tok_<brand>_<random>`) for a test card; the number itself is not kept. */
+    tokenize(card: CardDetails): Promise<TokenizeOutcome> {
+      const known = testCards[card.number] ?? { error: 'test_card_required' };
+      if ('error' in known) return Promise.resolve(known);
+      return Promise.resolve({
+        token: `tok_${known.brand}_${randomBytes(12).toString('hex')}`,
+        brand: known.brand,
+      });
     },
   };
 }

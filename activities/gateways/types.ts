@@ -21,6 +21,17 @@ export interface ChargeRequest {
   simulate?: 'success' | 'failed';
 }
 
+/** Card details typed by the customer on the hosted page; held in memory only, never stored or logged. */
+export interface CardDetails {
+  number: string; // digits only
+  expMonth: number;
+  expYear: number; // four digits
+  cvc: string;
+}
+
+/** A tokenized card (gateway-native token and card brand), or the gateway's refusal code. */
+export type TokenizeOutcome = { token: string; brand: string } | { error: string };
+
 /** What a gateway can do; the planner routes by it. */
 export interface GatewayCapabilities {
   /** Wallet types this gateway can charge for recurring payments (card is always supported). */
@@ -36,4 +47,6 @@ export interface GatewayAdapter {
   lookup(idempotencyKey: string): Promise<LookupOutcome>;
   /** Account updater: a fresh token for an expired card, or null when the network has none. */
   refreshCard(token: string): Promise<string | null>;
+  /** Turns card details into a reusable gateway token (hosted card-update page). */
+  tokenize(card: CardDetails): Promise<TokenizeOutcome>;
 }

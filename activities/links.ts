@@ -1,0 +1,110 @@
+import { proactiveRetention, recentFailureCount } from '../domain/retention.js';
+import { sha256 } from '../runtime/crypto.js';
+import { createLinkService } from '../services/links.js';
+import type { ActivityDeps } from './deps.js';
+
+/**
+ * Activities that mint hosted links for the engine. Each mints and emits in one step, so the link's token
+ * appears only in the event, never in workflow history; a stable eventId keeps a retry from sending twice.
+ */
+export function linkActivities(deps: ActivityDeps) {
+  const { stores, events, clock } = deps;
+  const links = createLinkService(deps);
+
+  async function load(accountId: string, transactionId: string) {
+    const account = await stores.accounts.find(accountId);
+    const recovery = await stores.recoveries.find(accountId, transactionId);
+    if (!account || !recovery) throw new Error(`Recovery ${transactionId} of account ${accountId} not found`);
+    return { account, recovery };
+  }
+
+  return {
+    /**
+     * After a failed recovery: when the customer's recoveries failed `minFailures` times within the window
+     * on an account with the cancel flow enabled, mints a cancel-flow link and emits
+     * recovery.proactive_retention, at most once per window per customer.
+     */
+    async offerProactiveRetention(input: { accountId: string; transactionId: string; eventId: string }) {
+      const { account, recovery } = await load(input.accountId, input.transactionId);
+      const email = recovery.customerEmail;
+      if (!account.settings.cancelFlow.enabled || !email) return;
+      const now = clock();
+      const failures = (await stores.recoveries.forCustomer(account.id, email)).filter(
+        (r) => r.state === 'failed',
+      );
+      const count = recentFailureCount(
+        failures.map((r) => r.updatedAt),
+        now,
+      );
+      if (count < proactiveRetention.minFailures) return;
+      if (await stores.events.get(input.eventId)) return; // this very activity already finished once
+      const claimed = await stores.retentionNotices.claim(
+        account.id,
+        sha256(email.toLowerCase()),
+        input.eventId,
+        now,
+        proactiveRetention.windowMs,
+      );
+      if (!claimed) return;
+      // Recoveries know the customer by email only, so it doubles as the cancel flow's customerId.
+      const link = await links.mintCancelFlowLink(account, {
+        customerId: email,
+        customerEmail: email,
+        subscriptionId: null,
+        amount: recovery.amount,
+        currency: recovery.currency,
+        returnUrl: null,
+      });
+      await events.publish(
+        account.id,
+        {
+          event: 'recovery.proactive_retention',
+          customerEmail: email,
+          recentFailureCount: count,
+          cancelFlowUrl: link.url,
+          cancelFlowToken: link.token,
+          amount: recovery.amount,
+          currency: recovery.currency,
+          reason: `${count} recoveries for this customer failed within ${proactiveRetention.windowMs / 86_400_000} days; offer retention options before the subscription lapses.`,
+          timestamp: now.toISOString(),
+        },
+        { eventId: input.eventId },
+      );
+    },
+
+    /** A retry skipped as too unlikely to succeed: mints a card-update link and emits recovery.skipped_high_risk. */
+    async reportHighRiskSkip(input: {
+      accountId: string;
+      transactionId: string;
+      eventId: string;
+      successScore: number;
+      confidence: number;
+      reasoning: string;
+    }) {
+      if (await stores.events.get(input.eventId)) return;
+      const { account, recovery } = await load(input.accountId, input.transactionId);
+      const link = await links.mintCardUpdateLink(account, {
+        paymentMethodToken: recovery.paymentMethodToken,
+        customerEmail: recovery.customerEmail,
+        returnUrl: null,
+        transactionId: recovery._id,
+      });
+      await events.publish(
+        account.id,
+        {
+          event: 'recovery.skipped_high_risk',
+          paymentMethodToken: recovery.paymentMethodToken,
+          amount: recovery.amount,
+          currency: recovery.currency,
+          riskScore: Math.round((100 - input.successScore) * 10) / 10,
+          confidence: input.confidence,
+          reasoning: input.reasoning,
+          cardUpdateUrl: link.url,
+          skippedChargeId: recovery._id,
+          timestamp: clock().toISOString(),
+        },
+        { eventId: input.eventId },
+      );
+    },
+  };
+}

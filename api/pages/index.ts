@@ -1,0 +1,57 @@
+import Router from '@koa/router';
+import type { Client } from '@temporalio/client';
+import type { Next } from 'koa';
+import type { Logger } from '../../runtime/logger.js';
+import type { EventPublisher } from '../../services/events.js';
+import { createLinkOutcomes } from '../../services/link-outcomes.js';
+import { createLinkService } from '../../services/links.js';
+import type { Stores } from '../../store/index.js';
+import type { AppContext, AppState } from '../context.js';
+import { cancelFlowPage } from './cancel-flow.js';
+import { cardUpdatePage } from './card-update.js';
+import { neutralBrand } from './layout.js';
+import { errorPage } from './notices.js';
+import { stylesheet, stylesheetPath } from './styles.js';
+
+/** Renders unexpected failures as a friendly HTML page (the API's JSON error body would mean nothing here). */
+async function htmlErrors(ctx: AppContext, next: Next): Promise<void> {
+  try {
+    await next();
+  } catch (error) {
+    ctx.state.log.error({ err: error }, 'hosted page failed');
+    errorPage(ctx, neutralBrand, ctx.state.requestId);
+  }
+}
+
+/**
+ * The hosted pages customers open from links: card update, cancel flow, and their stylesheet. No API key:
+ * the unguessable token in the path is the credential. Form bodies are URL-encoded, parsed from the raw body.
+ */
+export function hostedPages(deps: {
+  stores: Stores;
+  temporal: Client;
+  events: EventPublisher;
+  publicBaseUrl: string;
+  clock: () => Date;
+  log: Logger;
+}) {
+  const pageDeps = {
+    stores: deps.stores,
+    clock: deps.clock,
+    links: createLinkService(deps),
+    outcomes: createLinkOutcomes(deps),
+  };
+  const cardUpdate = cardUpdatePage(pageDeps);
+  const cancelFlow = cancelFlowPage(pageDeps);
+  const router = new Router<AppState>();
+  router.get(stylesheetPath, (ctx) => {
+    ctx.type = 'text/css; charset=utf-8';
+    ctx.set({ 'Cache-Control': 'public, max-age=86400', 'X-Content-Type-Options': 'nosniff' });
+    ctx.body = stylesheet;
+  });
+  router.get('/update-card/:token', htmlErrors, (ctx) => cardUpdate.show(ctx, ctx.params.token ?? ''));
+  router.post('/update-card/:token', htmlErrors, (ctx) => cardUpdate.submit(ctx, ctx.params.token ?? ''));
+  router.get('/cancel-flow/:token', htmlErrors, (ctx) => cancelFlow.show(ctx, ctx.params.token ?? ''));
+  router.post('/cancel-flow/:token', htmlErrors, (ctx) => cancelFlow.submit(ctx, ctx.params.token ?? ''));
+  return router.routes();
+}

@@ -1,0 +1,55 @@
+import type { LinkKind } from '../../domain/links.js';
+import type { LinkOutcomes } from '../../services/link-outcomes.js';
+import type { LinkService } from '../../services/links.js';
+import type { Account } from '../../store/accounts.js';
+import type { Stores } from '../../store/index.js';
+import type { LinkDoc } from '../../store/links.js';
+import type { AppContext } from '../context.js';
+import { brandOf, type PageBrand } from './layout.js';
+import { goneLinkPage, unknownLinkPage } from './notices.js';
+
+/** What the page handlers need. */
+export interface PageDeps {
+  stores: Stores;
+  links: LinkService;
+  outcomes: LinkOutcomes;
+  clock: () => Date;
+}
+
+/** A usable link with its account and branding. */
+export interface LoadedLink<K extends LinkKind> {
+  link: Extract<LinkDoc, { kind: K }>;
+  account: Account;
+  brand: PageBrand;
+}
+
+const tokenShape = /^[A-Za-z0-9_-]{22,128}$/;
+
+function isKind<K extends LinkKind>(link: LinkDoc, kind: K): link is Extract<LinkDoc, { kind: K }> {
+  return link.kind === kind;
+}
+
+/**
+ * Finds the usable link of `kind` behind the token, or renders why there is none: 404 for no such link,
+ * 410 for a used or expired one (after finishing a use that was interrupted, so its event still goes out).
+ */
+export async function loadLink<K extends LinkKind>(
+  deps: PageDeps,
+  ctx: AppContext,
+  token: string,
+  kind: K,
+): Promise<LoadedLink<K> | null> {
+  const opened = tokenShape.test(token) ? await deps.links.open(token, kind) : null;
+  const account = opened ? await deps.stores.accounts.find(opened.link.accountId) : null;
+  if (!opened || !account || !isKind(opened.link, kind)) {
+    unknownLinkPage(ctx);
+    return null;
+  }
+  const brand = brandOf(account);
+  if (opened.state !== 'usable') {
+    await deps.outcomes.finishInterrupted(opened.link, opened.consumption);
+    goneLinkPage(ctx, brand, opened.state);
+    return null;
+  }
+  return { link: opened.link, account, brand };
+}

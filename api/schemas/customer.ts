@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { Currency } from '../../domain/recovery-request.js';
+
+/** Body of POST /api/recovery/pulse: a payment that succeeded on the first try. */
+export const PulseRequest = z
+  .object({
+    amount: z.int('must be an integer in the smallest currency unit').min(50).max(100_000_000),
+    currency: Currency.default('USD'),
+    transactionId: z
+      .string()
+      .trim()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe("The merchant's own id; re-sending it returns the same service id"),
+    customerEmail: z
+      .email()
+      .max(254)
+      .transform((e) => e.toLowerCase())
+      .optional(),
+    occurredAt: z.iso.datetime({ offset: true }).optional(),
+  })
+  .strict();
+
+export const PulseResult = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  transactionId: z.string(),
+});
+
+export const PaywallQuery = z
+  .object({
+    customerEmail: z
+      .email()
+      .max(254)
+      .transform((e) => e.toLowerCase()),
+  })
+  .strict();
+
+export const PaywallStatus = z.object({
+  isPastDue: z.boolean(),
+  totalOwedCents: z.int().describe('Sum over unrecovered failures in `currency` (the oldest failure’s)'),
+  currency: z.string(),
+  failedPaymentCount: z.int(),
+  oldestFailureAt: z.iso.datetime().nullable(),
+  byCurrency: z.record(z.string(), z.int()).describe('Totals per currency when failures are in several'),
+});

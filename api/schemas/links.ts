@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { Currency } from '../../domain/recovery-request.js';
+
+const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).max(2048);
+const id = z.string().trim().min(1, 'must not be empty').max(256);
+
+/** Body of POST /api/recovery/update-card/generate. */
+export const CardUpdateLinkRequest = z
+  .object({
+    paymentMethodToken: z.string().trim().min(1, 'must not be empty').max(512),
+    customerEmail: z.email().max(254).optional(),
+    returnUrl: https.optional().describe('Shown as a "Return to…" button after the card is saved'),
+    transactionId: z
+      .string()
+      .trim()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe('A recovery to retry at once with the new card, besides those queued on the old token'),
+  })
+  .strict();
+export type CardUpdateLinkRequest = z.infer<typeof CardUpdateLinkRequest>;
+
+/** Body of POST /api/cancel-flow/generate. */
+export const CancelFlowLinkRequest = z
+  .object({
+    customerId: id,
+    customerEmail: z.email().max(254).optional(),
+    subscriptionId: id.optional().describe('Echoed back on the churn.flow webhook'),
+    amount: z
+      .int('must be an integer in the smallest currency unit')
+      .min(0)
+      .max(100_000_000)
+      .optional()
+      .describe('Recurring charge in the smallest currency unit; renders the offers'),
+    currency: Currency.default('USD'),
+    returnUrl: https.optional().describe('Where the customer is redirected (303) after choosing'),
+  })
+  .strict();
+export type CancelFlowLinkRequest = z.infer<typeof CancelFlowLinkRequest>;
+
+/** 200 from both generate endpoints (spec, "Hosted link"). */
+export const HostedLinkBody = z.object({
+  url: z.string().describe('https://{customDomain}/… when the account has one, else the public base URL'),
+  token: z.string().describe('The token in the url: 256 random bits, base64url'),
+  expiresAt: z.iso.datetime(),
+});
+
+export const CancelFlowDisabledBody = z.object({ error: z.string(), message: z.string() });

@@ -1,0 +1,42 @@
+import type { CancelOffer } from './settings.js';
+
+const hour = 3_600_000;
+
+/** How long a hosted link can be used (spec, "Link lifecycle"). */
+export const linkLifetimesMs = {
+  cardUpdate: 72 * hour,
+  cancelFlow: 48 * hour,
+  /** The pre-emptive card-update link of card.expiring_soon (card health sweep). */
+  cardExpiry: 14 * 24 * hour,
+} as const;
+
+/** The two kinds of hosted link and the page path each lives under. */
+export type LinkKind = 'card_update' | 'cancel_flow';
+export const linkPaths: Record<LinkKind, string> = {
+  card_update: 'update-card',
+  cancel_flow: 'cancel-flow',
+};
+
+/** What a customer can end the cancel flow with. */
+export type ChurnOutcome = 'retained' | 'paused' | 'downgraded' | 'cancelled';
+
+/** The customer's choice on the cancel-flow page. */
+export type CancelChoice = { kind: 'offer'; offer: CancelOffer } | { kind: 'keep' } | { kind: 'cancel' };
+
+/** The churn outcome of a choice; a discount keeps the subscription, so it counts as retained. */
+export function churnOutcomeOf(choice: CancelChoice): ChurnOutcome {
+  if (choice.kind === 'keep') return 'retained';
+  if (choice.kind === 'cancel') return 'cancelled';
+  if (choice.offer.type === 'pause') return 'paused';
+  if (choice.offer.type === 'downgrade') return 'downgraded';
+  return 'retained';
+}
+
+/** Whether a link can still be used at `now`: neither consumed nor past its expiry. */
+export function linkState(
+  link: { expiresAt: Date; consumed: boolean },
+  now: Date,
+): 'usable' | 'used' | 'expired' {
+  if (link.consumed) return 'used';
+  return now.getTime() >= link.expiresAt.getTime() ? 'expired' : 'usable';
+}

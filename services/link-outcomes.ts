@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { EventPayload } from '../domain/events.js';
+import type { ChurnOutcome } from '../domain/links.js';
+import type { CancelOffer } from '../domain/settings.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Stores } from '../store/index.js';
+import type { ConsumptionDoc, LinkDoc, LinkOutcome } from '../store/links.js';
+import { cardUpdatedSignal } from '../workflows/recovery-definitions.js';
+import type { EventPublisher } from './events.js';
+
+/** A use whose effects are still undone after this long was interrupted (the request died): finish it. */
+const interruptedAfterMs = 60_000;
+
+type CardUpdateLink = Extract<LinkDoc, { kind: 'card_update' }>;
+type CancelFlowLink = Extract<LinkDoc, { kind: 'cancel_flow' }>;
+
+function churnEvent(
+  outcome: ChurnOutcome,
+  base: {
+    customerId: string;
+    customerEmail: string | null;
+    subscriptionId: string | null;
+    timestamp: string;
+    offer?: CancelOffer;
+  },
+): EventPayload {
+  switch (outcome) {
+    case 'retained':
+      return { event: 'churn.flow.retained', outcome, ...base };
+    case 'paused':
+      return { event: 'churn.flow.paused', outcome, ...base };
+    case 'downgraded':
+      return { event: 'churn.flow.downgraded', outcome, ...base };
+    case 'cancelled':
+      return { event: 'churn.flow.cancelled', outcome, ...base };
+  }
+}
+
+/** Consuming a link and what follows from it: the event, and for a new card the retry of queued recoveries. */
+export function createLinkOutcomes(deps: {
+  stores: Stores;
+  temporal: Client;
+  events: EventPublisher;
+  clock: () => Date;
+  log: Logger;
+}) {
+  const { stores, temporal, events, clock, log } = deps;
+
+  /** Queued recoveries of the account on the old token (and the one the link names) retry at once. */
+  async function retryQueued(link: CardUpdateLink, newToken: string): Promise<void> {
+    const { accountId, data } = link;
+    const queued = await stores.recoveries.queuedOnToken(accountId, data.paymentMethodToken);
+    const named = data.transactionId ? await stores.recoveries.find(accountId, data.transactionId) : null;
+    if (named?.state === 'queued' && !queued.some((r) => r._id === named._id)) queued.push(named);
+    for (const recovery of queued) {
+      try {
+        await temporal.workflow
+          .getHandle(recovery.workflowId)
+          .signal(cardUpdatedSignal, { newToken, paymentMethodType: 'card' });
+      } catch (error) {
+        // Finished since the read model said queued: nothing left to retry.
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+        log.info({ workflowId: recovery.workflowId }, 'card update: recovery already finished');
+      }
+    }
+  }
+
+  async function cardUpdated(link: CardUpdateLink, c: ConsumptionDoc, newToken: string, gateways: string[]) {
+    await events.publish(
+      link.accountId,
+      {
+        event: 'card.updated',
+        oldPaymentMethodToken: link.data.paymentMethodToken,
+        newPaymentMethodToken: newToken,
+        paymentMethodType: 'card',
+        eligibleGateways: gateways,
+        clientId: link.accountId,
+        timestamp: c.at.toISOString(),
+      },
+      { eventId: c.eventId },
+    );
+    await retryQueued(link, newToken);
+  }
+
+  async function churned(
+    link: CancelFlowLink,
+    c: ConsumptionDoc,
+    outcome: ChurnOutcome,
+    offer: CancelOffer | null,
+  ) {
+    const { customerId, customerEmail, subscriptionId } = link.data;
+    const base = { customerId, customerEmail, subscriptionId, timestamp: c.at.toISOString() };
+    await events.publish(link.accountId, churnEvent(outcome, offer ? { ...base, offer } : base), {
+      eventId: c.eventId,
+    });
+  }
+
+  /** Emits the use's event (same eventId every time, so at most one is sent) and applies it. */
+  async function complete(link: LinkDoc, c: ConsumptionDoc): Promise<void> {
+    const o = c.outcome;
+    if (link.kind === 'card_update' && o.kind === 'card_updated')
+      await cardUpdated(link, c, o.newPaymentMethodToken, o.eligibleGateways);
+    else if (link.kind === 'cancel_flow' && o.kind === 'churn') await churned(link, c, o.outcome, o.offer);
+    else throw new Error(`Link ${link._id} (${link.kind}) cannot have a ${o.kind} outcome`);
+    await stores.links.markEffectsDone(link._id, clock());
+  }
+
+  return {
+    /**
+     * Uses the link once: the consumption insert that wins decides, every concurrent use gets null.
+     * The winner then completes the effects.
+     */
+    async consumeLink(link: LinkDoc, outcome: LinkOutcome): Promise<ConsumptionDoc | null> {
+      const consumption: ConsumptionDoc = {
+        _id: link._id,
+        accountId: link.accountId,
+        at: clock(),
+        eventId: randomUUID(),
+        outcome,
+        effectsDoneAt: null,
+      };
+      if (!(await stores.links.consume(consumption))) return null;
+      await complete(link, consumption);
+      return consumption;
+    },
+
+    /** Finishes the effects of a use that was interrupted after consuming the link (crash, lost database). */
+    async finishInterrupted(link: LinkDoc, consumption: ConsumptionDoc | null): Promise<void> {
+      if (!consumption || consumption.effectsDoneAt) return;
+      if (clock().getTime() - consumption.at.getTime() < interruptedAfterMs) return;
+      await complete(link, consumption);
+    },
+  };
+}
+
+export type LinkOutcomes = ReturnType<typeof createLinkOutcomes>;

@@ -1,0 +1,38 @@
+import type { Db } from 'mongodb';
+import { randomUUID } from 'node:crypto';
+import { sha256 } from '../runtime/crypto.js';
+import { collections } from './collections.js';
+import { isDuplicateKey } from './mongo.js';
+
+/** A payment that succeeded on the first try, logged by the merchant (the baseline for lift). */
+export interface PulseDoc {
+  _id: string; // the service-assigned transactionId
+  accountId: string;
+  merchantTransactionId: string | null;
+  amount: number;
+  currency: string;
+  customerEmail: string | null;
+  occurredAt: Date;
+  createdAt: Date;
+}
+
+/** Organic successes. Re-sending a merchant transaction id returns the first record's service id. */
+export function createPulseStore(db: Db) {
+  const pulses = db.collection<PulseDoc>(collections.pulses);
+  return {
+    async log(input: Omit<PulseDoc, '_id' | 'createdAt'>, now: Date): Promise<PulseDoc> {
+      // A merchant id maps to one deterministic service id, so the unique _id deduplicates re-sends.
+      const _id = input.merchantTransactionId
+        ? `pulse_${sha256(`${input.accountId}:${input.merchantTransactionId}`).slice(0, 32)}`
+        : `pulse_${randomUUID().replaceAll('-', '')}`;
+      const doc: PulseDoc = { _id, ...input, createdAt: now };
+      try {
+        await pulses.insertOne(doc);
+        return doc;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return (await pulses.findOne({ _id })) ?? doc;
+      }
+    },
+  };
+}

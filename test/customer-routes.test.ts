@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startStack, type Stack } from './support/stack.js';
+
+let stack: Stack;
+let keys: { apiKey: string; publishableKey: string };
+
+beforeAll(async () => {
+  stack = await startStack();
+  keys = await stack.createAccount();
+});
+afterAll(() => stack.close());
+
+describe('POST /api/recovery/pulse', () => {
+  it('logs an organic success and answers a service-assigned transactionId', async () => {
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/pulse', {
+      key: keys.apiKey,
+      body: { amount: 1999, currency: 'eur', transactionId: 'ch_1' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      success: true,
+      message: 'Organic success logged',
+      transactionId: expect.stringMatching(/^pulse_[0-9a-f]{32}$/),
+    });
+    const again = await call(stack.baseUrl, 'POST', '/api/recovery/pulse', {
+      key: keys.apiKey,
+      body: { amount: 1999, currency: 'EUR', transactionId: 'ch_1' },
+    });
+    expect(again.body.transactionId).toBe(res.body.transactionId);
+    expect(await stack.stores.db.collection('pulses').countDocuments({ merchantTransactionId: 'ch_1' })).toBe(
+      1,
+    );
+  });
+
+  it('gives each pulse without a merchant id its own record', async () => {
+    const a = await call(stack.baseUrl, 'POST', '/api/recovery/pulse', {
+      key: keys.apiKey,
+      body: { amount: 500 },
+    });
+    const b = await call(stack.baseUrl, 'POST', '/api/recovery/pulse', {
+      key: keys.apiKey,
+      body: { amount: 500 },
+    });
+    expect(a.body.transactionId).not.toBe(b.body.transactionId);
+  });
+
+  it.each([
+    [{}, 'amount'],
+    [{ amount: 49 }, 'amount'],
+    [{ amount: 500, currency: 'XXQ' }, 'currency'],
+    [{ amount: 500, transactionId: 'x'.repeat(129) }, 'transactionId'],
+    [{ amount: 500, customerEmail: 'nope' }, 'customerEmail'],
+    [{ amount: 500, surprise: true }, 'surprise'],
+  ])('refuses %j with 400 naming %s, logging nothing', async (body, field) => {
+    const before = await stack.stores.db.collection('pulses').countDocuments({});
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/pulse', { key: keys.apiKey, body });
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body.details as object)).toContain(field);
+    expect(await stack.stores.db.collection('pulses').countDocuments({})).toBe(before);
+  });
+
+  it('needs the secret key', async () => {
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/pulse', {
+      key: keys.publishableKey,
+      body: { amount: 500 },
+    });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('GET /api/recovery/paywall-status', () => {
+  const email = 'Pat@Example.com';
+  const path = `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(email)}`;
+
+  it('is not past due for a customer with no failures', async () => {
+    const res = await call(stack.baseUrl, 'GET', path, { key: keys.publishableKey });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      isPastDue: false,
+      totalOwedCents: 0,
+      currency: 'USD',
+      failedPaymentCount: 0,
+      oldestFailureAt: null,
+      byCurrency: {},
+    });
+  });
+
+  it('sums unrecovered failures (queued, failed, blocked) and ignores recovered ones, in the oldest failure’s currency', async () => {
+    const execute = (body: Record<string, unknown>) =>
+      call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: keys.apiKey,
+        body: { customerEmail: email, ...body },
+      });
+    expect(
+      (
+        await execute({
+          paymentMethodToken: 'tok_visa',
+          amount: 1500,
+          originalDeclineCode: 'insufficient_funds',
+        })
+      ).status,
+    ).toBe(202);
+    expect(
+      (
+        await execute({
+          paymentMethodToken: 'tok_stolen',
+          amount: 700,
+          currency: 'EUR',
+          originalDeclineCode: 'fraudulent',
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await execute({ paymentMethodToken: 'tok_visa', amount: 900, originalDeclineCode: 'try_again_later' }))
+        .status,
+    ).toBe(200);
+    const res = await call(stack.baseUrl, 'GET', path, { key: keys.publishableKey });
+    expect(res.body).toMatchObject({
+      isPastDue: true,
+      totalOwedCents: 1500,
+      currency: 'USD',
+      failedPaymentCount: 2,
+      byCurrency: { USD: 1500, EUR: 700 },
+    });
+    expect(Date.parse(String(res.body.oldestFailureAt))).toBeLessThanOrEqual(Date.now());
+    const secret = await call(stack.baseUrl, 'GET', path, { key: keys.apiKey });
+    expect(secret.body).toEqual(res.body);
+  });
+
+  it('is open to browsers: CORS on answers and errors, and a preflight', async () => {
+    const ok = await call(stack.baseUrl, 'GET', path, { key: keys.publishableKey });
+    expect(ok.headers.get('access-control-allow-origin')).toBe('*');
+    const denied = await call(stack.baseUrl, 'GET', path, { key: 'pk_wrong' });
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('access-control-allow-origin')).toBe('*');
+    const preflight = await fetch(stack.baseUrl + path, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://shop.example',
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Headers': 'x-api-key',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('X-API-KEY');
+  });
+
+  it.each(['', '?customerEmail=', '?customerEmail=not-an-email', '?email=pat@example.com'])(
+    'answers 400 for %s',
+    async (query) => {
+      const res = await call(stack.baseUrl, 'GET', `/api/recovery/paywall-status${query}`, {
+        key: keys.publishableKey,
+      });
+      expect(res.status).toBe(400);
+      expect(res.body).toHaveProperty('details');
+    },
+  );
+
+  it('allows 120 lookups a minute per key, then 429', async () => {
+    // A clock fixed inside one minute, so the window cannot roll over during the test.
+    const fixed = await startStack({ worker: false, clock: () => new Date('2026-06-01T12:00:10Z') });
+    try {
+      const own = await fixed.createAccount();
+      const statuses: number[] = [];
+      for (let i = 0; i < 121; i += 1)
+        statuses.push((await call(fixed.baseUrl, 'GET', path, { key: own.publishableKey })).status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(120);
+      expect(statuses.at(-1)).toBe(429);
+    } finally {
+      await fixed.close();
+    }
+  });
+});

@@ -1,0 +1,409 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { recoveryWorkflowId } from '../domain/recovery.js';
+import { sha256 } from '../runtime/crypto.js';
+import { eventsOf } from './support/events.js';
+import { formTokenOf, getPage, onServer, postForm, submitPage } from './support/pages.js';
+import { call, startStack, type Stack } from './support/stack.js';
+
+const hour = 3_600_000;
+/** The stack's clock: real time plus an offset the expiry tests move forward. */
+let offsetMs = 0;
+const clock = () => new Date(Date.now() + offsetMs);
+let stack: Stack;
+let n = 0;
+/** A fresh amount per request keeps the 5-minute velocity rule out of unrelated cases. */
+const amount = () => 2000 + (n += 1);
+
+const goodCard = { number: '4242 4242 4242 4242', expiry: '12/34', cvc: '123' };
+const offers = [
+  { type: 'pause', months: 2 },
+  { type: 'discount', percentOff: 50, durationMonths: 3 },
+];
+
+beforeAll(async () => {
+  stack = await startStack({ clock });
+});
+afterAll(() => stack.close());
+beforeEach(() => {
+  offsetMs = 0;
+});
+
+const cardLink = (key: string, body: Record<string, unknown> = { paymentMethodToken: 'tok_visa' }) =>
+  call<{ url: string; token: string; expiresAt: string }>(
+    stack.baseUrl,
+    'POST',
+    '/api/recovery/update-card/generate',
+    {
+      key,
+      body,
+    },
+  );
+const cancelLink = (key: string, body: Record<string, unknown> = { customerId: 'cus_1' }) =>
+  call<{ url: string; token: string; expiresAt: string }>(
+    stack.baseUrl,
+    'POST',
+    '/api/cancel-flow/generate',
+    {
+      key,
+      body,
+    },
+  );
+
+/** Every document of the test database, serialised: what an attacker with a database dump would see. */
+async function databaseDump(): Promise<string> {
+  const parts: string[] = [];
+  for (const { name } of await stack.stores.db.listCollections().toArray())
+    parts.push(JSON.stringify(await stack.stores.db.collection(name).find().toArray()));
+  return parts.join('\n');
+}
+
+function expectFreshLink(
+  body: { url: string; token: string; expiresAt: string },
+  path: string,
+  lifetimeMs: number,
+) {
+  expect(body.url).toBe(`http://127.0.0.1/${path}/${body.token}`);
+  expect(body.token).toMatch(/^[A-Za-z0-9_-]+$/);
+  expect(Buffer.from(body.token, 'base64url').length).toBeGreaterThanOrEqual(16);
+  expect(Math.abs(Date.parse(body.expiresAt) - (Date.now() + lifetimeMs))).toBeLessThan(5_000);
+}
+
+describe('POST /api/recovery/update-card/generate', () => {
+  it('answers 200 with a 72-hour link on the public base URL; a fresh 256-bit token each time', async () => {
+    const { apiKey } = await stack.createAccount();
+    const first = await cardLink(apiKey, {
+      paymentMethodToken: 'tok_visa',
+      customerEmail: 'ada@example.com',
+      returnUrl: 'https://shop.example.com/account',
+      transactionId: 'tx_1',
+    });
+    const second = await cardLink(apiKey);
+    expect(first.status).toBe(200);
+    expect(Object.keys(first.body).sort()).toEqual(['expiresAt', 'token', 'url']);
+    expectFreshLink(first.body, 'update-card', 72 * hour);
+    expect(Buffer.from(first.body.token, 'base64url').length).toBe(32);
+    expect(second.body.token).not.toBe(first.body.token);
+  });
+
+  it('uses the account custom domain over https when one is set', async () => {
+    const { apiKey } = await stack.createAccount({ customDomain: 'pay.example.com' });
+    const res = await cardLink(apiKey);
+    expect(res.body.url).toBe(`https://pay.example.com/update-card/${res.body.token}`);
+  });
+
+  it.each([
+    [{}, 'paymentMethodToken', 'Required'],
+    [{ paymentMethodToken: '   ' }, 'paymentMethodToken', 'must not be empty'],
+    [{ paymentMethodToken: 'tok_visa', returnUrl: 'http://shop.example.com' }, 'returnUrl', 'https'],
+    [{ paymentMethodToken: 'tok_visa', customerEmail: 'not-an-email' }, 'customerEmail', ''],
+    [{ paymentMethodToken: 'tok_visa', paymentMethodtoken: 'typo' }, 'paymentMethodtoken', 'Unknown field'],
+  ])('400 names the bad field: %j', async (body, field, message) => {
+    const { apiKey } = await stack.createAccount();
+    const res = await cardLink(apiKey, body);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'Validation failed' });
+    const details = (res.body as unknown as { details: Record<string, string[]> }).details;
+    expect(details[field]?.join(' ')).toContain(message);
+  });
+
+  it('401 without a key, with a wrong key, or with the publishable key', async () => {
+    const { publishableKey } = await stack.createAccount();
+    for (const key of [undefined, 'sk_wrong', publishableKey]) {
+      const res = await call(stack.baseUrl, 'POST', '/api/recovery/update-card/generate', {
+        ...(key ? { key } : {}),
+        body: { paymentMethodToken: 'tok_visa' },
+      });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'Missing or invalid API key' });
+    }
+  });
+
+  it('stores the link hashed: the token appears nowhere in the database', async () => {
+    const { apiKey } = await stack.createAccount();
+    const { body } = await cardLink(apiKey, { paymentMethodToken: 'tok_visa' });
+    const dump = await databaseDump();
+    expect(dump).not.toContain(body.token);
+    expect(dump).toContain(sha256(body.token));
+  });
+});
+
+describe('POST /api/cancel-flow/generate', () => {
+  it('403 with error and message when the cancel flow is not enabled', async () => {
+    const { apiKey } = await stack.createAccount();
+    const res = await cancelLink(apiKey);
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({
+      error: 'Cancel flow not enabled',
+      message: expect.stringContaining('not enabled'),
+    });
+  });
+
+  it('answers 200 with a 48-hour link; on the custom domain when set', async () => {
+    const plain = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+    const res = await cancelLink(plain.apiKey, {
+      customerId: 'cus_42',
+      customerEmail: 'ada@example.com',
+      subscriptionId: 'sub_9',
+      amount: 1999,
+      currency: 'eur',
+      returnUrl: 'https://shop.example.com/billing',
+    });
+    expect(res.status).toBe(200);
+    expectFreshLink(res.body, 'cancel-flow', 48 * hour);
+    const custom = await stack.createAccount({
+      cancelFlow: { enabled: true, offers },
+      customDomain: 'pay.example.com',
+    });
+    const onDomain = await cancelLink(custom.apiKey);
+    expect(onDomain.body.url).toBe(`https://pay.example.com/cancel-flow/${onDomain.body.token}`);
+    expect(await databaseDump()).not.toContain(res.body.token);
+  });
+
+  it.each([
+    [{}, 'customerId'],
+    [{ customerId: 'c', amount: -1 }, 'amount'],
+    [{ customerId: 'c', amount: 19.99 }, 'amount'],
+    [{ customerId: 'c', currency: 'XYZ' }, 'currency'],
+    [{ customerId: 'c', returnUrl: 'javascript:alert(1)' }, 'returnUrl'],
+    [{ customerId: 'c', plan: 'gold' }, 'plan'],
+  ])('400 names the bad field: %j', async (body, field) => {
+    const { apiKey } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+    const res = await cancelLink(apiKey, body);
+    expect(res.status).toBe(400);
+    expect(Object.keys((res.body as unknown as { details: object }).details)).toContain(field);
+  });
+
+  it('401 without a valid secret key', async () => {
+    const res = await call(stack.baseUrl, 'POST', '/api/cancel-flow/generate', {
+      key: 'sk_nope',
+      body: { customerId: 'c' },
+    });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('hosted pages: lifetime, single use and trust', () => {
+  it('a card-update link works until 72 hours and is refused with 410 after', async () => {
+    const { apiKey } = await stack.createAccount();
+    const url = onServer(stack.baseUrl, (await cardLink(apiKey)).body.url);
+    offsetMs = 72 * hour - 60_000;
+    const page = await getPage(url);
+    expect(page.status).toBe(200);
+    offsetMs = 72 * hour + 1_000;
+    expect((await getPage(url)).status).toBe(410);
+    const late = await postForm(url, { _form: formTokenOf(page.html), ...goodCard });
+    expect(late.status).toBe(410);
+    expect(late.html).toContain('This link has expired');
+  });
+
+  it('a cancel-flow link works until 48 hours and is refused with 410 after', async () => {
+    const { apiKey } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+    const url = onServer(stack.baseUrl, (await cancelLink(apiKey)).body.url);
+    offsetMs = 48 * hour - 60_000;
+    const page = await getPage(url);
+    expect(page.status).toBe(200);
+    offsetMs = 48 * hour + 1_000;
+    expect((await getPage(url)).status).toBe(410);
+    expect((await postForm(url, { _form: formTokenOf(page.html), choice: 'cancel' })).status).toBe(410);
+  });
+
+  it('pages carry a strict CSP and never leak the token by referrer or cache', async () => {
+    const { apiKey } = await stack.createAccount({
+      branding: { brandName: 'Acme', logoUrl: 'https://cdn.acme.test/logo.svg' },
+    });
+    const page = await getPage(onServer(stack.baseUrl, (await cardLink(apiKey)).body.url));
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toMatch(/style-src 'self' 'nonce-[A-Za-z0-9+/=]+'/);
+    expect(csp).toContain('img-src https://cdn.acme.test');
+    expect(csp).toContain("form-action 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('script-src');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(page.html).not.toContain('<script');
+    expect(page.html).toContain('<html lang="en">');
+  });
+
+  it('unknown tokens, and tokens of the other kind, get a friendly 404 page', async () => {
+    const { apiKey } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+    const cancel = await cancelLink(apiKey);
+    for (const path of [
+      '/update-card/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      `/update-card/${cancel.body.token}`,
+    ]) {
+      const page = await getPage(stack.baseUrl + path);
+      expect(page.status).toBe(404);
+      expect(page.html).toContain('This link is not valid');
+    }
+  });
+
+  it('a form without a valid token of this link (CSRF), or sent cross-site, is refused and changes nothing', async () => {
+    const { apiKey } = await stack.createAccount();
+    const url = onServer(stack.baseUrl, (await cardLink(apiKey)).body.url);
+    const other = onServer(stack.baseUrl, (await cardLink(apiKey)).body.url);
+    const token = formTokenOf((await getPage(url)).html);
+    const otherToken = formTokenOf((await getPage(other)).html);
+    const attempts = [
+      postForm(url, goodCard),
+      postForm(url, { _form: otherToken, ...goodCard }),
+      postForm(url, { _form: `${token}x`, ...goodCard }),
+      postForm(url, { _form: token, ...goodCard }, { 'Sec-Fetch-Site': 'cross-site' }),
+      fetch(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ _form: token, ...goodCard }),
+      }).then((r) => ({ status: r.status })),
+    ];
+    for (const res of await Promise.all(attempts)) expect(res.status).toBe(403);
+    expect((await getPage(url)).status).toBe(200);
+    expect((await postForm(url, { _form: token, ...goodCard })).status).toBe(200);
+  });
+
+  it('the card number is never stored', async () => {
+    const { apiKey } = await stack.createAccount();
+    const url = onServer(stack.baseUrl, (await cardLink(apiKey)).body.url);
+    expect((await submitPage(url, goodCard)).status).toBe(200);
+    expect(await databaseDump()).not.toMatch(/4242\s?4242\s?4242\s?4242/);
+  });
+
+  it('an account whose gateway collects cards client-side gets a 501 page, and the link stays unused', async () => {
+    const { apiKey } = await stack.createAccount({}, [
+      { name: 'stripe', kind: 'stripe', test: false, credentials: {} },
+    ]);
+    const url = onServer(stack.baseUrl, (await cardLink(apiKey, { paymentMethodToken: 'pm_123' })).body.url);
+    const page = await getPage(url);
+    expect(page.status).toBe(501);
+    expect(page.html).toContain('not available');
+    expect((await postForm(url, { _form: 'x', ...goodCard })).status).toBe(501);
+  });
+});
+
+describe('another account', () => {
+  it("cannot reach a link's recoveries: another account's queued recovery on the same token is not retried", async () => {
+    const a = await stack.createAccount();
+    const b = await stack.createAccount();
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: b.apiKey,
+      body: {
+        paymentMethodToken: 'tok_decline_insufficient_funds',
+        originalDeclineCode: 'insufficient_funds',
+        amount: amount(),
+      },
+    });
+    expect(queued.status).toBe(202);
+    const transactionId = String(queued.body.transactionId);
+    // A names B's token and even B's transaction: neither reaches B.
+    const link = await cardLink(a.apiKey, {
+      paymentMethodToken: 'tok_decline_insufficient_funds',
+      transactionId,
+    });
+    expect((await submitPage(onServer(stack.baseUrl, link.body.url), goodCard)).status).toBe(200);
+    expect((await eventsOf(stack, a.account.id, ['card.updated'])).map((e) => e.type)).toContain(
+      'card.updated',
+    );
+
+    const handle = stack.temporal.workflow.getHandle(recoveryWorkflowId(b.account.id, transactionId));
+    await new Promise((r) => setTimeout(r, 1_500));
+    const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${transactionId}`, {
+      key: b.apiKey,
+    });
+    expect(status.body).toMatchObject({ state: 'queued' });
+    expect((await stack.stores.events.list({ accountId: b.account.id })).map((e) => e.type)).not.toContain(
+      'card.updated',
+    );
+    await handle.terminate('test done');
+  });
+});
+
+describe('links minted by the engine', () => {
+  it('a retry skipped as high risk sends recovery.skipped_high_risk with a working card-update link, before recovery.failed', async () => {
+    const account = await stack.createAccount({ riskSkipThreshold: 0 });
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: account.apiKey,
+      body: {
+        paymentMethodToken: 'tok_visa',
+        originalDeclineCode: 'insufficient_funds',
+        amount: 4321,
+        currency: 'EUR',
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: false });
+    const transactionId = String(res.body.transactionId).replace(/^FAILED_API_/, '');
+    const ai = res.body.ai as { score: number; confidence: number; reasoning: string };
+    const events = await eventsOf(stack, account.account.id, [
+      'recovery.skipped_high_risk',
+      'recovery.failed',
+    ]);
+    const skipped = events.find((e) => e.type === 'recovery.skipped_high_risk')!;
+    const failed = events.find((e) => e.type === 'recovery.failed')!;
+    expect(skipped.createdAt.getTime()).toBeLessThanOrEqual(failed.createdAt.getTime());
+    expect(skipped.payload).toMatchObject({
+      paymentMethodToken: 'tok_visa',
+      amount: 4321,
+      currency: 'EUR',
+      riskScore: Math.round((100 - ai.score) * 10) / 10,
+      confidence: ai.confidence,
+      reasoning: ai.reasoning,
+      skippedChargeId: transactionId,
+      cardUpdateUrl: expect.stringMatching(/\/update-card\/[A-Za-z0-9_-]{43}$/),
+    });
+    const page = await getPage(String((skipped.payload as { cardUpdateUrl: string }).cardUpdateUrl));
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('Update your payment details');
+  });
+
+  /** Executes a recovery that fails at once and waits for its workflow to finish. */
+  async function failOnce(apiKey: string, accountId: string, customerEmail: string) {
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: 'tok_decline_expired_card',
+        originalDeclineCode: 'expired_card',
+        amount: amount(),
+        customerEmail,
+      },
+    });
+    expect(res.body).toMatchObject({ success: false });
+    const id = String(res.body.transactionId).replace(/^FAILED_API_/, '');
+    await stack.temporal.workflow.getHandle(recoveryWorkflowId(accountId, id)).result();
+  }
+
+  const retentionEvents = async (accountId: string) =>
+    (await stack.stores.events.list({ accountId, limit: 200 })).filter(
+      (e) => e.type === 'recovery.proactive_retention',
+    );
+
+  it('the third failed recovery of one customer within 30 days sends recovery.proactive_retention once, with a working cancel flow', async () => {
+    const { apiKey, account } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+    await failOnce(apiKey, account.id, 'grace@example.com');
+    await failOnce(apiKey, account.id, 'grace@example.com');
+    await failOnce(apiKey, account.id, 'other@example.com');
+    expect(await retentionEvents(account.id)).toHaveLength(0);
+    await failOnce(apiKey, account.id, 'grace@example.com');
+    const [event, ...more] = await retentionEvents(account.id);
+    expect(more).toHaveLength(0);
+    const payload = event!.payload as Record<string, unknown>;
+    expect(payload).toMatchObject({
+      customerEmail: 'grace@example.com',
+      recentFailureCount: 3,
+      currency: 'USD',
+      cancelFlowToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+    });
+    expect(payload.cancelFlowUrl).toBe(`${stack.baseUrl}/cancel-flow/${String(payload.cancelFlowToken)}`);
+    const page = await getPage(String(payload.cancelFlowUrl));
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('Pause for 2 months');
+
+    await failOnce(apiKey, account.id, 'grace@example.com');
+    expect(await retentionEvents(account.id)).toHaveLength(1);
+  });
+
+  it('no proactive retention without the cancel flow enabled', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    for (let i = 0; i < 3; i += 1) await failOnce(apiKey, account.id, 'hopper@example.com');
+    expect(await retentionEvents(account.id)).toHaveLength(0);
+  });
+});
