@@ -20,6 +20,7 @@ body {
   background: #fff; border: 1px solid #d0d7de; border-radius: .75rem; padding: 1.5rem;
   box-shadow: 0 1px 3px rgba(31, 35, 40, .08);
 }
+.panel > :last-child { margin-bottom: 0; }
 h1 { font-size: 1.5rem; line-height: 1.25; margin: 0 0 .5rem; }
 h2 { font-size: 1.125rem; margin: 0 0 .25rem; }
 p { margin: 0 0 1rem; }
