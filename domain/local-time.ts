@@ -28,17 +28,26 @@ export function utcOffsetMinutes(timeZone: string, epochMs: number): number {
   return Math.round((asUtc - Math.floor(epochMs / 60_000) * 60_000) / 60_000);
 }
 
+const dayMs = 86_400_000;
+/** Calendar facts per day number (days since 1970-01-01): the planner asks for the same days many times. */
+const calendar = new Map<number, Omit<LocalParts, 'hour'>>();
+
 /** Local calendar parts of `epochMs` for a fixed offset in minutes. */
 export function localParts(epochMs: number, offsetMinutes: number): LocalParts {
-  const d = new Date(epochMs + offsetMinutes * 60_000);
-  const year = d.getUTCFullYear();
-  const month = d.getUTCMonth();
-  return {
-    hour: d.getUTCHours(),
-    dayOfMonth: d.getUTCDate(),
-    weekday: (d.getUTCDay() + 6) % 7,
-    daysInMonth: new Date(Date.UTC(year, month + 1, 0)).getUTCDate(),
-  };
+  const local = epochMs + offsetMinutes * 60_000;
+  const dayNo = Math.floor(local / dayMs);
+  let date = calendar.get(dayNo);
+  if (!date) {
+    const d = new Date(dayNo * dayMs);
+    date = {
+      dayOfMonth: d.getUTCDate(),
+      weekday: (d.getUTCDay() + 6) % 7,
+      daysInMonth: new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate(),
+    };
+    if (calendar.size >= 4096) calendar.clear();
+    calendar.set(dayNo, date);
+  }
+  return { hour: Math.floor((local - dayNo * dayMs) / 3_600_000), ...date };
 }
 
 /** The last Monday–Friday day of the month of `parts`. */

@@ -1,6 +1,13 @@
-import { localParts } from './local-time.js';
+import { localParts, type LocalParts } from './local-time.js';
 import type { Prediction } from './recovery.js';
-import { baseRate, contextLift, declineFamily, freshTokenCode, type OutcomeStats } from './success-model.js';
+import {
+  baseRate,
+  contextLift,
+  contextLiftAt,
+  declineFamily,
+  freshTokenCode,
+  type OutcomeStats,
+} from './success-model.js';
 
 const hour = 3_600_000;
 const day = 24 * hour;
@@ -74,16 +81,75 @@ export function optionProbability(facts: PlanFacts, option: PlanOption, t: numbe
   return Math.min(0.99, p);
 }
 
-/** Options chargeable at `t` within the remaining budget, and the chance that at least one succeeds. */
-function slotAt(
-  facts: PlanFacts,
-  t: number,
-): { options: PlanOption[]; probs: number[]; probability: number } {
-  const options = facts.options
-    .filter((o) => (facts.notBefore[o.token] ?? 0) <= t)
-    .slice(0, facts.attemptsLeft);
-  const probs = options.map((o) => optionProbability(facts, o, t));
-  return { options, probs, probability: 1 - probs.reduce((miss, p) => miss * (1 - p), 1) };
+type Probability = (option: PlanOption, t: number) => number;
+
+/**
+ * `optionProbability` for the many candidate times of one plan, bit for bit: what does not change with
+ * time is computed once per option, the local clock and decay once per time, context lifts once per value.
+ */
+function probabilities(facts: PlanFacts): Probability {
+  const perOption = new Map<PlanOption, (t: number, local: LocalParts, decay: number) => number>();
+  let at = Number.NaN;
+  let local = localParts(facts.now, facts.offsetMinutes);
+  let decay = 1;
+  return (option, t) => {
+    if (t !== at) {
+      at = t;
+      local = localParts(t, facts.offsetMinutes);
+      decay = decayPerDay ** Math.max(0, (t - facts.failedAt) / day);
+    }
+    let p = perOption.get(option);
+    if (!p) perOption.set(option, (p = probabilityOf(facts, option)));
+    return p(t, local, decay);
+  };
+}
+
+/** One option's `optionProbability` as a function of time, its local clock and the decay at that time. */
+function probabilityOf(facts: PlanFacts, option: PlanOption) {
+  const onToken = facts.attempts.filter((a) => a.token === option.token);
+  const code = onToken.length === 0 ? freshTokenCode : facts.code;
+  const lastHere = onToken
+    .filter((a) => a.gateway === option.gateway)
+    .reduce((m, a) => Math.max(m, a.at), -Infinity);
+  const technical = declineFamily(code) === 'technical';
+  const rate = baseRate(facts.stats, code).rate;
+  const lift = contextLiftAt(facts.stats, code, option.gateway, facts.billingCycleDay);
+  const tired = fatigue ** Math.max(0, onToken.length - 1);
+  return (t: number, local: LocalParts, decay: number) => {
+    const sameDay = t - lastHere < day && !technical;
+    const p =
+      rate * lift(local) * (code === freshTokenCode ? 1 : decay) * tired * (sameDay ? sameDayPenalty : 1);
+    return Math.min(0.99, p);
+  };
+}
+
+type Slot = { options: PlanOption[]; probs: number[]; probability: number };
+
+/**
+ * Options chargeable at `t` within the remaining budget, and the chance that at least one succeeds. The
+ * options of a slot only change when a card's network wait ends, so each distinct set is built once.
+ */
+function slots(facts: PlanFacts, chance: Probability): (t: number) => Slot {
+  const sets = new Map<string, PlanOption[]>();
+  return (t) => {
+    let key = '';
+    for (const o of facts.options) key += (facts.notBefore[o.token] ?? 0) <= t ? '1' : '0';
+    let options = sets.get(key);
+    if (!options) {
+      options = facts.options
+        .filter((o) => (facts.notBefore[o.token] ?? 0) <= t)
+        .slice(0, facts.attemptsLeft);
+      sets.set(key, options);
+    }
+    const probs: number[] = [];
+    let miss = 1;
+    for (const o of options) {
+      const p = chance(o, t);
+      probs.push(p);
+      miss *= 1 - p;
+    }
+    return { options, probs, probability: 1 - miss };
+  };
 }
 
 /** An option goes now, ahead of a later slot, when now is nearly its own best moment (a fresh card). */
@@ -123,15 +189,19 @@ export function planNextAttempt(facts: PlanFacts): Plan {
       prediction: prediction(facts, 0, 'No payment method or gateway is left that can be charged.'),
     };
   }
+  const slotAt = slots(facts, probabilities(facts));
   let best = { at: Number.NaN, value: -1, probability: 0, options: [] as PlanOption[] };
   const bestFor = new Map<PlanOption, number>();
   // Candidates: now, then every whole hour until the window closes.
   const nextHour = Math.floor(facts.now / hour) * hour + hour;
   for (let t = facts.now; t <= facts.horizonEnd; t = t === facts.now ? nextHour : t + hour) {
-    const slot = slotAt(facts, t);
+    const slot = slotAt(t);
     if (slot.options.length === 0) continue;
     const discount = patiencePerDay ** ((t - facts.now) / day);
-    slot.options.forEach((o, i) => bestFor.set(o, Math.max(bestFor.get(o) ?? 0, slot.probs[i]! * discount)));
+    for (let i = 0; i < slot.options.length; i += 1) {
+      const o = slot.options[i]!;
+      bestFor.set(o, Math.max(bestFor.get(o) ?? 0, slot.probs[i]! * discount));
+    }
     const value = slot.probability * discount;
     if (value > best.value) best = { at: t, value, probability: slot.probability, options: slot.options };
     if (facts.critical) break;
@@ -153,7 +223,7 @@ export function planNextAttempt(facts: PlanFacts): Plan {
   }
   if (best.at - facts.now >= hour / 2) {
     // Options already at their best go now; the rest wait for the later slot.
-    const now = slotAt(facts, facts.now);
+    const now = slotAt(facts.now);
     const ready = now.options.filter((o, i) => now.probs[i]! >= readyShare * (bestFor.get(o) ?? 1));
     if (ready.length > 0) {
       const probability =

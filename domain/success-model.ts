@@ -119,6 +119,31 @@ export function baseRate(stats: OutcomeStats, code: string): { rate: number; obs
   return { rate: (t.s + pseudoCount * prior) / (t.n + pseudoCount), observed: t.n };
 }
 
+/** The four factors of a context lift, for one code and gateway; each depends on a part of the local time. */
+function liftFactors(stats: OutcomeStats, code: string, gateway: string, billingCycleDay: number | null) {
+  const f = declineFamily(code);
+  const familyRate = baseRate(stats, code).rate;
+  return {
+    // Technical failures clear with time, not with the cardholder's daily rhythm.
+    hour: (local: LocalParts) =>
+      blendLift(
+        stats.byHour[statKeys(code, local, gateway).hour],
+        familyRate,
+        f === 'technical' ? 1 : (hourPrior[Math.floor(local.hour / 3)] ?? 1),
+      ),
+    weekday: (local: LocalParts) =>
+      blendLift(stats.byWeekday[statKeys(code, local, gateway).weekday], familyRate, 1),
+    day: (local: LocalParts) =>
+      blendLift(
+        stats.byDay[statKeys(code, local, gateway).day],
+        familyRate,
+        paydayPrior(f, local, billingCycleDay),
+      ),
+    gateway: (local: LocalParts) =>
+      blendLift(stats.byGateway[statKeys(code, local, gateway).gateway], familyRate, 1),
+  };
+}
+
 /** The time-and-route part of a prediction: multiplier for trying `code` at `local` through `gateway`. */
 export function contextLift(
   stats: OutcomeStats,
@@ -127,18 +152,38 @@ export function contextLift(
   gateway: string,
   billingCycleDay: number | null,
 ): number {
-  const f = declineFamily(code);
-  const keys = statKeys(code, local, gateway);
-  const familyRate = baseRate(stats, code).rate;
-  return (
-    // Technical failures clear with time, not with the cardholder's daily rhythm.
-    blendLift(
-      stats.byHour[keys.hour],
-      familyRate,
-      f === 'technical' ? 1 : (hourPrior[Math.floor(local.hour / 3)] ?? 1),
-    ) *
-    blendLift(stats.byWeekday[keys.weekday], familyRate, 1) *
-    blendLift(stats.byDay[keys.day], familyRate, paydayPrior(f, local, billingCycleDay)) *
-    blendLift(stats.byGateway[keys.gateway], familyRate, 1)
-  );
+  const lift = liftFactors(stats, code, gateway, billingCycleDay);
+  return lift.hour(local) * lift.weekday(local) * lift.day(local) * lift.gateway(local);
+}
+
+/**
+ * `contextLift` for one code and gateway at many times, as the planner scans the hours of a window: each
+ * factor is computed once per value of the part of the local time it depends on. Same numbers, bit for bit.
+ */
+export function contextLiftAt(
+  stats: OutcomeStats,
+  code: string,
+  gateway: string,
+  billingCycleDay: number | null,
+): (local: LocalParts) => number {
+  const lift = liftFactors(stats, code, gateway, billingCycleDay);
+  const hours = new Map<number, number>();
+  const weekdays = new Map<number, number>();
+  const days = new Map<number, number>();
+  let route: number | undefined;
+  const memo = (cache: Map<number, number>, key: number, factor: () => number) => {
+    let v = cache.get(key);
+    if (v === undefined) cache.set(key, (v = factor()));
+    return v;
+  };
+  return (local) => {
+    const h = memo(hours, Math.floor(local.hour / 3), () => lift.hour(local));
+    const w = memo(weekdays, local.weekday, () => lift.weekday(local));
+    // A day's payday prior depends on its date, weekday and month length.
+    const d = memo(days, (local.dayOfMonth * 7 + local.weekday) * 32 + local.daysInMonth, () =>
+      lift.day(local),
+    );
+    route ??= lift.gateway(local);
+    return h * w * d * route;
+  };
 }
