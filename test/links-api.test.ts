@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recoveryWorkflowId } from '../domain/recovery.js';
 import { sha256 } from '../runtime/crypto.js';
@@ -266,6 +267,42 @@ describe('hosted pages: lifetime, single use and trust', () => {
     const url = onServer(stack.baseUrl, (await cardLink(apiKey)).body.url);
     expect((await submitPage(url, goodCard)).status).toBe(200);
     expect(await databaseDump()).not.toMatch(/4242\s?4242\s?4242\s?4242/);
+  });
+
+  it('escapes everything it renders: a brand name with markup shows as text', async () => {
+    const { apiKey } = await stack.createAccount({ branding: { brandName: '<b>Acme & "Co"</b>' } });
+    const page = await getPage(onServer(stack.baseUrl, (await cardLink(apiKey)).body.url));
+    expect(page.html).toContain('&lt;b&gt;Acme &amp; &quot;Co&quot;&lt;/b&gt;');
+    expect(page.html).not.toContain('<b>Acme');
+  });
+
+  it('a use interrupted after consuming the link still sends its event once, when the link is next opened', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const link = await cardLink(apiKey, { paymentMethodToken: 'tok_old' });
+    const url = onServer(stack.baseUrl, link.body.url);
+    const eventId = randomUUID();
+    // The process died right after the consumption insert: no event, no retries.
+    await stack.stores.links.consume({
+      _id: sha256(link.body.token),
+      accountId: account.id,
+      at: clock(),
+      eventId,
+      outcome: { kind: 'card_updated', newPaymentMethodToken: 'tok_visa_new', eligibleGateways: ['test'] },
+      effectsDoneAt: null,
+    });
+    expect((await getPage(url)).status).toBe(410);
+    expect(await stack.stores.events.get(eventId)).toBeNull(); // the use may still be in flight
+    offsetMs = 61_000;
+    expect((await getPage(url)).status).toBe(410);
+    expect((await getPage(url)).status).toBe(410);
+    const events = (await stack.stores.events.list({ accountId: account.id })).filter(
+      (e) => e.type === 'card.updated',
+    );
+    expect(events.map((e) => e._id)).toEqual([eventId]);
+    expect(events[0]!.payload).toMatchObject({
+      oldPaymentMethodToken: 'tok_old',
+      newPaymentMethodToken: 'tok_visa_new',
+    });
   });
 
   it('an account whose gateway collects cards client-side gets a 501 page, and the link stays unused', async () => {
