@@ -96,9 +96,7 @@ export function cardForm(view: CardFormView): SafeHtml {
       <div class="row">${expiry}${cvc}</div>
       <button class="button" type="submit">Save card</button>
     </form>
-    <p class="secure">
-      Your card details are sent straight to the payment provider and are never stored by this page.
-    </p>`;
+    <p class="secure">Your card details go only to the payment provider and are never stored.</p>`;
 }
 
 /** After a successful update. */

@@ -39,6 +39,7 @@ input[aria-invalid="true"] { border: 2px solid #b42318; }
   border: 1px solid #b42318; border-left-width: .375rem; background: #fef3f2; color: #7a1a12;
   border-radius: .5rem; padding: .75rem 1rem; margin-bottom: 1.25rem;
 }
+.alert > :last-child { margin-bottom: 0; }
 .alert h2 { font-size: 1rem; margin: 0 0 .25rem; }
 .alert ul { margin: 0; padding-left: 1.25rem; }
 .alert a { color: #7a1a12; }
