@@ -6,20 +6,19 @@ import {
   type NetworkRules,
 } from '../domain/network-rules.js';
 import { collections } from './collections.js';
-import { isDuplicateKey } from './mongo.js';
+import { sequence, type SequenceDoc } from './sequence.js';
 
-interface ClaimDoc {
-  _id: string; // `${cardKey}:${seq}`
+interface ClaimDoc extends SequenceDoc {
+  // _id `${cardKey}:${n}`: the card's n-th attempt
   cardKey: string;
-  seq: number;
   at: Date;
   attemptKey: string;
 }
 
 /** The longest window any network rule counts over. */
 const windowMs = 30 * 24 * 3_600_000;
-/** Each lost race means another claim on the card succeeded; this many in a row points at a fault. */
-const maxRounds = 100;
+/** More claims than any cap allows in a window: reading this many back always covers the window. */
+const maxWindowClaims = 64;
 
 export interface CardClaim {
   /**
@@ -43,63 +42,58 @@ export interface CardClaim {
 
 /**
  * Per-card attempt counters shared by every recovery, exact under any concurrency without atomic updates
- * (FerretDB has none): each attempt inserts claim number max+1 of its card. The insert only succeeds if no
- * other claimer took that number, which proves the claimer saw claims 1..max when it asked the network
- * rules, so no cap can ever be exceeded. A lost race (E11000) re-reads and decides again.
+ * (FerretDB has none): attempts are numbered claims of their card (see `sequence`). Claim n+1 is inserted
+ * only after its claimer asked the network rules with claims 1..n in view, and only once, so no cap can be
+ * exceeded; a lost race looks again and decides again. Everything is read by `_id`.
  */
 export function createCardBudgetStore(db: Db) {
   const claims = db.collection<ClaimDoc>(collections.cardBudgets);
+  const numbered = sequence(claims);
 
-  async function latestClaim(cardKey: string): Promise<{ seq: number; at: Date } | null> {
-    const top = await claims
-      .find({ cardKey }, { projection: { seq: 1, at: 1 } })
-      .sort({ seq: -1 })
-      .limit(1)
-      .toArray();
-    return top[0] ?? null;
-  }
-
-  async function attemptsSince(cardKey: string, since: Date): Promise<number[]> {
-    const docs = await claims.find({ cardKey, at: { $gt: since } }, { projection: { at: 1 } }).toArray();
-    return docs.map((d) => d.at.getTime()).sort((a, b) => a - b);
-  }
-
-  async function alreadyClaimed(cardKey: string, attemptKey: string): Promise<boolean> {
-    return (await claims.countDocuments({ cardKey, attemptKey }, { limit: 1 })) > 0;
+  /** The card's claims after `since`, newest first. */
+  async function recent(cardKey: string, since: Date): Promise<ClaimDoc[]> {
+    return numbered.readDown(cardKey, await numbered.highest(cardKey), (c) => c.at > since, maxWindowClaims);
   }
 
   return {
     /** Asks the network rules for one more attempt on the card and, if allowed, records it. */
     async claim(input: CardClaim): Promise<NetworkDecision> {
       const { cardKey, attemptKey, now } = input;
-      for (let round = 0; round < maxRounds; round += 1) {
-        if (await alreadyClaimed(cardKey, attemptKey)) return { allowed: true };
-        // The highest number is read before the window: the claims it proves exist are all in the window read.
-        const latest = await latestClaim(cardKey);
-        const seq = (latest?.seq ?? 0) + 1;
-        const prior = await attemptsSince(cardKey, new Date(now.getTime() - windowMs));
-        const decision = networkDecision({
-          brand: input.brand,
-          declineCode: input.declineCode,
-          advice: input.advice,
-          priorAttemptsAt: prior,
-          lastAttemptAt: (input.lastAttemptAt ?? latest?.at)?.getTime() ?? null,
-          now: now.getTime(),
-          ...(input.rules ? { rules: input.rules } : {}),
-        });
-        if (!decision.allowed) return decision;
-        try {
-          await claims.insertOne({ _id: `${cardKey}:${seq}`, cardKey, seq, at: now, attemptKey });
-          return decision;
-        } catch (error) {
-          if (!isDuplicateKey(error)) throw error;
-        }
-      }
-      throw new Error(`Card budget claim ${attemptKey} lost ${maxRounds} races in a row`);
+      let decision: NetworkDecision = { allowed: true };
+      await numbered.claim(
+        cardKey,
+        async (highest) => {
+          const inWindow = await numbered.readDown(
+            cardKey,
+            highest,
+            (c) => c.at.getTime() > now.getTime() - windowMs,
+            maxWindowClaims,
+          );
+          // A retried activity finds its own claim: it was counted once, and stays allowed.
+          if (inWindow.some((c) => c.attemptKey === attemptKey)) {
+            decision = { allowed: true };
+            return false;
+          }
+          decision = networkDecision({
+            brand: input.brand,
+            declineCode: input.declineCode,
+            advice: input.advice,
+            priorAttemptsAt: inWindow.map((c) => c.at.getTime()),
+            lastAttemptAt: (input.lastAttemptAt ?? inWindow[0]?.at)?.getTime() ?? null,
+            now: now.getTime(),
+            ...(input.rules ? { rules: input.rules } : {}),
+          });
+          return decision.allowed;
+        },
+        () => ({ cardKey, at: now, attemptKey }),
+      );
+      return decision;
     },
 
     /** Epoch ms of the card's claimed attempts after `since`, oldest first. */
-    attemptsSince,
+    async attemptsSince(cardKey: string, since: Date): Promise<number[]> {
+      return (await recent(cardKey, since)).map((c) => c.at.getTime()).sort((a, b) => a - b);
+    },
   };
 }
 

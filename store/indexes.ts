@@ -13,11 +13,10 @@ const indexes: Record<keyof typeof collections, IndexList> = {
     [{ accountId: 1, cardKey: 1 }],
   ],
   idempotencyKeys: [],
-  velocity: [[{ base: 1, generation: -1 }]],
+  velocity: [],
   rateLimits: [[{ expiresAt: 1 }]],
   events: [[{ accountId: 1, createdAt: -1 }], [{ deliveryStatus: 1, createdAt: -1 }], [{ createdAt: -1 }]],
   cardBudgets: [
-    [{ cardKey: 1, seq: -1 }],
     [
       { cardKey: 1, attemptKey: 1 },
       { unique: true, name: 'attempt-once' },

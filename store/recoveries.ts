@@ -5,6 +5,7 @@ import { statusOf } from '../domain/recovery.js';
 import type { RecoveryRequest } from '../domain/recovery-request.js';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
+import { sequence, type SequenceDoc } from './sequence.js';
 
 /** One attempt as the read model shows it. */
 export interface AttemptRecord {
@@ -76,10 +77,8 @@ interface KeyDoc {
   createdAt: Date;
 }
 
-interface VelocityDoc {
-  _id: string; // `${base}:${generation}`
-  base: string; // `${accountId}:${cardKey}:${amount}:${currency}`
-  generation: number;
+interface VelocityDoc extends SequenceDoc {
+  // _id `${accountId}:${cardKey}:${amount}:${currency}:${n}`: the n-th claim of that card and amount
   transactionId: string;
   at: Date;
 }
@@ -91,6 +90,9 @@ export function createRecoveryStore(db: Db) {
   const recoveries = db.collection<RecoveryDoc>(collections.recoveries);
   const keys = db.collection<KeyDoc>(collections.idempotencyKeys);
   const velocity = db.collection<VelocityDoc>(collections.velocity);
+  const velocityClaims = sequence(velocity);
+  const velocityPrefix = (accountId: string, cardKey: string, amount: number, currency: string) =>
+    `${accountId}:${cardKey}:${amount}:${currency}`;
 
   return {
     /** Claims an idempotency key for a new transaction; returns the existing transaction id if taken. */
@@ -108,9 +110,8 @@ export function createRecoveryStore(db: Db) {
 
     /**
      * Claims "this card and amount" for 5 minutes; returns the transaction holding it if within the window.
-     * Claims are numbered per card and amount: generation n+1 can be inserted only once (unique id), and a
-     * claimer inserts it only after seeing generation n expired — exact under any concurrency without
-     * atomic updates or deletes.
+     * Claims are numbered per card and amount (see `sequence`): claim n+1 is inserted only after claim n
+     * was seen expired, and only once — exact under any concurrency, by `_id` alone.
      */
     async claimVelocity(
       accountId: string,
@@ -120,34 +121,41 @@ export function createRecoveryStore(db: Db) {
       transactionId: string,
       now: Date,
     ): Promise<string | null> {
-      const base = `${accountId}:${cardKey}:${amount}:${currency}`;
-      for (;;) {
-        const [latest] = await velocity.find({ base }).sort({ generation: -1 }).limit(1).toArray();
-        if (latest && now.getTime() - latest.at.getTime() < velocityWindowMs) return latest.transactionId;
-        const generation = (latest?.generation ?? 0) + 1;
-        try {
-          await velocity.insertOne({
-            _id: `${base}:${generation}`,
-            base,
-            generation,
-            transactionId,
-            at: now,
-          });
-          return null;
-        } catch (error) {
-          if (!isDuplicateKey(error)) throw error;
-        }
-      }
+      let held: string | null = null;
+      await velocityClaims.claim(
+        velocityPrefix(accountId, cardKey, amount, currency),
+        async (highest) => {
+          const latest =
+            highest > 0
+              ? await velocityClaims.get(velocityPrefix(accountId, cardKey, amount, currency), highest)
+              : null;
+          held =
+            latest && now.getTime() - latest.at.getTime() < velocityWindowMs ? latest.transactionId : null;
+          return held === null;
+        },
+        () => ({ transactionId, at: now }),
+      );
+      return held;
     },
 
     /** Gives the claim back when the request it was made for is refused (only that transaction's claim). */
-    releaseVelocity: (
+    async releaseVelocity(
       accountId: string,
       cardKey: string,
       amount: number,
       currency: string,
       transactionId: string,
-    ) => velocity.deleteOne({ base: `${accountId}:${cardKey}:${amount}:${currency}`, transactionId }),
+    ): Promise<void> {
+      const prefix = velocityPrefix(accountId, cardKey, amount, currency);
+      const recent = await velocityClaims.readDown(
+        prefix,
+        await velocityClaims.highest(prefix),
+        () => true,
+        4,
+      );
+      const mine = recent.find((c) => c.transactionId === transactionId);
+      if (mine) await velocity.deleteOne({ _id: mine._id });
+    },
 
     async create(input: {
       transactionId: string;
