@@ -82,12 +82,11 @@ export function screenActivities(deps: ActivityDeps) {
         };
       } else {
         const earlier = await stores.recoveries.blockedCard(
-          account.id,
           cardKeyOf(account.id, r.paymentMethodToken),
           new Date(now.getTime() - riskMemoryMs),
         );
-        if (earlier && earlier._id !== input.transactionId) {
-          const code = earlier.lastDeclineCode ?? 'fraudulent';
+        if (earlier && earlier.transactionId !== input.transactionId) {
+          const code = earlier.declineCode;
           block = {
             declineCode: code,
             reason: `Risk screen: this card was blocked (${code}) on an earlier recovery, so it is not retried.`,
@@ -129,13 +128,13 @@ export function screenActivities(deps: ActivityDeps) {
         maxAttempts: s.retryPolicy.maxAttempts,
         maxDays: s.retryPolicy.maxDays,
         scaCountry: r.cardOrigin !== undefined && scaCountries.has(r.cardOrigin),
-        stats: await stores.learning.stats(account.id, now),
+        stats: await stores.learning.stats(account.id),
       };
     },
 
     /** The account's outcome statistics, for planning a later attempt with what was learned since. */
     async loadStats(accountId: string): Promise<OutcomeStats> {
-      return deps.stores.learning.stats(accountId, deps.clock());
+      return deps.stores.learning.stats(accountId);
     },
   };
 }

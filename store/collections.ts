@@ -3,6 +3,8 @@ export const collections = {
   accounts: 'accounts',
   apiKeys: 'apiKeys',
   recoveries: 'recoveries',
+  customerRecoveries: 'customerRecoveries',
+  blockedCards: 'blockedCards',
   idempotencyKeys: 'idempotencyKeys',
   velocity: 'velocity',
   rateLimits: 'rateLimits',

@@ -14,6 +14,8 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   ],
   idempotencyKeys: [],
   velocity: [],
+  customerRecoveries: [],
+  blockedCards: [],
   rateLimits: [[{ expiresAt: 1 }]],
   events: [[{ accountId: 1, createdAt: -1 }], [{ deliveryStatus: 1, createdAt: -1 }], [{ createdAt: -1 }]],
   cardBudgets: [

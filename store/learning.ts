@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { LocalParts } from '../domain/local-time.js';
-import { emptyStats, tallyOutcome, type OutcomeStats } from '../domain/success-model.js';
+import { emptyStats, statKeys, type OutcomeStats } from '../domain/success-model.js';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
 
@@ -14,37 +14,50 @@ interface AttemptLogDoc {
   at: Date;
 }
 
-const window = 180 * 24 * 3_600_000;
-const maxRows = 20_000;
+interface TallyDoc {
+  _id: string; // accountId
+  stats: OutcomeStats;
+}
+
+/** Field-safe keys: Mongo paths cannot contain dots or start with `$`. */
+const safe = (key: string) => key.replace(/[.$]/g, '_');
 
 /**
- * The engine's memory: one insert-only row per attempt outcome (exact on FerretDB, whose updates are not
- * atomic), tallied into per-account statistics that the planner blends with its priors.
+ * The engine's memory. Each attempt outcome is logged once (insert-only, keyed by the attempt) and, only
+ * when that insert is new, counted into the account's tally document with `$inc` — so a retried activity
+ * never counts twice, and planning reads one document by `_id`. On MongoDB the counts are exact; on
+ * FerretDB, whose updates are not atomic, two outcomes of one account landing at the same instant may
+ * lose one count, which statistics tolerate.
  */
 export function createLearningStore(db: Db) {
   const log = db.collection<AttemptLogDoc>(collections.attempts);
+  const tallies = db.collection<TallyDoc>(collections.learning);
   return {
     async record(row: AttemptLogDoc): Promise<void> {
       try {
         await log.insertOne(row);
       } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
+        if (isDuplicateKey(error)) return;
+        throw error;
       }
+      const k = statKeys(row.fromCode, row.local, row.gateway);
+      const inc: Record<string, number> = {};
+      const count = (table: keyof OutcomeStats, key: string) => {
+        inc[`stats.${table}.${safe(key)}.n`] = 1;
+        inc[`stats.${table}.${safe(key)}.s`] = row.approved ? 1 : 0;
+      };
+      count('byCode', k.code);
+      count('byHour', k.hour);
+      count('byWeekday', k.weekday);
+      count('byDay', k.day);
+      count('byGateway', k.gateway);
+      await tallies.updateOne({ _id: row.accountId }, { $inc: inc }, { upsert: true });
     },
 
-    /** Tallies the account's recent outcomes by code, hour bucket, weekday, day of month and gateway. */
-    async stats(accountId: string, now: Date): Promise<OutcomeStats> {
-      const rows = await log
-        .find(
-          { accountId, at: { $gte: new Date(now.getTime() - window) } },
-          { projection: { fromCode: 1, approved: 1, gateway: 1, local: 1 } },
-        )
-        .sort({ at: -1 })
-        .limit(maxRows)
-        .toArray();
-      const stats = emptyStats();
-      for (const r of rows) tallyOutcome(stats, r);
-      return stats;
+    /** The account's outcome statistics by code, hour bucket, weekday, day of month and gateway. */
+    async stats(accountId: string): Promise<OutcomeStats> {
+      const doc = await tallies.findOne({ _id: accountId });
+      return { ...emptyStats(), ...doc?.stats };
     },
   };
 }

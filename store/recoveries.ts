@@ -3,6 +3,7 @@ import type { RecommendedAction } from '../domain/declines.js';
 import type { Prediction, RecoveryState, Strategy } from '../domain/recovery.js';
 import { statusOf } from '../domain/recovery.js';
 import type { RecoveryRequest } from '../domain/recovery-request.js';
+import { sha256 } from '../runtime/crypto.js';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
 import { sequence, type SequenceDoc } from './sequence.js';
@@ -83,6 +84,22 @@ interface VelocityDoc extends SequenceDoc {
   at: Date;
 }
 
+/** The last block of a card: `_id` is the card key. */
+export interface BlockedCardDoc {
+  _id: string;
+  transactionId: string;
+  declineCode: string;
+  at: Date;
+}
+
+/** The n-th recovery of one customer: `_id` is `${accountId}:${hash of email}:${n}`. */
+interface CustomerEntryDoc extends SequenceDoc {
+  transactionId: string;
+}
+
+const maxPerCustomer = 500;
+const customerPrefix = (accountId: string, email: string) => `${accountId}:${sha256(email).slice(0, 32)}`;
+
 export const velocityWindowMs = 5 * 60_000;
 
 /** Recoveries, their idempotency keys and the 5-minute velocity rule. */
@@ -91,6 +108,8 @@ export function createRecoveryStore(db: Db) {
   const keys = db.collection<KeyDoc>(collections.idempotencyKeys);
   const velocity = db.collection<VelocityDoc>(collections.velocity);
   const velocityClaims = sequence(velocity);
+  const blocked = db.collection<BlockedCardDoc>(collections.blockedCards);
+  const customerIndex = sequence(db.collection<CustomerEntryDoc>(collections.customerRecoveries));
   const velocityPrefix = (accountId: string, cardKey: string, amount: number, currency: string) =>
     `${accountId}:${cardKey}:${amount}:${currency}`;
 
@@ -197,6 +216,14 @@ export function createRecoveryStore(db: Db) {
         updatedAt: now,
       };
       await recoveries.insertOne(doc);
+      if (doc.customerEmail) {
+        const email = doc.customerEmail;
+        await customerIndex.claim(
+          customerPrefix(doc.accountId, email),
+          () => true,
+          () => ({ transactionId: doc._id }),
+        );
+      }
       return doc;
     },
 
@@ -215,6 +242,19 @@ export function createRecoveryStore(db: Db) {
 
     async update(transactionId: string, patch: RecoveryPatch, now: Date): Promise<void> {
       await recoveries.updateOne({ _id: transactionId }, { $set: { ...patch, updatedAt: now } });
+      if (patch.state === 'blocked') {
+        // Remembered per card, by _id, for the risk screen of later recoveries.
+        const doc = await recoveries.findOne(
+          { _id: transactionId },
+          { projection: { cardKey: 1, lastDeclineCode: 1 } },
+        );
+        if (doc)
+          await blocked.replaceOne(
+            { _id: doc.cardKey },
+            { transactionId, declineCode: doc.lastDeclineCode ?? 'fraudulent', at: now },
+            { upsert: true },
+          );
+      }
     },
 
     /** Appends an attempt once (a retried activity does not add it twice). */
@@ -229,13 +269,28 @@ export function createRecoveryStore(db: Db) {
     },
 
     /** Whether this card was blocked (fraud, lost, stolen…) on this account since `since`. */
-    async blockedCard(accountId: string, cardKey: string, since: Date): Promise<RecoveryDoc | null> {
-      return recoveries.findOne({ accountId, cardKey, state: 'blocked', createdAt: { $gte: since } });
+    /** The latest block of this card (cardKeys are per account) since `since`, if any. */
+    async blockedCard(cardKey: string, since: Date): Promise<BlockedCardDoc | null> {
+      const found = await blocked.findOne({ _id: cardKey });
+      return found && found.at >= since ? found : null;
     },
 
     /** A customer's recoveries (paywall, proactive retention). */
-    forCustomer(accountId: string, customerEmail: string): Promise<RecoveryDoc[]> {
-      return recoveries.find({ accountId, customerEmail }).sort({ createdAt: 1 }).toArray();
+    /** A customer's recoveries, oldest first (paywall, proactive retention), through the customer index. */
+    async forCustomer(accountId: string, customerEmail: string): Promise<RecoveryDoc[]> {
+      const prefix = customerPrefix(accountId, customerEmail);
+      const entries = await customerIndex.readDown(
+        prefix,
+        await customerIndex.highest(prefix),
+        () => true,
+        maxPerCustomer,
+      );
+      const docs = await Promise.all(
+        entries.map((e) => recoveries.findOne({ _id: e.transactionId, accountId })),
+      );
+      return docs
+        .filter((d): d is RecoveryDoc => d !== null)
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
     },
 
     /** An account's recoveries waiting for a timed retry on this token (a card update retries them at once). */

@@ -130,6 +130,22 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
     });
   });
 
+  it('learns from the account’s own outcomes: the next prediction is blended', async () => {
+    const account = await stack.createAccount();
+    const send = () =>
+      call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: account.apiKey,
+        body: { paymentMethodToken: 'tok_visa', amount: amount(), originalDeclineCode: 'try_again_later' },
+      });
+    const first = await send();
+    expect(first.body.ai).toMatchObject({ dataSource: 'static' });
+    const second = await send();
+    expect(second.body.ai).toMatchObject({ dataSource: 'blended' });
+    expect((second.body.ai as { confidence: number }).confidence).toBeGreaterThanOrEqual(
+      (first.body.ai as { confidence: number }).confidence,
+    );
+  });
+
   it('a trial conversion is attempted at once even for insufficient funds', async () => {
     const out = await execute({
       paymentMethodToken: 'tok_visa',
