@@ -1,4 +1,4 @@
-import { heartbeat } from '@temporalio/activity';
+import { activityInfo, heartbeat } from '@temporalio/activity';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
 import type { CardBrand, NetworkDecision } from '../domain/network-rules.js';
@@ -25,13 +25,15 @@ export interface AttemptInput {
   fromCode: string;
   advice: string | null;
   offsetMinutes: number;
+  /** The workflow's clock when it decided to attempt (epoch ms): the attempt's time everywhere. */
+  now: number;
 }
 
 export type AttemptResult = ChargeOutcome | { kind: 'not_allowed'; reason: string; retryAt: number | null };
 
 export interface ResolveInput extends Omit<
   AttemptInput,
-  'simulate' | 'brand' | 'advice' | 'paymentMethodType'
+  'simulate' | 'brand' | 'advice' | 'paymentMethodType' | 'now'
 > {
   /** When the ambiguous charge was sent. */
   sentAt: number;
@@ -75,7 +77,7 @@ export function attemptActivities(deps: ActivityDeps) {
      * retried activity or a restarted worker replays the same charge instead of making a second one.
      */
     async attemptCharge(input: AttemptInput): Promise<AttemptResult> {
-      const now = clock();
+      const now = new Date(input.now);
       const decision: NetworkDecision = await stores.cardBudgets.claim({
         cardKey: cardKeyOf(input.accountId, input.option.token),
         brand: input.brand,
@@ -88,8 +90,10 @@ export function attemptActivities(deps: ActivityDeps) {
         return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
       const adapter = await gatewayFor(stores, input.accountId, input.option.gateway);
       // Heartbeats tell Temporal this worker is alive; if it dies mid-charge, the retry comes within seconds.
-      heartbeat();
-      const beating = setInterval(() => heartbeat(), 2_000);
+      // (Local activities cannot heartbeat: their worker's workflow task times out instead.)
+      const beat = () => void (activityInfo().isLocal || heartbeat());
+      beat();
+      const beating = setInterval(beat, 2_000);
       const outcome = await adapter
         .charge({
           token: input.option.token,

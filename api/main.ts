@@ -31,8 +31,16 @@ async function main(): Promise<void> {
   const server = app.listen(config.port, config.host, () =>
     log.info({ port: config.port, host: config.host }, 'api listening'),
   );
+  // Finished rate-limit windows are deleted here: FerretDB has no TTL indexes.
+  const purge = setInterval(() => {
+    stores.rateLimits
+      .purgeExpired(clock())
+      .catch((error: unknown) => log.warn({ err: error }, 'rate-limit purge failed'));
+  }, 5 * 60_000);
+  purge.unref();
   const stop = () => {
     log.info('api stopping');
+    clearInterval(purge);
     server.close(() => void Promise.all([connection.close(), mongo.close()]).then(() => process.exit(0)));
   };
   process.once('SIGINT', stop);

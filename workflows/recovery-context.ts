@@ -1,4 +1,10 @@
-import { proxyActivities, setHandler, condition, upsertSearchAttributes, uuid4 } from '@temporalio/workflow';
+import {
+  proxyLocalActivities,
+  setHandler,
+  condition,
+  upsertSearchAttributes,
+  uuid4,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { RecordPatch } from '../activities/recovery-record.js';
 import type { EventPayload } from '../domain/events.js';
@@ -6,8 +12,8 @@ import type { FirstPhaseOutcome, RecoveryInput, RecoveryState } from '../domain/
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { executeUpdate, stateQuery } from './recovery-definitions.js';
 
-/** Store writes retry until they succeed: they are idempotent and nothing may be lost. */
-const { recordRecovery, emitEvent } = proxyActivities<Activities>({
+/** Store writes retry until they succeed: they are idempotent and nothing may be lost. Local: see recovery.ts. */
+const { recordRecovery, emitEvent } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });

@@ -1,4 +1,11 @@
-import { condition, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { AttemptResult } from '../activities/recovery-attempt.js';
 import { classifyDecline } from '../domain/declines.js';
@@ -11,14 +18,18 @@ import { block, expire, fail, holdOut, skipHighRisk, succeed } from './recovery-
 
 const day = 86_400_000;
 
-const { screenRecovery, loadStats } = proxyActivities<Activities>({
+// Short steps run as local activities in the worker that runs the workflow: the whole first phase is one
+// workflow task instead of a server round trip per step, which is what the synchronous answer waits on.
+const { screenRecovery, loadStats } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
-/** Charges retry freely: every retry reuses the attempt's gateway idempotency key, so none charges twice. */
-const { attemptCharge, refreshCard } = proxyActivities<Activities>({
+/**
+ * Charges retry freely: every retry reuses the attempt's gateway idempotency key, so none charges twice —
+ * also when the worker dies mid-charge and another worker replays the workflow task.
+ */
+const { attemptCharge, refreshCard } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '45 seconds',
-  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 /** Lookups of an ambiguous charge back off while the gateway is unreachable; nothing else happens meanwhile. */
@@ -161,6 +172,7 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
       const sentAt = Date.now();
       let result: AttemptResult | Awaited<ReturnType<typeof resolveCharge>> = await attemptCharge({
         ...base,
+        now: sentAt,
         paymentMethodType:
           option.token === r.paymentMethodToken || option.role === 'primary' ? paymentMethodType : 'card',
         simulate: screen.simulate,

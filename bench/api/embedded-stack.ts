@@ -1,0 +1,62 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '../../scripts/servers.js';
+
+/** The embedded stack (`npm start`) running as a child process on free ports. */
+export interface EmbeddedStack {
+  apiUrl: string;
+  mongoUri: string;
+  masterKey: Buffer;
+  stop: () => Promise<void>;
+}
+
+/** Starts `scripts/dev-stack.ts` with its own data directory and waits until it says it is running. */
+export async function startEmbeddedStack(opts: {
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+}): Promise<EmbeddedStack> {
+  const [port, temporalPort, uiPort, mongoPort] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/dev-stack.ts'], {
+    env: {
+      ...process.env,
+      ...opts.env,
+      DATA_DIR: opts.dataDir,
+      PORT: String(port),
+      TEMPORAL_PORT: String(temporalPort),
+      TEMPORAL_UI_PORT: String(uiPort),
+      MONGO_PORT: String(mongoPort),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error('the embedded stack did not start within 3 minutes')),
+      180_000,
+    );
+    child.once('exit', (code) => reject(new Error(`the embedded stack exited with ${code}`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('Recoup is running.')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  // Keep draining its output (the services' logs) so the child never blocks on a full pipe.
+  child.stdout!.resume();
+  return {
+    apiUrl: `http://127.0.0.1:${port}`,
+    mongoUri: `mongodb://127.0.0.1:${mongoPort}/recoup`,
+    masterKey: Buffer.from(readFileSync(join(opts.dataDir, 'master.key'), 'utf8').trim(), 'base64'),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

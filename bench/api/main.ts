@@ -1,0 +1,193 @@
+/**
+ * `npm run bench:api`: load on the embedded stack (execute that resolves at once, execute that queues,
+ * status lookups, pulse, paywall status), the same execute load on a bare Koa baseline, and webhook
+ * delivery lag to a local HTTPS receiver. Prints a table, or with --json one JSON object.
+ * Traffic goes to 127.0.0.1 only; every loop is bounded by --duration.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { Settings } from '../../domain/settings.js';
+import { freePort } from '../../scripts/servers.js';
+import { createStores } from '../../store/index.js';
+import { connectMongo } from '../../store/mongo.js';
+import { createTestTls } from '../../test/support/tls.js';
+import { startEmbeddedStack } from './embedded-stack.js';
+import { percentile, runScenario, type Scenario, type ScenarioResult } from './load.js';
+import { benchOptions } from './options.js';
+import { startLagReceiver } from './receiver.js';
+
+const opts = benchOptions(process.argv.slice(2));
+const say = (line: string) => (opts.json ? process.stderr : process.stdout).write(`${line}\n`);
+const dir = mkdtempSync(join(tmpdir(), 'recoup-bench-'));
+const tls = createTestTls(dir);
+const receiver = await startLagReceiver(tls);
+say('bench:api: starting the embedded stack…');
+const stack = await startEmbeddedStack({
+  dataDir: join(dir, 'data'),
+  env: { NODE_EXTRA_CA_CERTS: tls.trustFile, LOG_LEVEL: opts.logLevel },
+});
+
+// Accounts through the operator's store code, with the limit raised so the load is not throttled.
+const { client: mongo, db } = await connectMongo(stack.mongoUri);
+const stores = createStores(db, stack.masterKey);
+const accounts: Array<{ apiKey: string; publishableKey: string; account: { id: string } }> = [];
+for (let i = 0; i < opts.accounts; i += 1) {
+  accounts.push(
+    await stores.accounts.create({
+      name: `bench-${i}`,
+      settings: Settings.parse({ webhookUrl: receiver.url, rateLimitPerMinute: 100_000 }),
+      gateways: [
+        { name: 'test', kind: 'test', test: true, credentials: { latencyMs: String(opts.gatewayLatencyMs) } },
+      ],
+    }),
+  );
+}
+
+const baselinePort = await freePort();
+const baseline = spawn(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    'bench/api/baseline-server.ts',
+    String(baselinePort),
+    stack.mongoUri,
+    String(opts.gatewayLatencyMs),
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+await new Promise<void>((resolve) => baseline.stdout.once('data', () => resolve()));
+
+const account = (n: number) => accounts[n % accounts.length]!;
+const json = { 'Content-Type': 'application/json' };
+const succeededIds: Array<{ key: string; id: string }> = [];
+let amount = 50;
+const execute = (code: string) => (n: number) => ({
+  method: 'POST' as const,
+  path: '/api/recovery/execute',
+  headers: { ...json, 'X-API-KEY': account(n).apiKey },
+  // A new amount per request keeps the 5-minute velocity rule out of the measurement.
+  body: JSON.stringify({
+    paymentMethodToken: 'tok_visa',
+    amount: (amount += 1),
+    originalDeclineCode: code,
+    customerEmail: `c${n % 5000}@example.com`,
+  }),
+});
+
+const scenarios: Scenario[] = [
+  {
+    name: 'executeSuccess',
+    url: stack.apiUrl,
+    expectStatus: 200,
+    build: execute('try_again_later'),
+    onBody: (body) => {
+      const { transactionId } = JSON.parse(body) as { transactionId: string };
+      if (succeededIds.length < 50_000)
+        succeededIds.push({
+          key: accounts[succeededIds.length % accounts.length]!.apiKey,
+          id: transactionId,
+        });
+    },
+  },
+  { name: 'executeQueued', url: stack.apiUrl, expectStatus: 202, build: execute('insufficient_funds') },
+  {
+    name: 'status',
+    url: stack.apiUrl,
+    expectStatus: 200,
+    build: (n) => {
+      const hit = succeededIds[n % succeededIds.length]!;
+      return { method: 'GET', path: `/api/recovery/status/${hit.id}`, headers: { 'X-API-KEY': hit.key } };
+    },
+  },
+  {
+    name: 'pulse',
+    url: stack.apiUrl,
+    expectStatus: 200,
+    build: (n) => ({
+      method: 'POST',
+      path: '/api/recovery/pulse',
+      headers: { ...json, 'X-API-KEY': account(n).apiKey },
+      body: JSON.stringify({ amount: 1999, transactionId: `ch_${n}` }),
+    }),
+  },
+  {
+    name: 'paywall',
+    url: stack.apiUrl,
+    expectStatus: 200,
+    build: (n) => ({
+      method: 'GET',
+      path: `/api/recovery/paywall-status?customerEmail=c${n % 5000}%40example.com`,
+      headers: { 'X-API-KEY': account(n).publishableKey },
+    }),
+  },
+];
+
+const results: Record<string, ScenarioResult> = {};
+for (const s of scenarios) {
+  say(`bench:api: ${s.name} for ${opts.duration} s over ${opts.connections} connections…`);
+  results[s.name] = await runScenario(s, opts);
+  if (s.name === 'executeSuccess') {
+    // The status scenario looks up these recoveries, each with its own account's key.
+    const keyOf = new Map(accounts.map((a) => [a.account.id, a.apiKey]));
+    const done = await db
+      .collection<{ _id: string; accountId: string }>('recoveries')
+      .find({ state: 'succeeded' }, { projection: { accountId: 1 } })
+      .limit(50_000)
+      .toArray();
+    for (const d of done) succeededIds.push({ key: keyOf.get(d.accountId)!, id: d._id });
+  }
+}
+say('bench:api: baseline execute…');
+const baselineResult = await runScenario(
+  {
+    name: 'baseline',
+    url: `http://127.0.0.1:${baselinePort}`,
+    expectStatus: 200,
+    build: execute('try_again_later'),
+  },
+  opts,
+);
+// Let the last deliveries land before reading the lag.
+await new Promise((r) => setTimeout(r, 5_000));
+const lags = [...receiver.lags].sort((a, b) => a - b);
+
+const success = results.executeSuccess!;
+const report = {
+  scenarios: results,
+  baseline: baselineResult,
+  executeOverheadP50Ms: success.p50Ms - baselineResult.p50Ms,
+  executeOverheadP99Ms: success.p99Ms - baselineResult.p99Ms,
+  throughputRatio: Math.round((success.rps / baselineResult.rps) * 1000) / 1000,
+  webhookLagP50Ms: percentile(lags, 50),
+  webhookLagP99Ms: percentile(lags, 99),
+  webhooksReceived: lags.length,
+  machine: { cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version },
+  options: opts,
+};
+
+baseline.kill('SIGTERM');
+await mongo.close();
+await stack.stop();
+await receiver.close();
+rmSync(dir, { recursive: true, force: true });
+
+if (opts.json) {
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+} else {
+  const rows = [...Object.entries(results), ['baseline', baselineResult] as const];
+  say('\nscenario         rps    p50 ms  p95 ms  p99 ms  errors');
+  for (const [name, r] of rows)
+    say(
+      `${name.padEnd(15)} ${String(r.rps).padStart(6)} ${String(r.p50Ms).padStart(7)} ${String(r.p95Ms).padStart(7)} ${String(r.p99Ms).padStart(7)} ${String(r.errors).padStart(7)}`,
+    );
+  say(
+    `\nexecute overhead over the baseline: p50 ${report.executeOverheadP50Ms} ms, p99 ${report.executeOverheadP99Ms} ms; throughput ratio ${report.throughputRatio}`,
+  );
+  say(
+    `webhook lag (outcome recorded → receiver): p50 ${report.webhookLagP50Ms} ms, p99 ${report.webhookLagP99Ms} ms over ${lags.length} deliveries`,
+  );
+  say(`machine: ${report.machine.cores} cores, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}`);
+}
