@@ -25,6 +25,9 @@ export interface AttemptInput {
   fromCode: string;
   advice: string | null;
   offsetMinutes: number;
+  /** Earlier retries of this card and the unlearned part of the prediction: how much learning counts it. */
+  depth?: number;
+  exposure?: number;
   /** The workflow's clock when it decided to attempt (epoch ms): the attempt's time everywhere. */
   now: number;
 }
@@ -66,6 +69,8 @@ export function attemptActivities(deps: ActivityDeps) {
         approved: outcome.kind === 'approved',
         gateway: input.option.gateway,
         local: localParts(at.getTime(), input.offsetMinutes),
+        ...(input.depth !== undefined ? { depth: input.depth } : {}),
+        ...(input.exposure !== undefined ? { exposure: input.exposure } : {}),
         at,
       });
     }

@@ -5,14 +5,14 @@ import {
   contextLift,
   contextLiftAt,
   declineFamily,
+  depthFactor,
   freshTokenCode,
   type OutcomeStats,
 } from './success-model.js';
 
 const hour = 3_600_000;
 const day = 24 * hour;
-/** Per-attempt fatigue, daily decay and same-day penalty (research §9); value of recovering a day sooner. */
-const fatigue = 0.7;
+/** Daily decay and same-day penalty (research §9); value of recovering a day sooner. */
 const decayPerDay = 0.97;
 const sameDayPenalty = 0.5;
 const patiencePerDay = 0.99;
@@ -60,25 +60,46 @@ export type Plan =
   | { kind: 'attempt'; at: number; options: PlanOption[]; prediction: Prediction }
   | { kind: 'stop'; reason: StopReason; prediction: Prediction };
 
-/** Predicted success of one option at time `t`. */
-export function optionProbability(facts: PlanFacts, option: PlanOption, t: number): number {
+/**
+ * What the planner knows of one option's card: the code it last declined with (`fresh_token` for a card
+ * never charged), how many times we retried it since (its depth), and when this gateway last tried it.
+ */
+export function optionHistory(facts: PlanFacts, option: PlanOption) {
   const onToken = facts.attempts.filter((a) => a.token === option.token);
-  // A token that has never declined (a fallback card, or one the customer just entered) starts fresh.
-  const code = onToken.length === 0 ? freshTokenCode : facts.code;
-  // An issuer that just declined this card through this gateway rarely changes its mind the same day,
-  // unless the failure was technical.
+  // A token that has never declined (a fallback card, or one the customer just entered) starts fresh; the
+  // primary card recovers from the recovery's decline, a fallback card from its own latest one.
+  const own = option.role === 'fallback_token' ? onToken.findLast((a) => a.code !== null)?.code : undefined;
+  const code = onToken.length === 0 ? freshTokenCode : (own ?? facts.code);
   const lastHere = onToken
     .filter((a) => a.gateway === option.gateway)
     .reduce((m, a) => Math.max(m, a.at), -Infinity);
-  const sameDay = t - lastHere < day && declineFamily(code) !== 'technical';
+  return { code, depth: Math.max(0, onToken.length - 1), lastHere };
+}
+
+/** Predicted success of one option at time `t`. */
+export function optionProbability(facts: PlanFacts, option: PlanOption, t: number): number {
+  const { code, depth } = optionHistory(facts, option);
   const local = localParts(t, facts.offsetMinutes);
   const p =
     baseRate(facts.stats, code).rate *
     contextLift(facts.stats, code, local, option.gateway, facts.billingCycleDay) *
-    (code === freshTokenCode ? 1 : decayPerDay ** Math.max(0, (t - facts.failedAt) / day)) *
-    fatigue ** Math.max(0, onToken.length - 1) *
-    (sameDay ? sameDayPenalty : 1);
+    depthFactor(facts.stats, code, depth) *
+    optionExposure(facts, option, t);
   return Math.min(0.99, p);
+}
+
+/**
+ * The part of `optionProbability` the engine does not learn: decay since the failure, and the same-day
+ * penalty (an issuer that just declined this card through this gateway rarely changes its mind the same
+ * day, unless the failure was technical). Outcomes are logged with it, so learning sees a neutral moment.
+ */
+export function optionExposure(facts: PlanFacts, option: PlanOption, t: number): number {
+  const { code, lastHere } = optionHistory(facts, option);
+  const sameDay = t - lastHere < day && declineFamily(code) !== 'technical';
+  return (
+    (code === freshTokenCode ? 1 : decayPerDay ** Math.max(0, (t - facts.failedAt) / day)) *
+    (sameDay ? sameDayPenalty : 1)
+  );
 }
 
 type Probability = (option: PlanOption, t: number) => number;
@@ -106,19 +127,15 @@ function probabilities(facts: PlanFacts): Probability {
 
 /** One option's `optionProbability` as a function of time, its local clock and the decay at that time. */
 function probabilityOf(facts: PlanFacts, option: PlanOption) {
-  const onToken = facts.attempts.filter((a) => a.token === option.token);
-  const code = onToken.length === 0 ? freshTokenCode : facts.code;
-  const lastHere = onToken
-    .filter((a) => a.gateway === option.gateway)
-    .reduce((m, a) => Math.max(m, a.at), -Infinity);
+  const { code, depth, lastHere } = optionHistory(facts, option);
   const technical = declineFamily(code) === 'technical';
   const rate = baseRate(facts.stats, code).rate;
   const lift = contextLiftAt(facts.stats, code, option.gateway, facts.billingCycleDay);
-  const tired = fatigue ** Math.max(0, onToken.length - 1);
+  const tired = depthFactor(facts.stats, code, depth);
   return (t: number, local: LocalParts, decay: number) => {
     const sameDay = t - lastHere < day && !technical;
     const p =
-      rate * lift(local) * (code === freshTokenCode ? 1 : decay) * tired * (sameDay ? sameDayPenalty : 1);
+      rate * lift(local) * tired * ((code === freshTokenCode ? 1 : decay) * (sameDay ? sameDayPenalty : 1));
     return Math.min(0.99, p);
   };
 }
@@ -150,6 +167,27 @@ function slots(facts: PlanFacts, chance: Probability): (t: number) => Slot {
     }
     return { options, probs, probability: 1 - miss };
   };
+}
+
+/**
+ * The chance that the rest of the recovery succeeds if each later slot does as well as the best one, less
+ * what each further retry of the card loses: the risk a merchant's riskSkipThreshold is about is losing the
+ * payment, not one attempt failing. Later slots are limited by the budget and by the days left.
+ */
+function recoveryChance(facts: PlanFacts, best: { at: number; probability: number; options: PlanOption[] }) {
+  const slots = Math.max(
+    1,
+    Math.min(
+      Math.floor(facts.attemptsLeft / best.options.length),
+      1 + Math.floor((facts.horizonEnd - best.at) / day),
+    ),
+  );
+  const { code, depth } = optionHistory(facts, best.options[0]!);
+  const now = depthFactor(facts.stats, code, depth);
+  let miss = 1;
+  for (let k = 0; k < slots; k += 1)
+    miss *= 1 - (best.probability * depthFactor(facts.stats, code, depth + k)) / now;
+  return 1 - miss;
 }
 
 /** An option goes now, ahead of a later slot, when now is nearly its own best moment (a fresh card). */
@@ -214,11 +252,16 @@ export function planNextAttempt(facts: PlanFacts): Plan {
     };
   }
   const reasoning = describe(facts, best.at, best.probability);
-  if (!facts.critical && 100 * (1 - best.probability) >= facts.riskSkipThreshold) {
+  const recovery = recoveryChance(facts, best);
+  if (!facts.critical && 100 * (1 - recovery) >= facts.riskSkipThreshold) {
     return {
       kind: 'stop',
       reason: 'high_risk',
-      prediction: prediction(facts, best.probability, `Skipped: ${reasoning}`),
+      prediction: prediction(
+        facts,
+        recovery,
+        `Skipped: ${reasoning} The remaining retries together have ${Math.round(recovery * 100)}%.`,
+      ),
     };
   }
   if (best.at - facts.now >= hour / 2) {

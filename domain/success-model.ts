@@ -40,6 +40,8 @@ export interface OutcomeStats {
   byWeekday: Record<string, Tally>;
   byDay: Record<string, Tally>;
   byGateway: Record<string, Tally>;
+  /** Keys `${family}|${depth}`: how success falls as a card is retried (depth = earlier retries of it). */
+  byDepth: Record<string, Tally>;
 }
 
 export const emptyStats = (): OutcomeStats => ({
@@ -48,6 +50,7 @@ export const emptyStats = (): OutcomeStats => ({
   byWeekday: {},
   byDay: {},
   byGateway: {},
+  byDepth: {},
 });
 
 /** Dimension keys under which one attempt is counted; shared by the recorder and the model. */
@@ -62,22 +65,54 @@ export function statKeys(code: string, local: LocalParts, gateway: string) {
   };
 }
 
-/** Counts one attempt outcome into the statistics: the engine's learning step, shared by store and benchmark. */
-export function tallyOutcome(
-  stats: OutcomeStats,
-  row: { fromCode: string; local: LocalParts; gateway: string; approved: boolean },
-): void {
+/** Depths are learned one by one up to this one; deeper retries extrapolate with the fatigue prior. */
+const maxDepth = 7;
+
+/** One attempt outcome as the attempts log keeps it. */
+export interface OutcomeRow {
+  /** The code the attempt recovered from: the card's latest decline, or `fresh_token` for a new card. */
+  fromCode: string;
+  local: LocalParts;
+  gateway: string;
+  approved: boolean;
+  /** Earlier retries of the card in its recovery (0: its first retry); absent in older logs. */
+  depth?: number;
+  /** The part of the attempt's prediction that is not learned (decay, same-day repeat); 1 when absent. */
+  exposure?: number;
+}
+
+/**
+ * The counts one attempt outcome adds: `[table, key, attempts, successes]`. An attempt counts for its
+ * exposure, so what is learned is success at a neutral moment; the code's rate and the time and route
+ * lifts learn from first retries only, which keeps them free of how deep the engine chose to retry when,
+ * and `byDepth` learns how much each further retry loses.
+ */
+export function outcomeCounts(row: OutcomeRow): Array<[keyof OutcomeStats, string, number, number]> {
   const k = statKeys(row.fromCode, row.local, row.gateway);
-  const add = (table: Record<string, Tally>, key: string) => {
-    const t = (table[key] ??= { n: 0, s: 0 });
-    t.n += 1;
-    t.s += row.approved ? 1 : 0;
-  };
-  add(stats.byCode, k.code);
-  add(stats.byHour, k.hour);
-  add(stats.byWeekday, k.weekday);
-  add(stats.byDay, k.day);
-  add(stats.byGateway, k.gateway);
+  const n = Math.min(1, Math.max(0.01, row.exposure ?? 1));
+  const s = row.approved ? 1 : 0;
+  const depth = Math.min(maxDepth, Math.max(0, Math.floor(row.depth ?? 0)));
+  const counts: Array<[keyof OutcomeStats, string, number, number]> = [
+    ['byDepth', `${declineFamily(row.fromCode)}|${depth}`, n, s],
+  ];
+  if (depth === 0)
+    counts.push(
+      ['byCode', k.code, n, s],
+      ['byHour', k.hour, n, s],
+      ['byWeekday', k.weekday, n, s],
+      ['byDay', k.day, n, s],
+      ['byGateway', k.gateway, n, s],
+    );
+  return counts;
+}
+
+/** Counts one attempt outcome into the statistics: the engine's learning step, shared by store and benchmark. */
+export function tallyOutcome(stats: OutcomeStats, row: OutcomeRow): void {
+  for (const [table, key, n, s] of outcomeCounts(row)) {
+    const t = ((stats[table] ??= {})[key] ??= { n: 0, s: 0 });
+    t.n += n;
+    t.s += s;
+  }
 }
 
 /**
@@ -89,6 +124,8 @@ const basePrior: Record<Family, number> = { funds: 0.22, issuer: 0.18, technical
 const freshTokenPrior = 0.45;
 const hourPrior = [0.88, 0.92, 1.0, 1.05, 1.05, 1.03, 1.0, 0.97]; // 3-hour buckets, customer local time
 const pseudoCount = 25; // how many observations a prior is worth
+/** Each earlier failed retry of a card leaves about this share of its chance (research §9). */
+export const fatiguePrior = 0.7;
 
 /** The customer's payday effect on a day: lift on paydays and the day after, a dip in the days before. */
 export function paydayPrior(family: Family, local: LocalParts, billingCycleDay: number | null): number {
@@ -106,17 +143,46 @@ export function paydayPrior(family: Family, local: LocalParts, billingCycleDay: 
 const rate = (t: Tally | undefined) => t ?? { n: 0, s: 0 };
 
 /** Shrinks an observed lift towards its prior: with few observations the prior dominates. */
-function blendLift(observed: Tally | undefined, familyRate: number, prior: number): number {
+function blendLift(
+  observed: Tally | undefined,
+  familyRate: number,
+  prior: number,
+  weight = pseudoCount,
+): number {
   const t = rate(observed);
   if (familyRate <= 0) return prior;
-  return (t.s + pseudoCount * prior * familyRate) / (t.n + pseudoCount) / familyRate;
+  return (t.s + weight * prior * familyRate) / (t.n + weight) / familyRate;
 }
 
-/** Success rate for a code, blended from its prior and the account's outcomes. */
+/**
+ * How many observations the prior of a time lift is worth. A lift that makes the planner wait must beat
+ * the best of many noisy estimates, so the finer the division of time, the more evidence it takes: 8 hour
+ * buckets and 7 weekdays need a little, the 31 days of the month a lot.
+ */
+const liftEvidence = { hour: 50, weekday: 50, day: 150 } as const;
+
+const priorRate = (code: string) =>
+  code === freshTokenCode ? freshTokenPrior : basePrior[declineFamily(code)];
+
+/** First-retry success rate for a code, blended from its prior and the account's outcomes. */
 export function baseRate(stats: OutcomeStats, code: string): { rate: number; observed: number } {
   const t = rate(stats.byCode[code]);
-  const prior = code === freshTokenCode ? freshTokenPrior : basePrior[declineFamily(code)];
-  return { rate: (t.s + pseudoCount * prior) / (t.n + pseudoCount), observed: t.n };
+  return { rate: (t.s + pseudoCount * priorRate(code)) / (t.n + pseudoCount), observed: t.n };
+}
+
+/**
+ * What is left of a card's chance after `depth` failed retries, relative to its first retry: learned per
+ * decline family, starting from the fatigue prior. Cards that can be recovered tend to be recovered early,
+ * so the learned fall is usually steeper than fatigue alone.
+ */
+export function depthFactor(stats: OutcomeStats, code: string, depth: number): number {
+  if (depth <= 0) return 1;
+  const f = declineFamily(code);
+  const d = Math.min(depth, maxDepth);
+  const first = rate(stats.byDepth[`${f}|0`]);
+  const firstRate = (first.s + pseudoCount * priorRate(code)) / (first.n + pseudoCount);
+  const learned = blendLift(stats.byDepth[`${f}|${d}`], firstRate, fatiguePrior ** d);
+  return Math.min(1, learned) * fatiguePrior ** (depth - d);
 }
 
 /** The four factors of a context lift, for one code and gateway; each depends on a part of the local time. */
@@ -130,14 +196,16 @@ function liftFactors(stats: OutcomeStats, code: string, gateway: string, billing
         stats.byHour[statKeys(code, local, gateway).hour],
         familyRate,
         f === 'technical' ? 1 : (hourPrior[Math.floor(local.hour / 3)] ?? 1),
+        liftEvidence.hour,
       ),
     weekday: (local: LocalParts) =>
-      blendLift(stats.byWeekday[statKeys(code, local, gateway).weekday], familyRate, 1),
+      blendLift(stats.byWeekday[statKeys(code, local, gateway).weekday], familyRate, 1, liftEvidence.weekday),
     day: (local: LocalParts) =>
       blendLift(
         stats.byDay[statKeys(code, local, gateway).day],
         familyRate,
         paydayPrior(f, local, billingCycleDay),
+        liftEvidence.day,
       ),
     gateway: (local: LocalParts) =>
       blendLift(stats.byGateway[statKeys(code, local, gateway).gateway], familyRate, 1),

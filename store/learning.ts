@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { LocalParts } from '../domain/local-time.js';
-import { emptyStats, statKeys, type OutcomeStats } from '../domain/success-model.js';
+import { emptyStats, outcomeCounts, type OutcomeStats } from '../domain/success-model.js';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
 
@@ -11,6 +11,9 @@ interface AttemptLogDoc {
   approved: boolean;
   gateway: string;
   local: LocalParts;
+  /** Earlier retries of the card and the unlearned part of the prediction: how much the outcome counts. */
+  depth?: number;
+  exposure?: number;
   at: Date;
 }
 
@@ -40,17 +43,12 @@ export function createLearningStore(db: Db) {
         if (isDuplicateKey(error)) return;
         throw error;
       }
-      const k = statKeys(row.fromCode, row.local, row.gateway);
+      // The domain's learning step decides what one outcome adds; the benchmark tallies with the same counts.
       const inc: Record<string, number> = {};
-      const count = (table: keyof OutcomeStats, key: string) => {
-        inc[`stats.${table}.${safe(key)}.n`] = 1;
-        inc[`stats.${table}.${safe(key)}.s`] = row.approved ? 1 : 0;
-      };
-      count('byCode', k.code);
-      count('byHour', k.hour);
-      count('byWeekday', k.weekday);
-      count('byDay', k.day);
-      count('byGateway', k.gateway);
+      for (const [table, key, n, s] of outcomeCounts(row)) {
+        inc[`stats.${table}.${safe(key)}.n`] = n;
+        inc[`stats.${table}.${safe(key)}.s`] = s;
+      }
       await tallies.updateOne({ _id: row.accountId }, { $inc: inc }, { upsert: true });
     },
 

@@ -44,6 +44,8 @@ function randomFacts(rng: Rng): PlanFacts {
       local: localParts(failedAt - int(90 * day), offsetMinutes),
       gateway: pick(gateways),
       approved: rng.next() < 0.25,
+      depth: int(4) === 0 ? int(10) : 0,
+      exposure: rng.next() < 0.5 ? 1 : rng.next(),
     });
   const notBefore: Record<string, number> = {};
   for (const token of tokens) {
@@ -75,6 +77,21 @@ describe('the memoised planner', () => {
     for (let i = 0; i < 400; i += 1) {
       const facts = randomFacts(rng);
       expect(planNextAttempt(facts), `case ${i}`).toEqual(referencePlan(structuredClone(facts)));
+    }
+  });
+
+  it('reads the local calendar exactly as the Date object does', () => {
+    const rng = new Rng(11);
+    for (let i = 0; i < 20_000; i += 1) {
+      const t = Math.floor((rng.next() - 0.3) * 4e12);
+      const offset = Math.floor(rng.next() * 1_680) - 720;
+      const d = new Date(t + offset * 60_000);
+      expect(localParts(t, offset)).toEqual({
+        hour: d.getUTCHours(),
+        dayOfMonth: d.getUTCDate(),
+        weekday: (d.getUTCDay() + 6) % 7,
+        daysInMonth: new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate(),
+      });
     }
   });
 

@@ -37,7 +37,11 @@ describe('planNextAttempt', () => {
       { notBefore: { tok_a: Number.POSITIVE_INFINITY } },
       'horizon',
     ],
-    ['success is predicted too unlikely', { code: 'some_unknown_code', riskSkipThreshold: 50 }, 'high_risk'],
+    [
+      'success is predicted too unlikely',
+      { code: 'some_unknown_code', riskSkipThreshold: 50, attemptsLeft: 1 },
+      'high_risk',
+    ],
   ])('stops when %s', (_why, overrides, reason) => {
     const plan = planNextAttempt(facts(at('2026-03-10T10:00:00Z'), overrides));
     expect(plan).toMatchObject({ kind: 'stop', reason });

@@ -1,95 +1,21 @@
-import type { LocalParts } from '../../domain/local-time.js';
-import type { Plan, PlanFacts, PlanOption } from '../../domain/plan.js';
-import type { Prediction } from '../../domain/recovery.js';
 import {
-  declineFamily,
-  freshTokenCode,
-  paydayPrior,
-  statKeys,
-  type Family,
-  type OutcomeStats,
-  type Tally,
-} from '../../domain/success-model.js';
+  optionHistory,
+  optionProbability,
+  type Plan,
+  type PlanFacts,
+  type PlanOption,
+} from '../../domain/plan.js';
+import type { Prediction } from '../../domain/recovery.js';
+import { baseRate, depthFactor } from '../../domain/success-model.js';
 
-// The planner exactly as it was before it was made fast enough for the benchmark (commit 011ab66):
-// straightforward, and slow. test/plan-speed.test.ts holds the fast planner to every decision of this one.
+// planNextAttempt the straightforward way, as it read before it was memoised for the benchmark: every
+// candidate hour asks `optionProbability` (the readable definition) for every option. test/plan-speed.test.ts
+// holds the fast planner to every decision of this one; change both together when the strategy changes.
 
 const hour = 3_600_000;
 const day = 24 * hour;
-const fatigue = 0.7;
-const decayPerDay = 0.97;
-const sameDayPenalty = 0.5;
 const patiencePerDay = 0.99;
 const readyShare = 0.9;
-const basePrior: Record<Family, number> = { funds: 0.22, issuer: 0.18, technical: 0.5, unknown: 0.2 };
-const freshTokenPrior = 0.45;
-const hourPrior = [0.88, 0.92, 1.0, 1.05, 1.05, 1.03, 1.0, 0.97];
-const pseudoCount = 25;
-
-function localParts(epochMs: number, offsetMinutes: number): LocalParts {
-  const d = new Date(epochMs + offsetMinutes * 60_000);
-  const year = d.getUTCFullYear();
-  const month = d.getUTCMonth();
-  return {
-    hour: d.getUTCHours(),
-    dayOfMonth: d.getUTCDate(),
-    weekday: (d.getUTCDay() + 6) % 7,
-    daysInMonth: new Date(Date.UTC(year, month + 1, 0)).getUTCDate(),
-  };
-}
-
-const rate = (t: Tally | undefined) => t ?? { n: 0, s: 0 };
-
-function blendLift(observed: Tally | undefined, familyRate: number, prior: number): number {
-  const t = rate(observed);
-  if (familyRate <= 0) return prior;
-  return (t.s + pseudoCount * prior * familyRate) / (t.n + pseudoCount) / familyRate;
-}
-
-function baseRate(stats: OutcomeStats, code: string): { rate: number; observed: number } {
-  const t = rate(stats.byCode[code]);
-  const prior = code === freshTokenCode ? freshTokenPrior : basePrior[declineFamily(code)];
-  return { rate: (t.s + pseudoCount * prior) / (t.n + pseudoCount), observed: t.n };
-}
-
-function contextLift(
-  stats: OutcomeStats,
-  code: string,
-  local: LocalParts,
-  gateway: string,
-  billingCycleDay: number | null,
-): number {
-  const f = declineFamily(code);
-  const keys = statKeys(code, local, gateway);
-  const familyRate = baseRate(stats, code).rate;
-  return (
-    blendLift(
-      stats.byHour[keys.hour],
-      familyRate,
-      f === 'technical' ? 1 : (hourPrior[Math.floor(local.hour / 3)] ?? 1),
-    ) *
-    blendLift(stats.byWeekday[keys.weekday], familyRate, 1) *
-    blendLift(stats.byDay[keys.day], familyRate, paydayPrior(f, local, billingCycleDay)) *
-    blendLift(stats.byGateway[keys.gateway], familyRate, 1)
-  );
-}
-
-function optionProbability(facts: PlanFacts, option: PlanOption, t: number): number {
-  const onToken = facts.attempts.filter((a) => a.token === option.token);
-  const code = onToken.length === 0 ? freshTokenCode : facts.code;
-  const lastHere = onToken
-    .filter((a) => a.gateway === option.gateway)
-    .reduce((m, a) => Math.max(m, a.at), -Infinity);
-  const sameDay = t - lastHere < day && declineFamily(code) !== 'technical';
-  const local = localParts(t, facts.offsetMinutes);
-  const p =
-    baseRate(facts.stats, code).rate *
-    contextLift(facts.stats, code, local, option.gateway, facts.billingCycleDay) *
-    (code === freshTokenCode ? 1 : decayPerDay ** Math.max(0, (t - facts.failedAt) / day)) *
-    fatigue ** Math.max(0, onToken.length - 1) *
-    (sameDay ? sameDayPenalty : 1);
-  return Math.min(0.99, p);
-}
 
 function slotAt(
   facts: PlanFacts,
@@ -100,6 +26,22 @@ function slotAt(
     .slice(0, facts.attemptsLeft);
   const probs = options.map((o) => optionProbability(facts, o, t));
   return { options, probs, probability: 1 - probs.reduce((miss, p) => miss * (1 - p), 1) };
+}
+
+function recoveryChance(facts: PlanFacts, best: { at: number; probability: number; options: PlanOption[] }) {
+  const slots = Math.max(
+    1,
+    Math.min(
+      Math.floor(facts.attemptsLeft / best.options.length),
+      1 + Math.floor((facts.horizonEnd - best.at) / day),
+    ),
+  );
+  const { code, depth } = optionHistory(facts, best.options[0]!);
+  const now = depthFactor(facts.stats, code, depth);
+  let miss = 1;
+  for (let k = 0; k < slots; k += 1)
+    miss *= 1 - (best.probability * depthFactor(facts.stats, code, depth + k)) / now;
+  return 1 - miss;
 }
 
 function prediction(facts: PlanFacts, probability: number, reasoning: string): Prediction {
@@ -121,7 +63,7 @@ function describe(facts: PlanFacts, at: number, probability: number): string {
   return `A ${facts.code} decline is best retried ${when}: ${Math.round(probability * 100)}% predicted success from ${evidence}.`;
 }
 
-/** planNextAttempt before it was memoised. */
+/** planNextAttempt without memoisation. */
 export function referencePlan(facts: PlanFacts): Plan {
   if (facts.attemptsLeft <= 0)
     return { kind: 'stop', reason: 'budget', prediction: prediction(facts, 0, 'The retry budget is spent.') };
@@ -152,11 +94,16 @@ export function referencePlan(facts: PlanFacts): Plan {
     };
   }
   const reasoning = describe(facts, best.at, best.probability);
-  if (!facts.critical && 100 * (1 - best.probability) >= facts.riskSkipThreshold) {
+  const recovery = recoveryChance(facts, best);
+  if (!facts.critical && 100 * (1 - recovery) >= facts.riskSkipThreshold) {
     return {
       kind: 'stop',
       reason: 'high_risk',
-      prediction: prediction(facts, best.probability, `Skipped: ${reasoning}`),
+      prediction: prediction(
+        facts,
+        recovery,
+        `Skipped: ${reasoning} The remaining retries together have ${Math.round(recovery * 100)}%.`,
+      ),
     };
   }
   if (best.at - facts.now >= hour / 2) {

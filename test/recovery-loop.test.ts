@@ -1,0 +1,201 @@
+import { describe, expect, it } from 'vitest';
+import { classifyDecline } from '../domain/declines.js';
+import type { PlanOption } from '../domain/plan.js';
+import {
+  currentPrediction,
+  nextStep,
+  observe,
+  refreshed,
+  resumeAfterWait,
+  startLoop,
+  type ChargeResult,
+  type LoopSetup,
+  type LoopState,
+  type LoopStep,
+} from '../domain/recovery-loop.js';
+import { emptyStats } from '../domain/success-model.js';
+
+// The recovery loop is what the workflow and the benchmark both drive: these tests walk it step by step.
+
+const hour = 3_600_000;
+const day = 24 * hour;
+const failedAt = Date.parse('2026-03-10T10:00:00Z');
+const primary: PlanOption = { gateway: 'main', token: 'tok_card', role: 'primary' };
+const fallback: PlanOption = { gateway: 'main', token: 'tok_second', role: 'fallback_token' };
+
+function setup(code: string, overrides: Partial<LoopSetup> = {}): LoopSetup {
+  return {
+    failedAt,
+    decline: classifyDecline(code),
+    primaryToken: 'tok_card',
+    options: [primary],
+    maxAttempts: 8,
+    maxDays: 21,
+    critical: false,
+    offsetMinutes: 0,
+    billingCycleDay: null,
+    riskSkipThreshold: 100,
+    stats: emptyStats(),
+    simulate: false,
+    ...overrides,
+  };
+}
+
+/** Runs `nextStep` and returns the step, keeping the state in `box`. */
+function step(box: { s: LoopState }, now: number): LoopStep {
+  const { state, step: next } = nextStep(box.s, now);
+  box.s = state;
+  return next;
+}
+
+function charge(box: { s: LoopState }, result: ChargeResult, now: number, reconciled = false) {
+  box.s = observe(box.s, result, { sentAt: now, now, reconciled });
+}
+
+const approved: ChargeResult = { kind: 'approved', gatewayTransactionId: 'gt_1' };
+const declined = (code: string, advice: string | null = null): ChargeResult => ({
+  kind: 'declined',
+  code,
+  advice,
+  gatewayTransactionId: 'gt_d',
+});
+
+describe('the recovery loop', () => {
+  it('retries a technical failure at once and reports the primary as the strategy', () => {
+    const box = { s: startLoop(setup('try_again_later')) };
+    expect(step(box, failedAt)).toMatchObject({ kind: 'attempt', option: primary, attemptNo: 1, depth: 0 });
+    charge(box, approved, failedAt);
+    expect(step(box, failedAt)).toMatchObject({
+      kind: 'finish',
+      outcome: { kind: 'succeeded', strategy: 'primary', gatewaysAttempted: 1, gatewayTransactionId: 'gt_1' },
+    });
+  });
+
+  it('waits for a better time, then reports smart_retry', () => {
+    const box = { s: startLoop(setup('insufficient_funds')) };
+    const wait = step(box, failedAt);
+    expect(wait.kind).toBe('wait');
+    if (wait.kind !== 'wait') return;
+    box.s = resumeAfterWait(box.s, { stats: emptyStats() });
+    expect(step(box, wait.until)).toMatchObject({
+      kind: 'attempt',
+      attemptNo: 1,
+      fromCode: 'insufficient_funds',
+    });
+    charge(box, approved, wait.until);
+    expect(step(box, wait.until)).toMatchObject({ kind: 'finish', outcome: { strategy: 'smart_retry' } });
+  });
+
+  it('sends an expired card to the account updater first, and fails with card_expired when there is none', () => {
+    const box = { s: startLoop(setup('expired_card')) };
+    expect(step(box, failedAt)).toEqual({ kind: 'refresh', token: 'tok_card', gateway: 'main' });
+    box.s = refreshed(box.s, null);
+    expect(step(box, failedAt)).toMatchObject({
+      kind: 'finish',
+      outcome: { kind: 'expired', gatewaysAttempted: 0 },
+    });
+  });
+
+  it('charges the updated card at once as a fresh card', () => {
+    const box = { s: startLoop(setup('expired_card')) };
+    step(box, failedAt);
+    box.s = refreshed(box.s, 'tok_new');
+    expect(step(box, failedAt)).toMatchObject({
+      kind: 'attempt',
+      option: { token: 'tok_new', role: 'primary' },
+      fromCode: 'fresh_token',
+    });
+  });
+
+  it('drops an invalid card at intake and goes to the fallback token', () => {
+    const box = { s: startLoop(setup('incorrect_cvc', { options: [primary, fallback] })) };
+    expect(step(box, failedAt)).toMatchObject({ kind: 'attempt', option: fallback, fromCode: 'fresh_token' });
+    charge(box, approved, failedAt);
+    expect(step(box, failedAt)).toMatchObject({ outcome: { strategy: 'fallback_token' } });
+  });
+
+  it('spends nothing on a charge the card networks refuse, and waits until they allow it', () => {
+    const box = { s: startLoop(setup('try_again_later', { options: [primary, fallback] })) };
+    expect(step(box, failedAt)).toMatchObject({ option: primary, attemptNo: 1 });
+    charge(box, { kind: 'not_allowed', retryAt: failedAt + 2 * day }, failedAt);
+    expect(box.s.notBefore).toEqual({ tok_card: failedAt + 2 * day });
+    expect(step(box, failedAt)).toMatchObject({ option: fallback, attemptNo: 1 });
+    charge(box, { kind: 'not_allowed', retryAt: null }, failedAt);
+    expect(box.s.notBefore.tok_second).toBe(Number.POSITIVE_INFINITY);
+    const next = step(box, failedAt);
+    expect(next).toMatchObject({ kind: 'wait' });
+    if (next.kind === 'wait') expect(next.until).toBeGreaterThanOrEqual(failedAt + 2 * day);
+  });
+
+  it('blocks on a decline that stops at once, after an attempt', () => {
+    const box = { s: startLoop(setup('try_again_later')) };
+    step(box, failedAt);
+    charge(box, declined('stolen_card'), failedAt);
+    expect(step(box, failedAt)).toMatchObject({
+      kind: 'finish',
+      outcome: { kind: 'blocked', declineCode: 'stolen_card', action: 'manual_review' },
+    });
+  });
+
+  it('ends on a hard decline of the primary without trying the fallback token', () => {
+    const box = { s: startLoop(setup('try_again_later', { options: [primary, fallback] })) };
+    step(box, failedAt);
+    charge(box, declined('duplicate_transaction'), failedAt);
+    expect(step(box, failedAt)).toMatchObject({
+      kind: 'finish',
+      outcome: { kind: 'failed', declineCode: 'duplicate_transaction', gatewayTransactionId: 'gt_d' },
+    });
+  });
+
+  it('judges each card by its own decline and advice code', () => {
+    const box = { s: startLoop(setup('try_again_later', { options: [primary, fallback] })) };
+    expect(step(box, failedAt)).toMatchObject({ option: primary, fromCode: 'try_again_later', advice: null });
+    charge(box, declined('do_not_honor', '02'), failedAt);
+    expect(step(box, failedAt)).toMatchObject({ option: fallback, fromCode: 'fresh_token', advice: null });
+    charge(box, declined('insufficient_funds', '25'), failedAt);
+    expect(box.s.advice).toEqual({ tok_card: '02', tok_second: '25' });
+    const seen = new Map<string, LoopStep>();
+    for (let now = failedAt, i = 0; i < 20 && seen.size < 2; i += 1) {
+      const next = step(box, now);
+      if (next.kind === 'wait') {
+        box.s = resumeAfterWait(box.s, { stats: emptyStats() });
+        now = next.until;
+      } else if (next.kind === 'attempt') {
+        seen.set(next.option.token, next);
+        charge(box, declined(next.option.token === 'tok_card' ? 'do_not_honor' : 'insufficient_funds'), now);
+      } else break;
+    }
+    expect(seen.get('tok_card')).toMatchObject({ fromCode: 'do_not_honor', advice: '02', depth: 1 });
+    expect(seen.get('tok_second')).toMatchObject({ fromCode: 'insufficient_funds', advice: '25', depth: 0 });
+  });
+
+  it('counts retries of a card as its depth', () => {
+    const box = { s: startLoop(setup('try_again_later', { options: [primary] })) };
+    expect(step(box, failedAt)).toMatchObject({ depth: 0 });
+    charge(box, declined('try_again_later'), failedAt);
+    expect(step(box, failedAt + hour)).toMatchObject({ kind: 'attempt', depth: 1, attemptNo: 2 });
+  });
+
+  it('reports a reconciled success with trigger reconciliation', () => {
+    const box = { s: startLoop(setup('try_again_later')) };
+    step(box, failedAt);
+    charge(box, approved, failedAt + 30_000, true);
+    expect(step(box, failedAt + 30_000)).toMatchObject({
+      outcome: { kind: 'succeeded', trigger: 'reconciliation' },
+    });
+  });
+
+  it('stops at the budget with the plan’s prediction', () => {
+    const box = { s: startLoop(setup('try_again_later', { maxAttempts: 1 })) };
+    step(box, failedAt);
+    charge(box, declined('try_again_later'), failedAt);
+    expect(step(box, failedAt)).toMatchObject({
+      kind: 'finish',
+      outcome: { kind: 'failed', ai: { score: 0 } },
+    });
+  });
+
+  it('explains itself before any attempt (the holdout answer)', () => {
+    expect(currentPrediction(startLoop(setup('insufficient_funds')), failedAt).score).toBeGreaterThan(0);
+  });
+});
