@@ -8,6 +8,8 @@ export interface ScenarioResult {
   p99Ms: number;
   errors: number;
   requests: number;
+  /** Unexpected answers by HTTP status, to tell what the errors were. */
+  unexpected: Record<string, number>;
 }
 
 /** One kind of request: how to build it and which status counts as success. */
@@ -21,7 +23,6 @@ export interface Scenario {
     headers: Record<string, string>;
     body?: string;
   };
-  onBody?: (body: string) => void;
 }
 
 export function percentile(sorted: number[], p: number): number {
@@ -36,6 +37,7 @@ export async function runScenario(
 ): Promise<ScenarioResult> {
   let n = 0;
   let errors = 0;
+  const unexpected: Record<string, number> = {};
   const times: number[] = [];
   let done: (r: autocannon.Result) => void = () => undefined;
   let failed: (e: unknown) => void = () => undefined;
@@ -49,9 +51,11 @@ export async function runScenario(
       requests: [
         {
           setupRequest: (req) => ({ ...req, ...s.build((n += 1)) }),
-          onResponse: (status, body) => {
-            if (status !== s.expectStatus) errors += 1;
-            else s.onBody?.(body);
+          onResponse: (status) => {
+            if (status !== s.expectStatus) {
+              errors += 1;
+              unexpected[status] = (unexpected[status] ?? 0) + 1;
+            } else s.onBody?.(body);
           },
         },
       ],
@@ -68,5 +72,6 @@ export async function runScenario(
     p99Ms: percentile(times, 99),
     errors: errors + result.errors + result.timeouts,
     requests: times.length,
+    unexpected,
   };
 }

@@ -83,14 +83,6 @@ const scenarios: Scenario[] = [
     url: stack.apiUrl,
     expectStatus: 200,
     build: execute('try_again_later'),
-    onBody: (body) => {
-      const { transactionId } = JSON.parse(body) as { transactionId: string };
-      if (succeededIds.length < 50_000)
-        succeededIds.push({
-          key: accounts[succeededIds.length % accounts.length]!.apiKey,
-          id: transactionId,
-        });
-    },
   },
   { name: 'executeQueued', url: stack.apiUrl, expectStatus: 202, build: execute('insufficient_funds') },
   {
