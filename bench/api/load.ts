@@ -55,7 +55,7 @@ export async function runScenario(
             if (status !== s.expectStatus) {
               errors += 1;
               unexpected[status] = (unexpected[status] ?? 0) + 1;
-            } else s.onBody?.(body);
+            }
           },
         },
       ],
