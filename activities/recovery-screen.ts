@@ -8,7 +8,7 @@ import type { RecoveryInput } from '../domain/recovery.js';
 import type { OutcomeStats } from '../domain/success-model.js';
 import { cardKeyOf, sha256 } from '../runtime/crypto.js';
 import type { ActivityDeps } from './deps.js';
-import { gatewayFor } from './gateways/resolve.js';
+import { gatewaysOf } from './gateways/resolve.js';
 
 /** A blocked card is remembered this long by the risk screen. */
 const riskMemoryMs = 180 * 24 * 3_600_000;
@@ -63,7 +63,8 @@ export function screenActivities(deps: ActivityDeps) {
       const s = account.settings;
       const now = clock();
       const decline = classifyDecline(r.originalDeclineCode);
-      const adapters = await Promise.all(account.gateways.map((g) => gatewayFor(stores, account.id, g.name)));
+      const byName = await gatewaysOf(stores, account.id);
+      const adapters = account.gateways.map((g) => byName.get(g.name)!);
       const gateways = account.gateways.map((g, i) => ({ ...g, wallets: adapters[i]!.capabilities.wallets }));
       const simulate = account.testMode ? (r.simulateOutcome ?? null) : null;
 

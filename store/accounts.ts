@@ -135,11 +135,17 @@ export function createAccountStore(db: Db, masterKey: Buffer) {
       return doc ? unseal<string>(masterKey, doc.signingSecret) : null;
     },
 
-    /** A gateway's decrypted credentials, for the activity that charges through it. */
-    async gatewayCredentials(id: string, gatewayName: string): Promise<Record<string, string> | null> {
+    /** Every gateway of the account with decrypted credentials, in one read, in priority order. */
+    async gatewaysWithCredentials(id: string): Promise<GatewayConfig[] | null> {
       const doc = await accounts.findOne({ _id: id }, { projection: { gateways: 1 } });
-      const gateway = doc?.gateways.find((g) => g.name === gatewayName);
-      return gateway ? unseal<Record<string, string>>(masterKey, gateway.credentials) : null;
+      return doc
+        ? doc.gateways.map((g) => ({
+            name: g.name,
+            kind: g.kind,
+            test: g.test,
+            credentials: unseal<Record<string, string>>(masterKey, g.credentials),
+          }))
+        : null;
     },
   };
 }

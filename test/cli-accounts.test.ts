@@ -97,7 +97,8 @@ describe('recoup accounts create', () => {
       'sealed_marker_7f3a',
     ])
       expect(everything).not.toContain(secret);
-    expect(await stack.stores.accounts.gatewayCredentials(created.clientId, 'test-2')).toEqual({
+    const gateways = await stack.stores.accounts.gatewaysWithCredentials(created.clientId);
+    expect(gateways?.find((g) => g.name === 'test-2')?.credentials).toEqual({
       declineAll: 'sealed_marker_7f3a',
     });
   });
