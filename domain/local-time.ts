@@ -47,7 +47,12 @@ export function localParts(epochMs: number, offsetMinutes: number): LocalParts {
     if (calendar.size >= 4096) calendar.clear();
     calendar.set(dayNo, date);
   }
-  return { hour: Math.floor((local - dayNo * dayMs) / 3_600_000), ...date };
+  return {
+    hour: Math.floor((local - dayNo * dayMs) / 3_600_000),
+    dayOfMonth: date.dayOfMonth,
+    weekday: date.weekday,
+    daysInMonth: date.daysInMonth,
+  };
 }
 
 /** The last Monday–Friday day of the month of `parts`. */

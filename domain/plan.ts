@@ -148,9 +148,11 @@ type Slot = { options: PlanOption[]; probs: number[]; probability: number };
  */
 function slots(facts: PlanFacts, chance: Probability): (t: number) => Slot {
   const sets = new Map<string, PlanOption[]>();
+  // Usually no card is waiting for the networks: then every slot has the same options.
+  const waiting = facts.options.some((o) => (facts.notBefore[o.token] ?? 0) > facts.now);
   return (t) => {
     let key = '';
-    for (const o of facts.options) key += (facts.notBefore[o.token] ?? 0) <= t ? '1' : '0';
+    if (waiting) for (const o of facts.options) key += (facts.notBefore[o.token] ?? 0) <= t ? '1' : '0';
     let options = sets.get(key);
     if (!options) {
       options = facts.options

@@ -1,0 +1,72 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { basename, join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { formatTable } from './report.js';
+import { runBenchmark } from './run.js';
+import { loadWorld, WorldError } from './world.js';
+
+const usage = 'usage: npm run bench:recovery -- --world <file> [--payments N] [--seed S] [--json]';
+const resultsDir = new URL('../results/', import.meta.url).pathname;
+
+/** A non-negative integer option, or a clear error naming it. */
+function count(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new WorldError(`--${name} must be a non-negative integer, got "${value}"`);
+  return Number(value);
+}
+
+function options() {
+  try {
+    return parseArgs({
+      options: {
+        world: { type: 'string' },
+        payments: { type: 'string' },
+        seed: { type: 'string' },
+        json: { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false },
+      },
+      strict: true,
+    }).values;
+  } catch (error) {
+    throw new WorldError(`${(error as Error).message}\n${usage}`);
+  }
+}
+
+/** Runs the benchmark: the table (or, with --json, one JSON object) on stdout, a JSON copy in bench/results/. */
+function main(): void {
+  const values = options();
+  if (values.help) {
+    process.stdout.write(`${usage}\n`);
+    return;
+  }
+  if (!values.world) throw new WorldError(`--world is required\n${usage}`);
+  const world = loadWorld(values.world);
+  const payments = count('payments', values.payments, 20_000);
+  if (payments < 1) throw new WorldError('--payments must be at least 1');
+  const seed = count('seed', values.seed, world.seed ?? 1);
+
+  const started = performance.now();
+  const report = runBenchmark(world, payments, seed);
+  const seconds = Math.round((performance.now() - started) / 100) / 10;
+
+  process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : `${formatTable(report)}\n`);
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  };
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `recovery-${basename(values.world, '.json')}-${payments}-${seed}.json`);
+  writeFileSync(file, `${JSON.stringify({ ...report, seconds, machine }, null, 2)}\n`);
+  process.stderr.write(`${payments} payments in ${seconds} s; written to ${file}\n`);
+}
+
+try {
+  main();
+} catch (error) {
+  if (!(error instanceof WorldError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exitCode = 2;
+}
