@@ -6,6 +6,7 @@ import {
   type AttemptFact,
   type PlanFacts,
   type PlanOption,
+  type StopReason,
 } from './plan.js';
 import type { Prediction, Strategy } from './recovery.js';
 import type { OutcomeStats } from './success-model.js';
@@ -57,6 +58,8 @@ export type LoopOutcome =
       gatewayTransactionId: string | null;
       ai: Prediction;
       reason?: string;
+      /** Why the planner stopped, when it did; 'high_risk' asks the customer for another card. */
+      stopReason?: StopReason;
       trigger?: string;
     }
   | { kind: 'blocked'; declineCode: string; reason: string; action: RecommendedAction }
@@ -218,6 +221,7 @@ export function nextStep(state: LoopState, now: number): { state: LoopState; ste
   if (plan.kind === 'stop') {
     const outcome = failure(state, {
       ai: plan.prediction,
+      stopReason: plan.reason,
       ...(plan.reason === 'high_risk' ? { reason: plan.prediction.reasoning } : {}),
     });
     return { state: { ...state, slot: null }, step: { kind: 'finish', outcome } };
@@ -341,7 +345,10 @@ function finishWith(state: LoopState, outcome: LoopOutcome): LoopState {
   return { ...state, slot: null, pending: { kind: 'finish', outcome } };
 }
 
-function failure(state: LoopState, o: { ai: Prediction; reason?: string }): LoopOutcome {
+function failure(
+  state: LoopState,
+  o: { ai: Prediction; reason?: string; stopReason?: StopReason },
+): LoopOutcome {
   return {
     kind: 'failed',
     declineCode: state.code,

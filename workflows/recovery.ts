@@ -7,16 +7,24 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { AttemptResult } from '../activities/recovery-attempt.js';
+import type { Screen } from '../activities/recovery-screen.js';
 import { classifyDecline } from '../domain/declines.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
-import { planNextAttempt, type AttemptFact, type PlanOption } from '../domain/plan.js';
-import type { RecoveryInput, Strategy } from '../domain/recovery.js';
+import {
+  currentPrediction,
+  nextStep,
+  observe,
+  refreshed,
+  resumeAfterWait,
+  startLoop,
+  type LoopOutcome,
+  type LoopState,
+  type LoopStep,
+} from '../domain/recovery-loop.js';
+import type { RecoveryInput } from '../domain/recovery.js';
 import { cardUpdatedSignal } from './recovery-definitions.js';
 import { RecoveryContext } from './recovery-context.js';
 import { block, expire, fail, holdOut, skipHighRisk, succeed } from './recovery-outcomes.js';
-
-const day = 86_400_000;
 
 // Short steps run as local activities in the worker that runs the workflow: the whole first phase is one
 // workflow task instead of a server round trip per step, which is what the synchronous answer waits on.
@@ -40,7 +48,9 @@ const { resolveCharge } = proxyActivities<Activities>({
 
 /**
  * One recovery, from intake to outcome: screen → plan → attempt → (sleep until the planned time →
- * attempt)* → outcome. The first phase answers the execute update; the rest carries on durably.
+ * attempt)* → outcome. The first phase answers the execute update; the rest carries on durably. Every
+ * decision is taken by the recovery loop (domain/recovery-loop.ts), which the benchmark drives too; this
+ * function only carries out its steps.
  */
 export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
   // The failure is as old as the workflow: Temporal's clock, which is also the clock timers run on.
@@ -55,80 +65,91 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
   if (screen.block)
     return block(ctx, { ...screen.block, action: screen.block.recommendedAction, fromAttempt: false });
 
-  let code = screen.decline.code;
-  let advice: string | null = null;
-  let options: PlanOption[] = screen.options;
-  let stats = screen.stats;
-  let paymentMethodType = r.paymentMethodType;
-  let trigger: string | undefined;
-  let waited = false;
-  let lastGatewayTransaction: string | null = null;
-  const primaryGateway = options[0]?.gateway ?? '';
-  const attempts: AttemptFact[] = [
-    { at: failedAt, gateway: primaryGateway, token: r.paymentMethodToken, code },
-  ];
-  const notBefore: Record<string, number> = {};
-  const gatewaysUsed = new Set<string>();
-  let attemptNo = 0;
-  const facts = () => ({
-    now: Date.now(),
+  let loop = startLoop({
     failedAt,
-    code,
-    options,
-    attempts,
-    attemptsLeft: screen.maxAttempts - attemptNo,
-    horizonEnd: failedAt + screen.maxDays * day,
+    decline: screen.decline,
+    primaryToken: r.paymentMethodToken,
+    options: screen.options,
+    maxAttempts: screen.maxAttempts,
+    maxDays: screen.maxDays,
     critical: r.isTrialConversion,
     offsetMinutes: screen.offsetMinutes,
     billingCycleDay: screen.billingCycleDay,
     riskSkipThreshold: screen.riskSkipThreshold,
-    notBefore,
-    stats,
+    stats: screen.stats,
+    simulate: screen.simulate !== null,
   });
-  const dropToken = (token: string) => void (options = options.filter((o) => o.token !== token));
-  const failed = (o: { reason?: string; ai: ReturnType<typeof planNextAttempt>['prediction'] }) =>
-    fail(ctx, {
-      declineCode: code,
-      gatewaysAttempted: gatewaysUsed.size,
-      gatewayTransactionId: lastGatewayTransaction,
-      scaCountry: screen.scaCountry,
-      ...o,
-      ...(trigger ? { trigger } : {}),
-    });
+  let paymentMethodType = r.paymentMethodType;
+  if (screen.holdout) return holdOut(ctx, currentPrediction(loop, Date.now()));
 
-  /** The account updater, once per token: a fresh token replaces the expired one. */
-  async function refreshExpired(token: string): Promise<boolean> {
-    const gateway = options.find((o) => o.token === token)?.gateway ?? primaryGateway;
-    const fresh = screen.accountUpdater[gateway]
-      ? await refreshCard({ accountId: input.accountId, gateway, token })
-      : null;
-    options = options.flatMap((o) => (o.token !== token ? [o] : fresh ? [{ ...o, token: fresh }] : []));
-    return fresh !== null;
-  }
-
-  if (screen.holdout) return holdOut(ctx, planNextAttempt(facts()).prediction);
-  if (screen.decline.group === 'expired' && !(await refreshExpired(r.paymentMethodToken))) {
-    return expire(ctx, {
-      gatewaysAttempted: 0,
-      ai: planNextAttempt(facts()).prediction,
-      scaCountry: screen.scaCountry,
+  /** Charges one option, reconciling an ambiguous answer at the gateway before anything else. */
+  async function charge(step: Extract<LoopStep, { kind: 'attempt' }>): Promise<LoopState> {
+    const { option, attemptNo } = step;
+    const base = {
+      accountId: input.accountId,
+      transactionId: input.transactionId,
+      attemptKey: `${workflowId}/${attemptNo}`,
+      attemptNo,
+      option,
+      amount: r.amount,
+      currency: r.currency,
+      fromCode: step.fromCode,
+      offsetMinutes: screen.offsetMinutes,
+      depth: step.depth,
+      exposure: step.exposure,
+    };
+    const sentAt = Date.now();
+    const sent = await attemptCharge({
+      ...base,
+      now: sentAt,
+      paymentMethodType: step.onPrimary ? paymentMethodType : 'card',
+      simulate: screen.simulate,
+      brand: option.token === r.paymentMethodToken ? screen.brand : 'unknown',
+      advice: step.advice,
     });
+    if (sent.kind === 'not_allowed')
+      return observe(loop, sent, { sentAt, now: Date.now(), reconciled: false });
+    ctx.attemptCount = attemptNo;
+    let result: Exclude<typeof sent, { kind: 'ambiguous' }> | Awaited<ReturnType<typeof resolveCharge>>;
+    if (sent.kind !== 'ambiguous') result = sent;
+    else {
+      // Never charge again before the ambiguous attempt is resolved at the gateway.
+      await ctx.conclude(
+        'reconciling',
+        {
+          recommendedAction: 'monitor',
+          recommendedActionReason:
+            'The gateway did not answer clearly; Recoup is confirming the charge before anything else.',
+        },
+        { kind: 'unknown', reason: sent.reason },
+      );
+      await sleep('30 seconds');
+      result = await resolveCharge({ ...base, sentAt });
+    }
+    const reconciled = sent.kind === 'ambiguous';
+    const next = observe(loop, result, { sentAt, now: Date.now(), reconciled });
+    if (result.kind === 'declined') {
+      const code = classifyDecline(result.code).code;
+      if (ctx.state === 'reconciling') await ctx.record('processing', { lastDeclineCode: code });
+      else ctx.tagDecline(code);
+    }
+    return next;
   }
-  if (screen.decline.group === 'invalid_card' || screen.decline.group === 'expired')
-    dropToken(r.paymentMethodToken);
 
   for (;;) {
-    const plan = planNextAttempt(facts());
-    if (plan.kind === 'stop') {
-      if (plan.reason === 'high_risk') await skipHighRisk(ctx, plan.prediction);
-      return failed({
-        ai: plan.prediction,
-        ...(plan.reason === 'high_risk' ? { reason: plan.prediction.reasoning } : {}),
-      });
-    }
-
-    if (plan.at > Date.now()) {
-      const nextAttemptAt = new Date(plan.at).toISOString();
+    const next = nextStep(loop, Date.now());
+    loop = next.state;
+    const step = next.step;
+    if (step.kind === 'finish') return finish(ctx, screen, step.outcome);
+    if (step.kind === 'refresh') {
+      // The account updater, once per token: a fresh token replaces the expired one.
+      const fresh = screen.accountUpdater[step.gateway]
+        ? await refreshCard({ accountId: input.accountId, gateway: step.gateway, token: step.token })
+        : null;
+      loop = refreshed(loop, fresh);
+    } else if (step.kind === 'wait') {
+      const { plan } = step;
+      const nextAttemptAt = new Date(step.until).toISOString();
       await ctx.conclude(
         'queued',
         {
@@ -139,116 +160,59 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
         },
         { kind: 'queued', nextAttemptAt, reason: plan.prediction.reasoning, ai: plan.prediction },
       );
-      await condition(() => cardUpdate !== undefined, plan.at - Date.now());
-      waited = true;
+      await condition(() => cardUpdate !== undefined, step.until - Date.now());
+      let newToken: string | undefined;
       if (cardUpdate) {
         // The customer's new card replaces the old one and is tried at once.
-        const { newToken } = cardUpdate;
+        newToken = cardUpdate.newToken;
         paymentMethodType = cardUpdate.paymentMethodType;
-        options = [
-          { gateway: primaryGateway, token: newToken, role: 'primary' },
-          ...options.filter((o) => o.role === 'fallback_token'),
-        ];
         cardUpdate = undefined;
         await ctx.record('processing', { paymentMethodToken: newToken, nextAttemptAt: null });
       }
-      stats = await loadStats(input.accountId);
-      continue;
+      const stats = await loadStats(input.accountId);
+      loop = resumeAfterWait(loop, { stats, ...(newToken ? { newToken } : {}) });
+    } else {
+      loop = await charge(step);
     }
+  }
+}
 
-    for (const option of plan.options) {
-      attemptNo += 1;
-      const base = {
-        accountId: input.accountId,
-        transactionId: input.transactionId,
-        attemptKey: `${workflowId}/${attemptNo}`,
-        attemptNo,
-        option,
-        amount: r.amount,
-        currency: r.currency,
-        fromCode: code,
-        offsetMinutes: screen.offsetMinutes,
-      };
-      const sentAt = Date.now();
-      let result: AttemptResult | Awaited<ReturnType<typeof resolveCharge>> = await attemptCharge({
-        ...base,
-        now: sentAt,
-        paymentMethodType:
-          option.token === r.paymentMethodToken || option.role === 'primary' ? paymentMethodType : 'card',
-        simulate: screen.simulate,
-        brand: option.token === r.paymentMethodToken ? screen.brand : 'unknown',
-        advice,
+/** Turns the loop's outcome into the read model, the synchronous answer and the events. */
+async function finish(ctx: RecoveryContext, screen: Screen, outcome: LoopOutcome): Promise<void> {
+  const trigger = outcome.kind !== 'blocked' && outcome.trigger ? { trigger: outcome.trigger } : {};
+  switch (outcome.kind) {
+    case 'succeeded':
+      return succeed(ctx, {
+        strategy: outcome.strategy,
+        gatewayTransactionId: outcome.gatewayTransactionId,
+        gatewaysAttempted: outcome.gatewaysAttempted,
+        ai: outcome.ai,
+        ...trigger,
       });
-      if (result.kind === 'not_allowed') {
-        attemptNo -= 1; // refused before charging: nothing was spent
-        notBefore[option.token] = Math.max(result.retryAt ?? Number.POSITIVE_INFINITY, Date.now() + 60_000);
-        continue;
-      }
-      gatewaysUsed.add(option.gateway);
-      ctx.attemptCount = attemptNo;
-      if (result.kind === 'ambiguous') {
-        // Never charge again before the ambiguous attempt is resolved at the gateway.
-        await ctx.conclude(
-          'reconciling',
-          {
-            recommendedAction: 'monitor',
-            recommendedActionReason:
-              'The gateway did not answer clearly; Recoup is confirming the charge before anything else.',
-          },
-          { kind: 'unknown', reason: result.reason },
-        );
-        await sleep('30 seconds');
-        result = await resolveCharge({ ...base, sentAt });
-        trigger = 'reconciliation';
-      }
-      attempts.push({
-        at: sentAt,
-        gateway: option.gateway,
-        token: option.token,
-        code: result.kind === 'declined' ? result.code : null,
+    case 'blocked':
+      return block(ctx, {
+        declineCode: outcome.declineCode,
+        reason: outcome.reason,
+        action: outcome.action,
+        fromAttempt: true,
       });
-      if (result.kind === 'approved') {
-        const strategy: Strategy = waited ? 'smart_retry' : option.role;
-        return succeed(ctx, {
-          strategy,
-          gatewayTransactionId: result.gatewayTransactionId,
-          gatewaysAttempted: gatewaysUsed.size,
-          ai: plan.prediction,
-          ...(trigger ? { trigger } : {}),
-        });
-      }
-      if (result.kind === 'not_found') continue; // nothing was charged; plan again from the same decline
-      lastGatewayTransaction = result.gatewayTransactionId ?? lastGatewayTransaction;
-      const info = classifyDecline(result.code);
-      const onPrimary = option.token === r.paymentMethodToken || option.role === 'primary';
-      if (onPrimary) {
-        code = info.code;
-        advice = result.advice;
-      }
-      if (ctx.state === 'reconciling') await ctx.record('processing', { lastDeclineCode: info.code });
-      else ctx.tagDecline(info.code);
-      if (info.stopsImmediately)
-        return block(ctx, {
-          declineCode: info.code,
-          reason: info.reason,
-          action: info.recommendedAction,
-          fromAttempt: true,
-        });
-      if (screen.simulate) return failed({ ai: plan.prediction });
-      if (info.group === 'expired') {
-        if (await refreshExpired(option.token)) break;
-        if (onPrimary)
-          return expire(ctx, {
-            gatewaysAttempted: gatewaysUsed.size,
-            ai: plan.prediction,
-            scaCountry: screen.scaCountry,
-            ...(trigger ? { trigger } : {}),
-          });
-        continue;
-      }
-      // Hard cardholder-state declines on the primary end the recovery: fallback tokens are not tried.
-      if (!info.allowsFallback && onPrimary) return failed({ ai: plan.prediction });
-      if (!info.retryable || !info.allowsFallback) dropToken(option.token);
-    }
+    case 'expired':
+      return expire(ctx, {
+        gatewaysAttempted: outcome.gatewaysAttempted,
+        ai: outcome.ai,
+        scaCountry: screen.scaCountry,
+        ...trigger,
+      });
+    case 'failed':
+      if (outcome.stopReason === 'high_risk') await skipHighRisk(ctx, outcome.ai);
+      return fail(ctx, {
+        declineCode: outcome.declineCode,
+        gatewaysAttempted: outcome.gatewaysAttempted,
+        gatewayTransactionId: outcome.gatewayTransactionId,
+        scaCountry: screen.scaCountry,
+        ai: outcome.ai,
+        ...(outcome.reason ? { reason: outcome.reason } : {}),
+        ...trigger,
+      });
   }
 }
