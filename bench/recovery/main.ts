@@ -6,7 +6,8 @@ import { formatTable } from './report.js';
 import { runBenchmark } from './run.js';
 import { loadWorld, WorldError } from './world.js';
 
-const usage = 'usage: npm run bench:recovery -- --world <file> [--payments N] [--seed S] [--json]';
+const usage =
+  'usage: npm run bench:recovery -- --world <file> [--payments N] [--seed S] [--risk-skip-threshold 0-100] [--json]';
 const resultsDir = new URL('../results/', import.meta.url).pathname;
 
 /** A non-negative integer option, or a clear error naming it. */
@@ -23,6 +24,7 @@ function options() {
         world: { type: 'string' },
         payments: { type: 'string' },
         seed: { type: 'string' },
+        'risk-skip-threshold': { type: 'string' },
         json: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
@@ -41,7 +43,18 @@ function main(): void {
     return;
   }
   if (!values.world) throw new WorldError(`--world is required\n${usage}`);
-  const world = loadWorld(values.world);
+  const loaded = loadWorld(values.world);
+  // Every merchant's account runs with this riskSkipThreshold instead of its own (or the default 85).
+  const threshold = values['risk-skip-threshold'];
+  if (threshold !== undefined && count('risk-skip-threshold', threshold, 0) > 100)
+    throw new WorldError('--risk-skip-threshold must be between 0 and 100');
+  const world =
+    threshold === undefined
+      ? loaded
+      : {
+          ...loaded,
+          merchants: loaded.merchants.map((m) => ({ ...m, riskSkipThreshold: Number(threshold) })),
+        };
   const payments = count('payments', values.payments, 20_000);
   if (payments < 1) throw new WorldError('--payments must be at least 1');
   const seed = count('seed', values.seed, world.seed ?? 1);
@@ -58,7 +71,11 @@ function main(): void {
     node: process.version,
   };
   mkdirSync(resultsDir, { recursive: true });
-  const file = join(resultsDir, `recovery-${basename(values.world, '.json')}-${payments}-${seed}.json`);
+  const variant = threshold === undefined ? '' : `-risk${threshold}`;
+  const file = join(
+    resultsDir,
+    `recovery-${basename(values.world, '.json')}-${payments}-${seed}${variant}.json`,
+  );
   writeFileSync(file, `${JSON.stringify({ ...report, seconds, machine }, null, 2)}\n`);
   process.stderr.write(`${payments} payments in ${seconds} s; written to ${file}\n`);
 }
