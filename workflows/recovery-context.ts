@@ -1,4 +1,5 @@
 import {
+  proxyActivities,
   proxyLocalActivities,
   setHandler,
   condition,
@@ -12,11 +13,15 @@ import type { FirstPhaseOutcome, RecoveryInput, RecoveryState } from '../domain/
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { executeUpdate, stateQuery } from './recovery-definitions.js';
 
-/** Store writes retry until they succeed: they are idempotent and nothing may be lost. Local: see recovery.ts. */
-const { recordRecovery, emitEvent } = proxyLocalActivities<Activities>({
+/** Store writes retry until they succeed: they are idempotent and nothing may be lost. */
+const storeWrite = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+} as const;
+/** The read model is written locally, inside the workflow task that answers (see recovery.ts). */
+const { recordRecovery } = proxyLocalActivities<Activities>(storeWrite);
+/** Events are a regular activity: the answer need not wait for them, the webhook follows right after. */
+const { emitEvent } = proxyActivities<Activities>(storeWrite);
 
 /** The workflow's shared state and the three things every step does: record, answer, emit. */
 export class RecoveryContext {
