@@ -94,7 +94,7 @@ describe('world files', () => {
     expect(text).toContain(message);
   });
 
-  it('a file that is not JSON is named in the error', () => {
+  it('a missing world file is named in the error', () => {
     expect(() => loadWorld('package-lock.json.missing')).toThrow(
       /Cannot read world file package-lock\.json\.missing/,
     );
