@@ -10,6 +10,12 @@ export const Currency = z
   .transform((c) => c.toUpperCase())
   .refine((c) => currencyCodes.has(c), 'must be an ISO 4217 currency code such as USD');
 
+/** A customer's email address, compared and stored in lower case. */
+export const CustomerEmail = z
+  .email()
+  .max(254)
+  .transform((e) => e.toLowerCase());
+
 /** Body of POST /api/recovery/execute. Strict: unknown fields are refused so a typo never disables a feature. */
 export const RecoveryRequest = z
   .object({
@@ -27,11 +33,7 @@ export const RecoveryRequest = z
       .string()
       .regex(/^\d{6}$/, 'must be exactly 6 digits')
       .optional(),
-    customerEmail: z
-      .email()
-      .max(254)
-      .transform((e) => e.toLowerCase())
-      .optional(),
+    customerEmail: CustomerEmail.optional(),
     fallbackPaymentMethodTokens: z.array(token).max(5, 'at most 5 fallback tokens').optional(),
     paymentMethodType: PaymentMethodType.default('card'),
     isTrialConversion: z.boolean().default(false),

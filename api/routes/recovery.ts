@@ -39,6 +39,17 @@ function duplicate(transactionId: string, existing: RecoveryDoc | null, why: str
   });
 }
 
+const statusResponses = {
+  200: { description: 'Status record', schema: StatusRecord },
+  404: { description: 'Transaction not found for this client' },
+};
+
+/** The status record of an account's recovery, or 404 (also for other accounts' ids). */
+function statusAnswer(doc: RecoveryDoc | null) {
+  if (!doc) throw notFound('Transaction not found');
+  return reply(200, statusRecord(doc));
+}
+
 /** POST /api/recovery/execute and the two status lookups. */
 export function recoveryRoutes(deps: Deps) {
   const { recoveries } = deps.stores;
@@ -119,15 +130,9 @@ export function recoveryRoutes(deps: Deps) {
       summary: 'Status of a recovery by transactionId (either form)',
       auth: 'secret',
       params: StatusParams,
-      responses: {
-        200: { description: 'Status record', schema: StatusRecord },
-        404: { description: 'Transaction not found for this client' },
-      },
-      async handle(ctx, { params }) {
-        const doc = await recoveries.find(accountOf(ctx).id, params.transactionId);
-        if (!doc) throw notFound('Transaction not found');
-        return reply(200, statusRecord(doc));
-      },
+      responses: statusResponses,
+      handle: async (ctx, { params }) =>
+        statusAnswer(await recoveries.find(accountOf(ctx).id, params.transactionId)),
     }),
     route({
       method: 'get',
@@ -136,15 +141,9 @@ export function recoveryRoutes(deps: Deps) {
       summary: 'Status of a recovery by the idempotencyKey given to execute',
       auth: 'secret',
       query: StatusQuery,
-      responses: {
-        200: { description: 'Status record', schema: StatusRecord },
-        404: { description: 'Transaction not found for this client' },
-      },
-      async handle(ctx, { query }) {
-        const doc = await recoveries.findByKey(accountOf(ctx).id, query.idempotencyKey);
-        if (!doc) throw notFound('Transaction not found');
-        return reply(200, statusRecord(doc));
-      },
+      responses: statusResponses,
+      handle: async (ctx, { query }) =>
+        statusAnswer(await recoveries.findByKey(accountOf(ctx).id, query.idempotencyKey)),
     }),
   ];
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Currency } from '../../domain/recovery-request.js';
+import { Currency, CustomerEmail } from '../../domain/recovery-request.js';
 
 /** Body of POST /api/recovery/pulse: a payment that succeeded on the first try. */
 export const PulseRequest = z
@@ -13,11 +13,7 @@ export const PulseRequest = z
       .max(128)
       .optional()
       .describe("The merchant's own id; re-sending it returns the same service id"),
-    customerEmail: z
-      .email()
-      .max(254)
-      .transform((e) => e.toLowerCase())
-      .optional(),
+    customerEmail: CustomerEmail.optional(),
     occurredAt: z.iso.datetime({ offset: true }).optional(),
   })
   .strict();
@@ -30,10 +26,7 @@ export const PulseResult = z.object({
 
 export const PaywallQuery = z
   .object({
-    customerEmail: z
-      .email()
-      .max(254)
-      .transform((e) => e.toLowerCase()),
+    customerEmail: CustomerEmail,
   })
   .strict();
 

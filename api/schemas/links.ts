@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CustomerEmail } from '../../domain/recovery-request.js';
 import { Currency } from '../../domain/recovery-request.js';
 
 const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).max(2048);
@@ -8,7 +9,7 @@ const id = z.string().trim().min(1, 'must not be empty').max(256);
 export const CardUpdateLinkRequest = z
   .object({
     paymentMethodToken: z.string().trim().min(1, 'must not be empty').max(512),
-    customerEmail: z.email().max(254).optional(),
+    customerEmail: CustomerEmail.optional(),
     returnUrl: https.optional().describe('Shown as a "Return to…" button after the card is saved'),
     transactionId: z
       .string()
@@ -25,7 +26,7 @@ export type CardUpdateLinkRequest = z.infer<typeof CardUpdateLinkRequest>;
 export const CancelFlowLinkRequest = z
   .object({
     customerId: id,
-    customerEmail: z.email().max(254).optional(),
+    customerEmail: CustomerEmail.optional(),
     subscriptionId: id.optional().describe('Echoed back on the churn.flow webhook'),
     amount: z
       .int('must be an integer in the smallest currency unit')
