@@ -88,7 +88,6 @@ export const Settings = z
       .object({ maxAttempts: z.int().min(1).max(20).default(8), maxDays: z.int().min(1).max(60).default(21) })
       .strict()
       .default({ maxAttempts: 8, maxDays: 21 }),
-    connectors: z.record(z.string(), z.record(z.string(), z.string())).default({}),
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;
