@@ -1,4 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createApp } from '../api/app.js';
+import { createLogger } from '../runtime/logger.js';
+import { createStores } from '../store/index.js';
+import { connectMongo } from '../store/mongo.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
 let stack: Stack;
@@ -45,5 +52,32 @@ describe('openapi', () => {
     expect(res.body.openapi).toBe('3.1.0');
     expect(res.body.info.version).toBe('1.0.0');
     expect(res.body.paths).toHaveProperty('/api/health');
+  });
+});
+
+describe('unexpected failures', () => {
+  it('answer a bare 500 naming the request id, never the internal error', async () => {
+    const { client, db } = await connectMongo(`${inject('mongoUri')}t_closed_${Date.now()}`);
+    const app = createApp({
+      log: createLogger('silent', 'test'),
+      stores: createStores(db, randomBytes(32)),
+      temporal: stack.temporal,
+      queues: stack.queues,
+      publicBaseUrl: 'http://127.0.0.1',
+      clock: () => new Date(),
+      events: stack.events,
+    });
+    await client.close();
+    const server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const res = await call(url, 'GET', '/api/recovery/status/abc', { key: keys.apiKey });
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ error: 'Internal error', requestId: res.headers.get('x-request-id') });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

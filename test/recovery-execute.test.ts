@@ -336,8 +336,23 @@ describe('Proof Mode', () => {
         },
       });
       first.push(res.body.holdout === true);
-      if (res.body.holdout === true)
+      if (res.body.holdout === true) {
         expect(res.body).toMatchObject({ success: false, strategyUsed: 'holdout', gatewaysAttempted: 0 });
+        const status = await call(
+          stack.baseUrl,
+          'GET',
+          `/api/recovery/status/${String(res.body.transactionId)}`,
+          { key: account.apiKey },
+        );
+        expect(status.body).toMatchObject({
+          status: 'failed',
+          state: 'holdout',
+          holdout: true,
+          recovered: false,
+          strategyUsed: 'holdout',
+          attemptCount: 0,
+        });
+      }
     }
     expect(first.filter(Boolean).length).toBeGreaterThan(0);
     expect(first.filter(Boolean).length).toBeLessThan(16);
