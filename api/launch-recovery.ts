@@ -47,8 +47,8 @@ export async function launchRecovery(deps: Deps, doc: RecoveryDoc, requestId: st
     if (exists) return stillProcessing(doc._id);
     if (exists === false) {
       await recoveries.discard(doc._id);
-      await recoveries.releaseVelocity(doc.accountId, doc.cardKey, doc.amount, doc.currency, doc._id);
-      if (doc.idempotencyKey) await recoveries.releaseKey(doc.accountId, doc.idempotencyKey);
+      await deps.stores.claims.releaseVelocity(doc.accountId, doc.cardKey, doc.amount, doc.currency, doc._id);
+      if (doc.idempotencyKey) await deps.stores.claims.releaseKey(doc.accountId, doc.idempotencyKey);
       throw new HttpError(
         503,
         {

@@ -7,6 +7,7 @@ import { createHoldoutStore } from './holdouts.js';
 import { createLearningStore } from './learning.js';
 import { createLinkStore } from './links.js';
 import { createPulseStore } from './pulses.js';
+import { createIntakeClaims } from './intake-claims.js';
 import { createRecoveryStore } from './recoveries.js';
 import { createRetentionNoticeStore } from './retention-notices.js';
 import { createTestGatewayStore } from './test-gateway.js';
@@ -20,6 +21,7 @@ export function createStores(db: Db, masterKey: Buffer) {
     events: createEventStore(db),
     cardBudgets: createCardBudgetStore(db),
     recoveries: createRecoveryStore(db),
+    claims: createIntakeClaims(db),
     pulses: createPulseStore(db),
     learning: createLearningStore(db),
     holdouts: createHoldoutStore(db),

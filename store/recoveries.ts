@@ -1,11 +1,9 @@
 import type { Db } from 'mongodb';
 import type { RecommendedAction } from '../domain/declines.js';
 import type { Prediction, RecoveryState, Strategy } from '../domain/recovery.js';
-import { statusOf } from '../domain/recovery.js';
 import type { RecoveryRequest } from '../domain/recovery-request.js';
 import { sha256 } from '../runtime/crypto.js';
 import { collections } from './collections.js';
-import { isDuplicateKey } from './mongo.js';
 import { sequence, type SequenceDoc } from './sequence.js';
 
 /** One attempt as the read model shows it. */
@@ -72,18 +70,6 @@ export type RecoveryPatch = Partial<
   >
 >;
 
-interface KeyDoc {
-  _id: string; // `${accountId}:${idempotencyKey}`
-  transactionId: string;
-  createdAt: Date;
-}
-
-interface VelocityDoc extends SequenceDoc {
-  // _id `${accountId}:${cardKey}:${amount}:${currency}:${n}`: the n-th claim of that card and amount
-  transactionId: string;
-  at: Date;
-}
-
 /** The last block of a card: `_id` is the card key. */
 export interface BlockedCardDoc {
   _id: string;
@@ -100,82 +86,14 @@ interface CustomerEntryDoc extends SequenceDoc {
 const maxPerCustomer = 500;
 const customerPrefix = (accountId: string, email: string) => `${accountId}:${sha256(email).slice(0, 32)}`;
 
-export const velocityWindowMs = 5 * 60_000;
-
-/** Recoveries, their idempotency keys and the 5-minute velocity rule. */
+/** The read model of recoveries, with the customer index and blocked cards that hang off it. */
 export function createRecoveryStore(db: Db) {
   const recoveries = db.collection<RecoveryDoc>(collections.recoveries);
-  const keys = db.collection<KeyDoc>(collections.idempotencyKeys);
-  const velocity = db.collection<VelocityDoc>(collections.velocity);
-  const velocityClaims = sequence(velocity);
+  const keys = db.collection<{ _id: string; transactionId: string }>(collections.idempotencyKeys);
   const blocked = db.collection<BlockedCardDoc>(collections.blockedCards);
   const customerIndex = sequence(db.collection<CustomerEntryDoc>(collections.customerRecoveries));
-  const velocityPrefix = (accountId: string, cardKey: string, amount: number, currency: string) =>
-    `${accountId}:${cardKey}:${amount}:${currency}`;
 
   return {
-    /** Claims an idempotency key for a new transaction; returns the existing transaction id if taken. */
-    async claimKey(accountId: string, key: string, transactionId: string, now: Date): Promise<string | null> {
-      try {
-        await keys.insertOne({ _id: `${accountId}:${key}`, transactionId, createdAt: now });
-        return null;
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        return (await keys.findOne({ _id: `${accountId}:${key}` }))?.transactionId ?? null;
-      }
-    },
-
-    releaseKey: (accountId: string, key: string) => keys.deleteOne({ _id: `${accountId}:${key}` }),
-
-    /**
-     * Claims "this card and amount" for 5 minutes; returns the transaction holding it if within the window.
-     * Claims are numbered per card and amount (see `sequence`): claim n+1 is inserted only after claim n
-     * was seen expired, and only once — exact under any concurrency, by `_id` alone.
-     */
-    async claimVelocity(
-      accountId: string,
-      cardKey: string,
-      amount: number,
-      currency: string,
-      transactionId: string,
-      now: Date,
-    ): Promise<string | null> {
-      let held: string | null = null;
-      await velocityClaims.claim(
-        velocityPrefix(accountId, cardKey, amount, currency),
-        async (highest) => {
-          const latest =
-            highest > 0
-              ? await velocityClaims.get(velocityPrefix(accountId, cardKey, amount, currency), highest)
-              : null;
-          held =
-            latest && now.getTime() - latest.at.getTime() < velocityWindowMs ? latest.transactionId : null;
-          return held === null;
-        },
-        () => ({ transactionId, at: now }),
-      );
-      return held;
-    },
-
-    /** Gives the claim back when the request it was made for is refused (only that transaction's claim). */
-    async releaseVelocity(
-      accountId: string,
-      cardKey: string,
-      amount: number,
-      currency: string,
-      transactionId: string,
-    ): Promise<void> {
-      const prefix = velocityPrefix(accountId, cardKey, amount, currency);
-      const recent = await velocityClaims.readDown(
-        prefix,
-        await velocityClaims.highest(prefix),
-        () => true,
-        4,
-      );
-      const mine = recent.find((c) => c.transactionId === transactionId);
-      if (mine) await velocity.deleteOne({ _id: mine._id });
-    },
-
     async create(input: {
       transactionId: string;
       accountId: string;
@@ -301,34 +219,3 @@ export function createRecoveryStore(db: Db) {
 }
 
 export type RecoveryStore = ReturnType<typeof createRecoveryStore>;
-
-/** The spec's status record, from the read model. */
-export function statusRecord(doc: RecoveryDoc) {
-  const status = statusOf(doc.state);
-  const recovered = doc.state === 'succeeded';
-  return {
-    transactionId: doc.publicId,
-    status,
-    state: doc.state,
-    recovered,
-    amount: doc.amount,
-    currency: doc.currency,
-    recoveredAt: doc.recoveredAt?.toISOString() ?? null,
-    strategyUsed: doc.strategyUsed ?? (doc.state === 'holdout' ? 'holdout' : 'primary'),
-    attemptCount: doc.attempts.filter((a) => a.outcome !== 'not_charged').length,
-    lastDeclineCode: doc.lastDeclineCode ?? '',
-    ...(doc.nextAttemptAt && doc.state === 'queued'
-      ? { nextAttemptAt: doc.nextAttemptAt.toISOString() }
-      : {}),
-    ...(doc.state === 'holdout' ? { holdout: true } : {}),
-    ...(recovered
-      ? {}
-      : doc.recommendedAction
-        ? {
-            recommendedAction: doc.recommendedAction,
-            recommendedActionReason: doc.recommendedActionReason ?? '',
-          }
-        : {}),
-    ...(doc.isSimulated ? { isSimulated: true } : {}),
-  };
-}

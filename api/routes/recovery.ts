@@ -4,7 +4,8 @@ import { statusOf, recoveryWorkflowId } from '../../domain/recovery.js';
 import { RecoveryRequest, recoveryRequestFor } from '../../domain/recovery-request.js';
 import { cardKeyOf } from '../../runtime/crypto.js';
 import type { Stores } from '../../store/index.js';
-import { statusRecord, type RecoveryDoc } from '../../store/recoveries.js';
+import type { RecoveryDoc } from '../../store/recoveries.js';
+import { statusRecord } from '../status-record.js';
 import type { TaskQueues } from '../../worker/task-queues.js';
 import { accountOf } from '../context.js';
 import { conflict, notFound } from '../http-error.js';
@@ -52,7 +53,7 @@ function statusAnswer(doc: RecoveryDoc | null) {
 
 /** POST /api/recovery/execute and the two status lookups. */
 export function recoveryRoutes(deps: Deps) {
-  const { recoveries } = deps.stores;
+  const { recoveries, claims } = deps.stores;
   const { clock } = deps;
   return [
     route({
@@ -87,7 +88,7 @@ export function recoveryRoutes(deps: Deps) {
         const now = clock();
         const transactionId = randomUUID();
         if (req.idempotencyKey) {
-          const held = await recoveries.claimKey(account.id, req.idempotencyKey, transactionId, now);
+          const held = await claims.claimKey(account.id, req.idempotencyKey, transactionId, now);
           if (held) {
             const existing = await recoveries.find(account.id, held);
             if (existing?.startFailed) return launchRecovery(deps, existing, ctx.state.requestId);
@@ -95,7 +96,7 @@ export function recoveryRoutes(deps: Deps) {
           }
         }
         const cardKey = cardKeyOf(account.id, req.paymentMethodToken);
-        const recent = await recoveries.claimVelocity(
+        const recent = await claims.claimVelocity(
           account.id,
           cardKey,
           req.amount,
@@ -104,7 +105,7 @@ export function recoveryRoutes(deps: Deps) {
           now,
         );
         if (recent) {
-          if (req.idempotencyKey) await recoveries.releaseKey(account.id, req.idempotencyKey);
+          if (req.idempotencyKey) await claims.releaseKey(account.id, req.idempotencyKey);
           throw duplicate(
             recent,
             await recoveries.find(account.id, recent),

@@ -1,0 +1,97 @@
+import type { Db } from 'mongodb';
+import { collections } from './collections.js';
+import { isDuplicateKey } from './mongo.js';
+import { sequence, type SequenceDoc } from './sequence.js';
+
+interface KeyDoc {
+  _id: string; // `${accountId}:${idempotencyKey}`
+  transactionId: string;
+  createdAt: Date;
+}
+
+interface VelocityDoc extends SequenceDoc {
+  // _id `${accountId}:${cardKey}:${amount}:${currency}:${n}`: the n-th claim of that card and amount
+  transactionId: string;
+  at: Date;
+}
+
+export const velocityWindowMs = 5 * 60_000;
+
+/**
+ * What execute claims before it starts a recovery: the idempotency key (kept as long as the record, at
+ * least 90 days) and "this card and amount" for 5 minutes. Both are unique inserts read by `_id`, so
+ * concurrent duplicates resolve to exactly one winner on MongoDB and FerretDB alike.
+ */
+export function createIntakeClaims(db: Db) {
+  const keys = db.collection<KeyDoc>(collections.idempotencyKeys);
+  const velocity = db.collection<VelocityDoc>(collections.velocity);
+  const velocityClaims = sequence(velocity);
+  const velocityPrefix = (accountId: string, cardKey: string, amount: number, currency: string) =>
+    `${accountId}:${cardKey}:${amount}:${currency}`;
+
+  return {
+    /** Claims an idempotency key for a new transaction; returns the existing transaction id if taken. */
+    async claimKey(accountId: string, key: string, transactionId: string, now: Date): Promise<string | null> {
+      try {
+        await keys.insertOne({ _id: `${accountId}:${key}`, transactionId, createdAt: now });
+        return null;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return (await keys.findOne({ _id: `${accountId}:${key}` }))?.transactionId ?? null;
+      }
+    },
+
+    releaseKey: (accountId: string, key: string) => keys.deleteOne({ _id: `${accountId}:${key}` }),
+
+    /**
+     * Claims "this card and amount" for 5 minutes; returns the transaction holding it if within the window.
+     * Claims are numbered per card and amount (see `sequence`): claim n+1 is inserted only after claim n
+     * was seen expired, and only once — exact under any concurrency, by `_id` alone.
+     */
+    async claimVelocity(
+      accountId: string,
+      cardKey: string,
+      amount: number,
+      currency: string,
+      transactionId: string,
+      now: Date,
+    ): Promise<string | null> {
+      let held: string | null = null;
+      await velocityClaims.claim(
+        velocityPrefix(accountId, cardKey, amount, currency),
+        async (highest) => {
+          const latest =
+            highest > 0
+              ? await velocityClaims.get(velocityPrefix(accountId, cardKey, amount, currency), highest)
+              : null;
+          held =
+            latest && now.getTime() - latest.at.getTime() < velocityWindowMs ? latest.transactionId : null;
+          return held === null;
+        },
+        () => ({ transactionId, at: now }),
+      );
+      return held;
+    },
+
+    /** Gives the claim back when the request it was made for is refused (only that transaction's claim). */
+    async releaseVelocity(
+      accountId: string,
+      cardKey: string,
+      amount: number,
+      currency: string,
+      transactionId: string,
+    ): Promise<void> {
+      const prefix = velocityPrefix(accountId, cardKey, amount, currency);
+      const recent = await velocityClaims.readDown(
+        prefix,
+        await velocityClaims.highest(prefix),
+        () => true,
+        4,
+      );
+      const mine = recent.find((c) => c.transactionId === transactionId);
+      if (mine) await velocity.deleteOne({ _id: mine._id });
+    },
+  };
+}
+
+export type IntakeClaims = ReturnType<typeof createIntakeClaims>;
