@@ -36,7 +36,6 @@ export async function launchRecovery(deps: Deps, doc: RecoveryDoc, requestId: st
     accountId: doc.accountId,
     transactionId: doc._id,
     request: doc.request,
-    receivedAt: doc.createdAt.toISOString(),
   };
   try {
     const outcome = await startRecovery(deps.temporal, deps.queues, doc.workflowId, input);

@@ -209,13 +209,3 @@ export function classifyDecline(code: string | null | undefined): DeclineInfo {
   const [group, visaCategory, overrides] = entry;
   return { code: normal, group, visaCategory, ...groupPolicies[group], ...overrides };
 }
-
-/** True when the decline ends the recovery at intake (403 blocked) without any attempt. */
-export function isFinalBlock(info: DeclineInfo): boolean {
-  return info.stopsImmediately;
-}
-
-/** True when the issuer signalled fraud: the merchant should review the account rather than ask for a card. */
-export function isFraudSignal(info: DeclineInfo): boolean {
-  return info.recommendedAction === 'manual_review';
-}

@@ -159,9 +159,3 @@ export function networkDecision(input: NetworkInput): NetworkDecision {
     retryAt: Math.max(...unmet.map((l) => l.metAt)),
   };
 }
-
-/** The first time at or after `input.now` when an attempt is allowed, or null when never. */
-export function earliestAllowed(input: NetworkInput): number | null {
-  const decision = networkDecision(input);
-  return decision.allowed ? input.now : decision.retryAt;
-}

@@ -22,7 +22,6 @@ export interface RecoveryInput {
   accountId: string;
   transactionId: string;
   request: RecoveryRequest;
-  receivedAt: string;
 }
 
 /** The engine's explanation of its chosen plan: the `ai` object of the result. */

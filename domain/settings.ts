@@ -92,9 +92,6 @@ export const Settings = z
   .strict();
 export type Settings = z.infer<typeof Settings>;
 
-/** A partial settings change, merged over the current settings and validated as a whole. */
-export const SettingsPatch = z.record(z.string(), z.unknown());
-
 /** Gateways of an account: one primary (first) plus up to two backups, with unique names. */
 export const Gateways = z
   .array(GatewayConfig)

@@ -34,7 +34,6 @@ export function createTestGatewayStore(db: Db) {
     },
     find: (key: string) => charges.findOne({ _id: key }),
     countForToken: (gateway: string, token: string) => charges.countDocuments({ gateway, token }),
-    approvedCount: (filter: { token?: string } = {}) => charges.countDocuments({ approved: true, ...filter }),
   };
 }
 

@@ -207,8 +207,16 @@ for (const size of viewports) {
       const status = await waitForStatus(apiKey, transactionId, 'succeeded');
       expect(status).toMatchObject({ status: 'succeeded', recovered: true });
       const newToken = String(payload.newPaymentMethodToken);
-      expect(await stack.stores.sandbox.approvedCount({ token: newToken })).toBe(1);
-      expect(await stack.stores.sandbox.approvedCount({ token: 'tok_decline_insufficient_funds' })).toBe(0);
+      expect(
+        await stack.stores.db
+          .collection('sandboxCharges')
+          .countDocuments({ approved: true, token: newToken }),
+      ).toBe(1);
+      expect(
+        await stack.stores.db
+          .collection('sandboxCharges')
+          .countDocuments({ approved: true, token: 'tok_decline_insufficient_funds' }),
+      ).toBe(0);
 
       await page.getByRole('link', { name: 'Return to Acme Streaming' }).click();
       await page.waitForURL('https://shop.acme.test/account');

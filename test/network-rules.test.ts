@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import {
   brandFromBin,
   defaultNetworkRules,
-  earliestAllowed,
   networkDecision,
   NetworkRules,
   parseAdvice,
@@ -209,7 +208,6 @@ describe('Mastercard advice codes', () => {
     const input = { brand: 'mastercard' as const, advice, lastAttemptAt, priorAttemptsAt: [lastAttemptAt] };
     expect(decide(input)).toMatchObject({ allowed: false, retryAt: lastAttemptAt + wait });
     expect(decide({ ...input, now: lastAttemptAt + wait })).toEqual({ allowed: true });
-    expect(earliestAllowed({ ...input, declineCode: null, now })).toBe(lastAttemptAt + wait);
   });
 
   it('counts the wait from the latest prior attempt when no decline time is given', () => {
@@ -233,19 +231,18 @@ describe('Mastercard advice codes', () => {
   });
 });
 
-describe('earliestAllowed', () => {
+describe('the earliest allowed attempt', () => {
   it('is now when allowed, never for a stop, and the cap release otherwise', () => {
-    const base = {
-      brand: 'visa' as const,
-      declineCode: 'insufficient_funds',
-      advice: null,
-      lastAttemptAt: null,
-      now,
-    };
-    expect(earliestAllowed({ ...base, priorAttemptsAt: [] })).toBe(now);
-    expect(earliestAllowed({ ...base, declineCode: 'stolen_card', priorAttemptsAt: [] })).toBeNull();
+    expect(decide({ priorAttemptsAt: [] })).toEqual({ allowed: true });
+    expect(decide({ declineCode: 'stolen_card', priorAttemptsAt: [] })).toMatchObject({
+      allowed: false,
+      retryAt: null,
+    });
     const prior = attemptsBefore(15, 10 * day);
-    expect(earliestAllowed({ ...base, priorAttemptsAt: prior })).toBe(prior[0]! + 30 * day);
+    expect(decide({ priorAttemptsAt: prior })).toMatchObject({
+      allowed: false,
+      retryAt: prior[0]! + 30 * day,
+    });
   });
 });
 

@@ -84,7 +84,11 @@ describe('idempotency', () => {
 
     expect(await countDocs(collections.recoveries, { idempotencyKey })).toBe(1);
     expect(await countDocs(collections.sandboxCharges, { token: body.paymentMethodToken })).toBe(1);
-    expect(await stack.stores.sandbox.approvedCount({ token: body.paymentMethodToken })).toBe(1);
+    expect(
+      await stack.stores.db
+        .collection('sandboxCharges')
+        .countDocuments({ approved: true, token: body.paymentMethodToken }),
+    ).toBe(1);
 
     const later = await execute(stack.baseUrl, apiKey, recoverable({ idempotencyKey, amount: 2000 }));
     expectDuplicate(later, transactionId);
@@ -142,7 +146,11 @@ describe('velocity: same card, amount and currency within 5 minutes', () => {
     expectDuplicate(await execute(stack.baseUrl, apiKey, card), String(after.body.transactionId));
 
     // Four requests were accepted and charged once each; the refused ones charged nothing.
-    expect(await stack.stores.sandbox.approvedCount({ token: card.paymentMethodToken })).toBe(4);
+    expect(
+      await stack.stores.db
+        .collection('sandboxCharges')
+        .countDocuments({ approved: true, token: card.paymentMethodToken }),
+    ).toBe(4);
     expect(await countDocs(collections.recoveries, { paymentMethodToken: card.paymentMethodToken })).toBe(4);
   });
 
@@ -176,7 +184,11 @@ describe('velocity: same card, amount and currency within 5 minutes', () => {
         Array.from({ length: 10 }, () => execute(stack.baseUrl, apiKey, card)),
       );
       expect(tally(answers)).toEqual({ 200: 1, 409: 9 });
-      expect(await stack.stores.sandbox.approvedCount({ token: card.paymentMethodToken })).toBe(round);
+      expect(
+        await stack.stores.db
+          .collection('sandboxCharges')
+          .countDocuments({ approved: true, token: card.paymentMethodToken }),
+      ).toBe(round);
       now += 5 * 60_000 + 1_000;
     }
   });
