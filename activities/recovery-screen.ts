@@ -8,7 +8,7 @@ import type { RecoveryInput } from '../domain/recovery.js';
 import type { OutcomeStats } from '../domain/success-model.js';
 import { cardKeyOf, sha256 } from '../runtime/crypto.js';
 import type { ActivityDeps } from './deps.js';
-import { gatewaysOf } from './gateways/resolve.js';
+import { adaptersFor } from './gateways/resolve.js';
 
 /** A blocked card is remembered this long by the risk screen. */
 const riskMemoryMs = 180 * 24 * 3_600_000;
@@ -57,13 +57,14 @@ export function screenActivities(deps: ActivityDeps) {
     /** Screens a new recovery: decline group, risk, Proof Mode, routing and the customer's local clock. */
     async screenRecovery(input: RecoveryInput): Promise<Screen> {
       const { stores, clock } = deps;
-      const account = await stores.accounts.find(input.accountId);
-      if (!account) throw new Error(`Account ${input.accountId} not found`);
+      const loaded = await stores.accounts.withGateways(input.accountId);
+      if (!loaded) throw new Error(`Account ${input.accountId} not found`);
+      const { account } = loaded;
       const r = input.request;
       const s = account.settings;
       const now = clock();
       const decline = classifyDecline(r.originalDeclineCode);
-      const byName = await gatewaysOf(stores, account.id);
+      const byName = adaptersFor(stores, loaded.gateways);
       const adapters = account.gateways.map((g) => byName.get(g.name)!);
       const gateways = account.gateways.map((g, i) => ({ ...g, wallets: adapters[i]!.capabilities.wallets }));
       const simulate = account.testMode ? (r.simulateOutcome ?? null) : null;

@@ -136,16 +136,17 @@ export function createAccountStore(db: Db, masterKey: Buffer) {
     },
 
     /** Every gateway of the account with decrypted credentials, in one read, in priority order. */
-    async gatewaysWithCredentials(id: string): Promise<GatewayConfig[] | null> {
-      const doc = await accounts.findOne({ _id: id }, { projection: { gateways: 1 } });
-      return doc
-        ? doc.gateways.map((g) => ({
-            name: g.name,
-            kind: g.kind,
-            test: g.test,
-            credentials: unseal<Record<string, string>>(masterKey, g.credentials),
-          }))
-        : null;
+    /** The account and its gateways with decrypted credentials, in priority order, from one read. */
+    async withGateways(id: string): Promise<{ account: Account; gateways: GatewayConfig[] } | null> {
+      const doc = await accounts.findOne({ _id: id });
+      if (!doc) return null;
+      const gateways = doc.gateways.map((g) => ({
+        name: g.name,
+        kind: g.kind,
+        test: g.test,
+        credentials: unseal<Record<string, string>>(masterKey, g.credentials),
+      }));
+      return { account: toAccount(doc), gateways };
     },
   };
 }

@@ -97,7 +97,7 @@ describe('recoup accounts create', () => {
       'sealed_marker_7f3a',
     ])
       expect(everything).not.toContain(secret);
-    const gateways = await stack.stores.accounts.gatewaysWithCredentials(created.clientId);
+    const gateways = (await stack.stores.accounts.withGateways(created.clientId))?.gateways;
     expect(gateways?.find((g) => g.name === 'test-2')?.credentials).toEqual({
       declineAll: 'sealed_marker_7f3a',
     });

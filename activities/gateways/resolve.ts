@@ -1,11 +1,10 @@
+import type { GatewayConfig } from '../../domain/settings.js';
 import type { Stores } from '../../store/index.js';
 import { createAdapter } from './registry.js';
 import type { GatewayAdapter } from './types.js';
 
-/** Adapters of all of an account's gateways, by name, from one read of its sealed credentials. */
-export async function gatewaysOf(stores: Stores, accountId: string): Promise<Map<string, GatewayAdapter>> {
-  const gateways = await stores.accounts.gatewaysWithCredentials(accountId);
-  if (!gateways) throw new Error(`Account ${accountId} not found`);
+/** Adapters of an account's gateways (as loaded with their credentials), by name. */
+export function adaptersFor(stores: Stores, gateways: GatewayConfig[]): Map<string, GatewayAdapter> {
   return new Map(
     gateways.map((g) => [
       g.name,
@@ -14,13 +13,14 @@ export async function gatewaysOf(stores: Stores, accountId: string): Promise<Map
   );
 }
 
-/** The adapter of one of an account's gateways. */
+/** The adapter of one of an account's gateways, from one read of the account. */
 export async function gatewayFor(
   stores: Stores,
   accountId: string,
   gatewayName: string,
 ): Promise<GatewayAdapter> {
-  const adapter = (await gatewaysOf(stores, accountId)).get(gatewayName);
+  const loaded = await stores.accounts.withGateways(accountId);
+  const adapter = loaded && adaptersFor(stores, loaded.gateways).get(gatewayName);
   if (!adapter) throw new Error(`Gateway ${gatewayName} of account ${accountId} not found`);
   return adapter;
 }
