@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localParts } from '../domain/local-time.js';
 import { recoveryWorkflowId } from '../domain/recovery.js';
+import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { paydayPrior } from '../domain/success-model.js';
 import type { EventRecord } from '../store/events.js';
 import { call, startStack, type Stack } from './support/stack.js';
@@ -180,5 +181,45 @@ describe('smart retries on the time-skipping server', () => {
     await env.client.workflow.getHandle(doc!.workflowId).result();
     const described = await env.client.workflow.getHandle(doc!.workflowId).describe();
     expect(described.status.name).toBe('COMPLETED');
+    expect(described.taskQueue).toBe(stack.queues.recovery);
+    // What operators filter on in the Temporal UI.
+    const attributes = described.typedSearchAttributes;
+    expect(attributes.get(searchAttributeKeys.accountId)).toBe(account.id);
+    expect(attributes.get(searchAttributeKeys.recoveryState)).toBe('succeeded');
+    expect(attributes.get(searchAttributeKeys.declineCode)).toBe('try_again_later');
+  });
+
+  it('a trial conversion runs on the critical task queue and is queued by its search attributes when it waits', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const trial = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: 'tok_visa',
+        amount: amount(),
+        originalDeclineCode: 'insufficient_funds',
+        isTrialConversion: true,
+      },
+    });
+    expect(trial.body).toMatchObject({ success: true });
+    const trialDoc = await stack.stores.recoveries.find(account.id, String(trial.body.transactionId));
+    expect((await env.client.workflow.getHandle(trialDoc!.workflowId).describe()).taskQueue).toBe(
+      stack.queues.critical,
+    );
+
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: 'tok_mastercard',
+        amount: amount(),
+        originalDeclineCode: 'insufficient_funds',
+      },
+    });
+    expect(queued.status).toBe(202);
+    const queuedDoc = await stack.stores.recoveries.find(account.id, String(queued.body.transactionId));
+    const attributes = (await env.client.workflow.getHandle(queuedDoc!.workflowId).describe())
+      .typedSearchAttributes;
+    expect(attributes.get(searchAttributeKeys.recoveryState)).toBe('queued');
+    expect(attributes.get(searchAttributeKeys.nextAttemptAt)?.toISOString()).toBe(queued.body.nextAttemptAt);
+    await env.client.workflow.getHandle(queuedDoc!.workflowId).result();
   });
 });
