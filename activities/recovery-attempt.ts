@@ -1,4 +1,3 @@
-import { activityInfo, heartbeat } from '@temporalio/activity';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
 import type { CardBrand, NetworkDecision } from '../domain/network-rules.js';
@@ -94,21 +93,14 @@ export function attemptActivities(deps: ActivityDeps) {
       if (!decision.allowed)
         return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
       const adapter = await gatewayFor(stores, input.accountId, input.option.gateway);
-      // Heartbeats tell Temporal this worker is alive; if it dies mid-charge, the retry comes within seconds.
-      // (Local activities cannot heartbeat: their worker's workflow task times out instead.)
-      const beat = () => void (activityInfo().isLocal || heartbeat());
-      beat();
-      const beating = setInterval(beat, 2_000);
-      const outcome = await adapter
-        .charge({
-          token: input.option.token,
-          amount: input.amount,
-          currency: input.currency,
-          paymentMethodType: input.paymentMethodType,
-          idempotencyKey: input.attemptKey,
-          ...(input.simulate ? { simulate: input.simulate } : {}),
-        })
-        .finally(() => clearInterval(beating));
+      const outcome = await adapter.charge({
+        token: input.option.token,
+        amount: input.amount,
+        currency: input.currency,
+        paymentMethodType: input.paymentMethodType,
+        idempotencyKey: input.attemptKey,
+        ...(input.simulate ? { simulate: input.simulate } : {}),
+      });
       if (outcome.kind !== 'ambiguous') await remember(input, now, outcome);
       return outcome;
     },
