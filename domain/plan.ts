@@ -7,6 +7,7 @@ import {
   declineFamily,
   depthFactor,
   freshTokenCode,
+  optimisticRouteLift,
   type OutcomeStats,
 } from './success-model.js';
 
@@ -62,7 +63,7 @@ export type Plan =
 
 /**
  * What the planner knows of one option's card: the code it last declined with (`fresh_token` for a card
- * never charged), how many times we retried it since (its depth), and when this gateway last tried it.
+ * never charged), how many times we retried it since (its depth), and when it was last charged.
  */
 export function optionHistory(facts: PlanFacts, option: PlanOption) {
   const onToken = facts.attempts.filter((a) => a.token === option.token);
@@ -70,10 +71,8 @@ export function optionHistory(facts: PlanFacts, option: PlanOption) {
   // primary card recovers from the recovery's decline, a fallback card from its own latest one.
   const own = option.role === 'fallback_token' ? onToken.findLast((a) => a.code !== null)?.code : undefined;
   const code = onToken.length === 0 ? freshTokenCode : (own ?? facts.code);
-  const lastHere = onToken
-    .filter((a) => a.gateway === option.gateway)
-    .reduce((m, a) => Math.max(m, a.at), -Infinity);
-  return { code, depth: Math.max(0, onToken.length - 1), lastHere };
+  const lastCharge = onToken.reduce((m, a) => Math.max(m, a.at), -Infinity);
+  return { code, depth: Math.max(0, onToken.length - 1), lastCharge };
 }
 
 /** Predicted success of one option at time `t`. */
@@ -90,12 +89,12 @@ export function optionProbability(facts: PlanFacts, option: PlanOption, t: numbe
 
 /**
  * The part of `optionProbability` the engine does not learn: decay since the failure, and the same-day
- * penalty (an issuer that just declined this card through this gateway rarely changes its mind the same
- * day, unless the failure was technical). Outcomes are logged with it, so learning sees a neutral moment.
+ * penalty (an issuer that just declined this card rarely changes its mind the same day, whichever gateway
+ * asks, unless the failure was technical). Outcomes are logged with it, so learning sees a neutral moment.
  */
 export function optionExposure(facts: PlanFacts, option: PlanOption, t: number): number {
-  const { code, lastHere } = optionHistory(facts, option);
-  const sameDay = t - lastHere < day && declineFamily(code) !== 'technical';
+  const { code, lastCharge } = optionHistory(facts, option);
+  const sameDay = t - lastCharge < day && declineFamily(code) !== 'technical';
   return (
     (code === freshTokenCode ? 1 : decayPerDay ** Math.max(0, (t - facts.failedAt) / day)) *
     (sameDay ? sameDayPenalty : 1)
@@ -127,13 +126,13 @@ function probabilities(facts: PlanFacts): Probability {
 
 /** One option's `optionProbability` as a function of time, its local clock and the decay at that time. */
 function probabilityOf(facts: PlanFacts, option: PlanOption) {
-  const { code, depth, lastHere } = optionHistory(facts, option);
+  const { code, depth, lastCharge } = optionHistory(facts, option);
   const technical = declineFamily(code) === 'technical';
   const rate = baseRate(facts.stats, code).rate;
   const lift = contextLiftAt(facts.stats, code, option.gateway, facts.billingCycleDay);
   const tired = depthFactor(facts.stats, code, depth);
   return (t: number, local: LocalParts, decay: number) => {
-    const sameDay = t - lastHere < day && !technical;
+    const sameDay = t - lastCharge < day && !technical;
     const p =
       rate * lift(local) * tired * ((code === freshTokenCode ? 1 : decay) * (sameDay ? sameDayPenalty : 1));
     return Math.min(0.99, p);
@@ -192,6 +191,29 @@ function recoveryChance(facts: PlanFacts, best: { at: number; probability: numbe
   return 1 - miss;
 }
 
+/**
+ * The routes worth a slot: a card that declined for a technical reason tries every gateway in cascade
+ * order (another processor may well get through at once), while a card its issuer declined goes through
+ * one gateway only, the one with the best optimistic learned lift, since a second gateway asking the same
+ * issuer minutes later mostly meets the same answer. Ties keep the cascade order.
+ */
+function routes(facts: PlanFacts): PlanOption[] {
+  const best = new Map<string, { option: PlanOption; lift: number }>();
+  const cascade: PlanOption[] = [];
+  for (const option of facts.options) {
+    const { code } = optionHistory(facts, option);
+    if (declineFamily(code) === 'technical' && code !== freshTokenCode) {
+      cascade.push(option);
+      continue;
+    }
+    const lift = optimisticRouteLift(facts.stats, code, option.gateway);
+    const held = best.get(option.token);
+    if (!held || lift > held.lift) best.set(option.token, { option, lift });
+  }
+  const chosen = new Set([...cascade, ...[...best.values()].map((b) => b.option)]);
+  return facts.options.filter((o) => chosen.has(o));
+}
+
 /** An option goes now, ahead of a later slot, when now is nearly its own best moment (a fresh card). */
 const readyShare = 0.9;
 
@@ -229,6 +251,7 @@ export function planNextAttempt(facts: PlanFacts): Plan {
       prediction: prediction(facts, 0, 'No payment method or gateway is left that can be charged.'),
     };
   }
+  if (!facts.critical) facts = { ...facts, options: routes(facts) };
   const slotAt = slots(facts, probabilities(facts));
   let best = { at: Number.NaN, value: -1, probability: 0, options: [] as PlanOption[] };
   const bestFor = new Map<PlanOption, number>();

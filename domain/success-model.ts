@@ -212,6 +212,24 @@ function liftFactors(stats: OutcomeStats, code: string, gateway: string, billing
   };
 }
 
+/**
+ * A gateway's lift for `code` with the benefit of the doubt: the learned lift plus one standard error of
+ * its estimate. A route tried little looks as good as it might be, so each gateway of an account gets
+ * tried on first retries until the evidence tells them apart; the better one then takes the traffic.
+ */
+export function optimisticRouteLift(stats: OutcomeStats, code: string, gateway: string): number {
+  const familyRate = baseRate(stats, code).rate;
+  const observed = rate(stats.byGateway[statKeys(code, emptyLocal, gateway).gateway]);
+  const lift = blendLift(observed, familyRate, 1);
+  const spread = Math.sqrt(
+    Math.max(0, 1 - familyRate) / Math.max(1e-6, familyRate) / (observed.n + pseudoCount),
+  );
+  return lift * (1 + spread);
+}
+
+/** Local time does not enter a gateway's key. */
+const emptyLocal: LocalParts = { hour: 0, dayOfMonth: 1, weekday: 0, daysInMonth: 31 };
+
 /** The time-and-route part of a prediction: multiplier for trying `code` at `local` through `gateway`. */
 export function contextLift(
   stats: OutcomeStats,

@@ -101,6 +101,53 @@ describe('planNextAttempt', () => {
     expect(plan).toMatchObject({ kind: 'attempt', options: options.slice(0, 2) });
   });
 
+  it('sends an issuer decline through one gateway per slot, the one with the better record', () => {
+    const now = at('2026-03-12T10:00:00Z');
+    const backup: PlanOption = { gateway: 'backup', token: 'tok_a', role: 'backup_gateway' };
+    const stats = emptyStats();
+    for (let i = 0; i < 300; i += 1)
+      for (const gateway of ['main', 'backup'])
+        tallyOutcome(stats, {
+          fromCode: 'do_not_honor',
+          local: localParts(at('2026-02-02T14:00:00Z') + (i % 20) * day, 0),
+          gateway,
+          approved: i % (gateway === 'backup' ? 3 : 8) === 0,
+        });
+    const learned = planNextAttempt(facts(now, { code: 'do_not_honor', options: [primary, backup], stats }));
+    expect(learned).toMatchObject({ kind: 'attempt', options: [backup] });
+    const unknown = planNextAttempt(facts(now, { code: 'do_not_honor', options: [primary, backup] }));
+    expect(unknown).toMatchObject({ kind: 'attempt', options: [primary] });
+  });
+
+  it('tries a gateway the account has little evidence on before settling on the one it knows', () => {
+    const now = at('2026-03-12T10:00:00Z');
+    const backup: PlanOption = { gateway: 'backup', token: 'tok_a', role: 'backup_gateway' };
+    const stats = emptyStats();
+    for (let i = 0; i < 400; i += 1)
+      tallyOutcome(stats, {
+        fromCode: 'do_not_honor',
+        local: localParts(at('2026-02-02T14:00:00Z') + (i % 20) * day, 0),
+        gateway: 'main',
+        approved: i % 5 === 0,
+      });
+    const plan = planNextAttempt(facts(now, { code: 'do_not_honor', options: [primary, backup], stats }));
+    expect(plan).toMatchObject({ kind: 'attempt', options: [backup] });
+  });
+
+  it('waits a day before asking the issuer again through another gateway', () => {
+    const now = at('2026-03-12T10:00:00Z');
+    const backup: PlanOption = { gateway: 'backup', token: 'tok_a', role: 'backup_gateway' };
+    const attempts = [
+      { at: now - 2 * day, gateway: 'main', token: 'tok_a', code: 'do_not_honor' },
+      { at: now - 5 * 60_000, gateway: 'main', token: 'tok_a', code: 'do_not_honor' },
+    ];
+    const plan = planNextAttempt(
+      facts(now, { failedAt: now - 2 * day, code: 'do_not_honor', options: [backup], attempts }),
+    );
+    if (plan.kind !== 'attempt') throw new Error('expected an attempt');
+    expect(plan.at).toBeGreaterThanOrEqual(now - 5 * 60_000 + day);
+  });
+
   it('is deterministic: the same facts give the same plan', () => {
     const f = facts(at('2026-05-20T13:17:00Z'), { code: 'do_not_honor', offsetMinutes: -300 });
     expect(planNextAttempt(f)).toEqual(planNextAttempt(structuredClone(f)));
