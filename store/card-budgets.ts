@@ -48,7 +48,7 @@ export interface CardClaim {
  */
 export function createCardBudgetStore(db: Db) {
   const claims = db.collection<ClaimDoc>(collections.cardBudgets);
-  const numbered = sequence(claims);
+  const numbered = sequence(claims, { remember: true });
 
   /** The card's claims after `since`, newest first. */
   async function recent(cardKey: string, since: Date): Promise<ClaimDoc[]> {

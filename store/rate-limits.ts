@@ -14,12 +14,11 @@ export type RateDecision = { allowed: true } | { allowed: false; retryAfterSecon
 /**
  * Fixed one-minute windows enforced exactly across any number of API processes: each accepted request
  * claims the next numbered slot of its window by unique insert, and no slot past the limit is ever
- * claimed. Each process remembers the last slot it saw, so a claim usually costs two reads and an insert.
+ * claimed. Each process remembers the last slot it saw, so a claim usually costs one insert.
  */
 export function createRateLimiter(db: Db) {
   const slots = db.collection<SlotDoc>(collections.rateLimits);
-  const numbered = sequence(slots);
-  const lastSeen = new Map<string, number>();
+  const numbered = sequence(slots, { remember: true });
   return {
     async take(bucket: string, limit: number, now: Date): Promise<RateDecision> {
       const windowStart = Math.floor(now.getTime() / 60_000) * 60_000;
@@ -29,12 +28,8 @@ export function createRateLimiter(db: Db) {
         prefix,
         (highest) => highest < limit,
         () => ({ bucket, windowStart, expiresAt: new Date(windowStart + 120_000) }),
-        lastSeen.get(prefix) ?? 0,
       );
-      if (lastSeen.size > 50_000) lastSeen.clear();
-      if (slot === null) return { allowed: false, retryAfterSeconds };
-      lastSeen.set(prefix, slot);
-      return { allowed: true };
+      return slot === null ? { allowed: false, retryAfterSeconds } : { allowed: true };
     },
 
     /** Deletes windows that ended; run periodically (FerretDB has no TTL indexes). */

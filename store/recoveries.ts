@@ -91,7 +91,9 @@ export function createRecoveryStore(db: Db) {
   const recoveries = db.collection<RecoveryDoc>(collections.recoveries);
   const keys = db.collection<{ _id: string; transactionId: string }>(collections.idempotencyKeys);
   const blocked = db.collection<BlockedCardDoc>(collections.blockedCards);
-  const customerIndex = sequence(db.collection<CustomerEntryDoc>(collections.customerRecoveries));
+  const customerIndex = sequence(db.collection<CustomerEntryDoc>(collections.customerRecoveries), {
+    remember: true,
+  });
 
   return {
     async create(input: {

@@ -10,7 +10,7 @@ interface NoticeDoc extends SequenceDoc {
 
 /** Proactive-retention offers already made, so a customer gets at most one per window. */
 export function createRetentionNoticeStore(db: Db) {
-  const notices = sequence(db.collection<NoticeDoc>(collections.retentionNotices));
+  const notices = sequence(db.collection<NoticeDoc>(collections.retentionNotices), { remember: true });
 
   return {
     /**

@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { MongoClient, type Db } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sequence, type SequenceDoc } from '../store/sequence.js';
+
+interface Doc extends SequenceDoc {
+  by: string;
+}
+
+let mongo: MongoClient;
+let db: Db;
+/** Commands sent to the server, by name, while `counting` is on. */
+const sent: string[] = [];
+let counting = false;
+
+beforeAll(async () => {
+  mongo = await MongoClient.connect(inject('mongoUri'), { monitorCommands: true });
+  db = mongo.db(`t_sequence_${randomUUID().slice(0, 8)}`);
+  mongo.on('commandStarted', (e) => {
+    if (counting) sent.push(e.commandName);
+  });
+});
+afterAll(async () => {
+  await db.dropDatabase();
+  await mongo.close();
+});
+
+const coll = () => db.collection<Doc>(`seq_${randomUUID().slice(0, 8)}`);
+const below = (limit: number) => (highest: number) => highest < limit;
+
+describe('numbered claims', () => {
+  it('stay exact when many processes with stale memories race for a limited prefix', async () => {
+    const c = coll();
+    // Four "processes", each with its own memory of the prefix.
+    const processes = Array.from({ length: 4 }, () => sequence(c, { remember: true }));
+    const first = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => processes[i % 4]!.claim('p', below(25), () => ({ by: `a${i}` }))),
+    );
+    const second = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        processes[(i + 1) % 4]!.claim('p', below(25), () => ({ by: `b${i}` })),
+      ),
+    );
+    const won = [...first, ...second].filter((n): n is number => n !== null).sort((a, b) => a - b);
+    expect(won).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+    expect(await c.countDocuments({})).toBe(25);
+    for (const p of processes) expect(await p.highest('p')).toBe(25);
+  });
+
+  it('refuses only on the real highest number, never on a stale memory', async () => {
+    const c = coll();
+    const stale = sequence(c, { remember: true });
+    const other = sequence(c, { remember: true });
+    expect(await stale.claim('p', below(10), () => ({ by: 'stale' }))).toBe(1);
+    for (let i = 0; i < 5; i += 1) await other.claim('p', below(10), () => ({ by: 'other' }));
+    // `stale` believes 1 is the highest; a rule that refuses at 1 must still look at the real 6.
+    const seen: number[] = [];
+    const refused = await stale.claim(
+      'p',
+      (h) => {
+        seen.push(h);
+        return h >= 5;
+      },
+      () => ({ by: 'stale' }),
+    );
+    expect(seen).toEqual([1, 6]);
+    expect(refused).toBe(7);
+  });
+
+  it('claims on a remembered prefix with one insert, and on a new prefix with one insert', async () => {
+    const c = coll();
+    const s = sequence(c, { remember: true });
+    await s.claim('busy', below(100), () => ({ by: 'warm' }));
+    sent.length = 0;
+    counting = true;
+    expect(await s.claim('busy', below(100), () => ({ by: 'x' }))).toBe(2);
+    expect(await s.claim('fresh', below(100), () => ({ by: 'y' }))).toBe(1);
+    counting = false;
+    expect(sent).toEqual(['insert', 'insert']);
+  });
+
+  it('rethrows a duplicate key that no higher number explains (another unique index)', async () => {
+    const c = coll();
+    await c.createIndex({ by: 1 }, { unique: true });
+    const s = sequence(c);
+    await s.claim('p', below(10), () => ({ by: 'same' }));
+    await expect(s.claim('p', below(10), () => ({ by: 'same' }))).rejects.toThrow(/duplicate key/);
+  });
+});
