@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   await ensureIndexes(db);
   const connection = await Connection.connect({ address: config.temporal.address });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
-  const stores = createStores(db, config.masterKey);
+  const stores = createStores(db, config.masterKey, { cacheMs: config.accountCacheMs });
   const queues = taskQueues(config.temporal.taskQueue);
   const clock = () => new Date();
   const app = createApp({

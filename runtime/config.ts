@@ -23,6 +23,7 @@ const EnvSchema = z.object({
     .refine((s) => Buffer.from(s, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ACCOUNT_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(5),
 });
 
 /** Every environment variable an API or worker process reads (each documented in the README). */
@@ -43,6 +44,8 @@ export interface Config {
   mongoUri: string;
   masterKey: Buffer;
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** How long a process answers account and API-key reads from its own copy. */
+  accountCacheMs: number;
 }
 
 /** Reads the master key from the environment, else from (or into) the data directory. */
@@ -79,5 +82,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mongoUri: e.MONGODB_URI,
     masterKey: loadMasterKey(e.RECOUP_MASTER_KEY, dataDir),
     logLevel: e.LOG_LEVEL,
+    accountCacheMs: e.ACCOUNT_CACHE_SECONDS * 1000,
   };
 }

@@ -60,10 +60,42 @@ function toAccount(doc: AccountDoc): Account {
   };
 }
 
-/** Accounts, their API keys (hashed) and their sealed secrets. */
-export function createAccountStore(db: Db, masterKey: Buffer) {
+/** How long a process may answer from its copy of an account; 0 reads the database every time. */
+export interface AccountCaching {
+  cacheMs?: number;
+  now?: () => number;
+}
+
+/** Documents read by `_id`, kept for `ms` in this process; misses are not kept. */
+function readThrough<T>(ms: number, now: () => number, read: (id: string) => Promise<T | null>) {
+  const held = new Map<string, { doc: T; until: number }>();
+  return {
+    async get(id: string): Promise<T | null> {
+      const hit = held.get(id);
+      if (hit && hit.until > now()) return hit.doc;
+      const doc = await read(id);
+      if (ms > 0 && doc) {
+        if (held.size >= 10_000) held.clear();
+        held.set(id, { doc, until: now() + ms });
+      } else held.delete(id);
+      return doc;
+    },
+    forget: (id: string) => void held.delete(id),
+  };
+}
+
+/**
+ * Accounts, their API keys (hashed) and their sealed secrets. With `cacheMs`, a process answers account
+ * reads from its own copy for that long: every execute, screen and webhook reads the account, and this is
+ * the hottest read there is. Settings changed by another process (the CLI) take effect within `cacheMs`.
+ * API keys are always read from the database, so a rotated key stops working at once everywhere.
+ */
+export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCaching = {}) {
   const accounts = db.collection<AccountDoc>(collections.accounts);
   const keys = db.collection<ApiKeyDoc>(collections.apiKeys);
+  const ms = caching.cacheMs ?? 0;
+  const now = caching.now ?? Date.now;
+  const accountDocs = readThrough(ms, now, (id) => accounts.findOne({ _id: id }));
 
   async function issueKeys(accountId: string): Promise<IssuedKeys> {
     const issued = { apiKey: generateKey('secret'), publishableKey: generateKey('publishable') };
@@ -102,7 +134,7 @@ export function createAccountStore(db: Db, masterKey: Buffer) {
     },
 
     async find(id: string): Promise<Account | null> {
-      const doc = await accounts.findOne({ _id: id });
+      const doc = await accountDocs.get(id);
       return doc ? toAccount(doc) : null;
     },
 
@@ -113,6 +145,7 @@ export function createAccountStore(db: Db, masterKey: Buffer) {
     /** Replaces the settings (already validated as a whole by the caller). */
     async updateSettings(id: string, settings: Settings): Promise<Account | null> {
       await accounts.updateOne({ _id: id }, { $set: { settings, updatedAt: new Date() } });
+      accountDocs.forget(id);
       return this.find(id);
     },
 
@@ -131,14 +164,13 @@ export function createAccountStore(db: Db, masterKey: Buffer) {
     },
 
     async signingSecret(id: string): Promise<string | null> {
-      const doc = await accounts.findOne({ _id: id }, { projection: { signingSecret: 1 } });
+      const doc = await accountDocs.get(id);
       return doc ? unseal<string>(masterKey, doc.signingSecret) : null;
     },
 
-    /** Every gateway of the account with decrypted credentials, in one read, in priority order. */
     /** The account and its gateways with decrypted credentials, in priority order, from one read. */
     async withGateways(id: string): Promise<{ account: Account; gateways: GatewayConfig[] } | null> {
-      const doc = await accounts.findOne({ _id: id });
+      const doc = await accountDocs.get(id);
       if (!doc) return null;
       const gateways = doc.gateways.map((g) => ({
         name: g.name,

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { createAccountStore } from './accounts.js';
+import { createAccountStore, type AccountCaching } from './accounts.js';
 import { createEventStore } from './events.js';
 import { createRateLimiter } from './rate-limits.js';
 import { createCardBudgetStore } from './card-budgets.js';
@@ -13,10 +13,10 @@ import { createRetentionNoticeStore } from './retention-notices.js';
 import { createTestGatewayStore } from './test-gateway.js';
 
 /** Every repository over one database; the only place that wires collections to code. */
-export function createStores(db: Db, masterKey: Buffer) {
+export function createStores(db: Db, masterKey: Buffer, caching: AccountCaching = {}) {
   return {
     db,
-    accounts: createAccountStore(db, masterKey),
+    accounts: createAccountStore(db, masterKey, caching),
     rateLimits: createRateLimiter(db),
     events: createEventStore(db),
     cardBudgets: createCardBudgetStore(db),

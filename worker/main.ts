@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel, 'worker');
   const { client: mongo, db } = await connectMongo(config.mongoUri);
   await ensureIndexes(db);
-  const stores = createStores(db, config.masterKey);
+  const stores = createStores(db, config.masterKey, { cacheMs: config.accountCacheMs });
   const clientConnection = await Connection.connect({ address: config.temporal.address });
   const temporal = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
   const connection = await NativeConnection.connect({ address: config.temporal.address });
