@@ -87,18 +87,20 @@ export function webhookActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Appends one attempt to the event's audit log (idempotent per delivery and attempt number). */
+    /**
+     * Appends one attempt to the event's audit log (idempotent per delivery and attempt number); an
+     * acknowledged attempt marks the event delivered in the same write.
+     */
     async recordWebhookAttempt(
-      input: { eventId: string; deliveryId: string; attempt: number } & AttemptOutcome,
+      input: { eventId: string; deliveryId: string; deliveryIndex: number; attempt: number } & AttemptOutcome,
     ) {
-      const { eventId, deliveryId, attempt, statusCode, error, latencyMs } = input;
-      const recorded = await stores.events.recordAttempt(eventId, deliveryId, {
-        attempt,
-        at: new Date(input.at),
-        statusCode,
-        error,
-        latencyMs,
-      });
+      const { eventId, deliveryId, deliveryIndex, attempt, statusCode, error, latencyMs } = input;
+      const recorded = await stores.events.recordAttempt(
+        eventId,
+        { deliveryId, index: deliveryIndex },
+        { attempt, at: new Date(input.at), statusCode, error, latencyMs },
+        input.ok,
+      );
       // Retrying cannot bring a deleted event back: fail the delivery workflow visibly instead.
       if (!recorded)
         throw ApplicationFailure.nonRetryable(
@@ -107,13 +109,9 @@ export function webhookActivities(deps: ActivityDeps) {
         );
     },
 
-    /** Sets the outcome of a delivery. A failed delivery never overwrites one acknowledged by another. */
-    async markEventStatus(input: { eventId: string; status: 'delivered' | 'failed' }): Promise<void> {
-      await stores.events.setStatus(
-        input.eventId,
-        input.status,
-        input.status === 'failed' ? ['pending'] : undefined,
-      );
+    /** Marks a delivery that exhausted its attempts; never overwrites one acknowledged by another. */
+    async markEventStatus(input: { eventId: string; status: 'failed' }): Promise<void> {
+      await stores.events.setStatus(input.eventId, input.status, ['pending']);
     },
   };
 }

@@ -48,12 +48,20 @@ export function createEventPublisher(deps: {
     return account.settings;
   }
 
-  async function startDelivery(record: EventRecord, resend?: number): Promise<void> {
+  /** Starts the delivery numbered `resend` (none: the first), the `index`-th of the event's deliveries. */
+  async function startDelivery(record: EventRecord, index: number, resend?: number): Promise<void> {
     try {
       await temporal.workflow.start(webhookDeliveryWorkflow, {
         workflowId: webhookWorkflowId(record._id, resend),
         taskQueue: queues.webhooks,
-        args: [{ eventId: record._id, accountId: record.accountId, deliveryId: deliveryIdOf(resend) }],
+        args: [
+          {
+            eventId: record._id,
+            accountId: record.accountId,
+            deliveryId: deliveryIdOf(resend),
+            deliveryIndex: index,
+          },
+        ],
         // A finished delivery must never run again under the same id: that would repeat an acknowledged event.
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         // The operator finds deliveries in the Temporal UI by account and event type.
@@ -87,7 +95,7 @@ export function createEventPublisher(deps: {
         deliveries: block ? [] : [{ deliveryId: deliveryIdOf(), startedAt: now, attempts: [] }],
       });
       // Also when the event already existed: its delivery may not have started before a crash.
-      if (record.deliveryStatus === 'pending' && record.deliveries.length > 0) await startDelivery(record);
+      if (record.deliveryStatus === 'pending' && record.deliveries.length > 0) await startDelivery(record, 0);
       return { eventId: record._id, deliveryStatus: record.deliveryStatus };
     },
 
@@ -104,7 +112,7 @@ export function createEventPublisher(deps: {
         const delivery = { deliveryId: deliveryIdOf(resend), startedAt: clock(), attempts: [] };
         if (await stores.events.addDelivery(eventId, record.deliveries.length, delivery)) {
           await stores.events.setStatus(eventId, 'pending', ['failed', 'undeliverable', 'suppressed']);
-          await startDelivery(record, resend);
+          await startDelivery(record, record.deliveries.length, resend);
           return { eventId, deliveryId: delivery.deliveryId, workflowId: webhookWorkflowId(eventId, resend) };
         }
         // Another resend appended first: take the next number.

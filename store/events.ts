@@ -77,23 +77,32 @@ export function createEventStore(db: Db) {
     },
 
     /**
-     * Records one attempt of one delivery; recording the same attempt number twice is a no-op. False when
-     * the event has no such delivery.
+     * Records one attempt of the delivery at `delivery.index`; recording the same attempt number twice is
+     * a no-op. With `delivered`, the event is marked delivered in the same write. False when the event has
+     * no such delivery.
      */
-    async recordAttempt(eventId: string, deliveryId: string, attempt: DeliveryAttempt): Promise<boolean> {
-      const record = await get(eventId);
-      const index = record?.deliveries.findIndex((d) => d.deliveryId === deliveryId) ?? -1;
-      if (index < 0) return false;
-      const at = `deliveries.${index}`;
-      await events.updateOne(
+    async recordAttempt(
+      eventId: string,
+      delivery: { deliveryId: string; index: number },
+      attempt: DeliveryAttempt,
+      delivered: boolean,
+    ): Promise<boolean> {
+      const at = `deliveries.${delivery.index}`;
+      const result = await events.updateOne(
         {
           _id: eventId,
-          [`${at}.deliveryId`]: deliveryId,
+          [`${at}.deliveryId`]: delivery.deliveryId,
           [`${at}.attempts.attempt`]: { $ne: attempt.attempt },
         },
-        { $push: { [`${at}.attempts`]: attempt } },
+        {
+          $push: { [`${at}.attempts`]: attempt },
+          ...(delivered ? { $set: { deliveryStatus: 'delivered' as const } } : {}),
+        },
       );
-      return true;
+      if (result.matchedCount === 1) return true;
+      // Nothing matched: the attempt was recorded before (a retried write), or there is no such delivery.
+      const record = await get(eventId);
+      return record?.deliveries[delivery.index]?.deliveryId === delivery.deliveryId;
     },
 
     /** Sets the delivery status, only from one of `from` when given; true if it changed. */

@@ -1,4 +1,4 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { AttemptOutcome } from '../activities/webhooks.js';
 import { webhookMaxAttempts, webhookRetryDelaysMs } from '../domain/webhooks.js';
@@ -8,6 +8,8 @@ export interface WebhookDeliveryInput {
   eventId: string;
   accountId: string;
   deliveryId: string;
+  /** The delivery's position in the event's deliveries (they are only ever appended). */
+  deliveryIndex: number;
 }
 
 // One POST per activity run: the workflow owns the schedule, so Temporal must never repeat a POST itself.
@@ -16,8 +18,9 @@ const { deliverWebhook } = proxyActivities<Activities>({
   retry: { maximumAttempts: 1 },
 });
 
-// Bookkeeping in MongoDB: idempotent, retried until the database answers.
-const { recordWebhookAttempt, markEventStatus } = proxyActivities<Activities>({
+// Bookkeeping in MongoDB: idempotent, retried until the database answers. Local activities, so recording
+// an attempt happens in the workflow task that sees its outcome, without a round trip through a task queue.
+const { recordWebhookAttempt, markEventStatus } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -57,16 +60,15 @@ export async function webhookDeliveryWorkflow(
       startedAt = Math.max(due, Date.now());
     }
     const outcome = await attempt(input, n);
+    // An acknowledged attempt also marks the event delivered, in the same write.
     await recordWebhookAttempt({
       eventId: input.eventId,
       deliveryId: input.deliveryId,
+      deliveryIndex: input.deliveryIndex,
       attempt: n,
       ...outcome,
     });
-    if (outcome.ok) {
-      await markEventStatus({ eventId: input.eventId, status: 'delivered' });
-      return { delivered: true, attempts: n };
-    }
+    if (outcome.ok) return { delivered: true, attempts: n };
   }
   await markEventStatus({ eventId: input.eventId, status: 'failed' });
   return { delivered: false, attempts: webhookMaxAttempts };
