@@ -2,16 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
-import {
-  DefaultLogger,
-  makeTelemetryFilterString,
-  NativeConnection,
-  Runtime,
-  type Worker,
-} from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../activities/index.js';
 import { createApp } from '../../api/app.js';
+import { quietTemporalRuntime } from '../../scripts/time-skipping.js';
 import { createLogger } from '../../runtime/logger.js';
 import { createEventPublisher, type EventPublisher } from '../../services/events.js';
 import { Settings, type GatewayConfig } from '../../domain/settings.js';
@@ -20,17 +15,6 @@ import { connectMongo } from '../../store/mongo.js';
 import { createStores, type Stores } from '../../store/index.js';
 import { createWorkers, runWorkers } from '../../worker/create-worker.js';
 import { taskQueues, type TaskQueues } from '../../worker/task-queues.js';
-
-let runtimeInstalled = false;
-/** The SDK logs every worker state change at INFO, and the time-skipping server's stale tasks at WARN. */
-export function quietTemporalRuntime(): void {
-  if (runtimeInstalled) return;
-  Runtime.install({
-    logger: new DefaultLogger('WARN'),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } },
-  });
-  runtimeInstalled = true;
-}
 
 /** A webhook URL on loopback that refuses connections: tests never send traffic off this machine. */
 export const unreachableWebhookUrl = 'https://127.0.0.1:9/webhooks';
