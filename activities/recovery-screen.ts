@@ -32,6 +32,9 @@ export interface Screen {
   stats: OutcomeStats;
 }
 
+/** The recovery to screen, and the workflow's clock at intake (epoch ms): the screen's time everywhere. */
+export type ScreenInput = RecoveryInput & { now: number };
+
 /** Cascade order (spec): the primary token on each gateway that can charge it, then each fallback token. */
 export function routeOptions(
   gateways: Array<{ name: string; kind: Parameters<typeof tokenFitsKind>[0]; wallets: PaymentMethodType[] }>,
@@ -55,14 +58,14 @@ export function routeOptions(
 export function screenActivities(deps: ActivityDeps) {
   return {
     /** Screens a new recovery: decline group, risk, Proof Mode, routing and the customer's local clock. */
-    async screenRecovery(input: RecoveryInput): Promise<Screen> {
-      const { stores, clock } = deps;
+    async screenRecovery(input: ScreenInput): Promise<Screen> {
+      const { stores } = deps;
       const loaded = await stores.accounts.withGateways(input.accountId);
       if (!loaded) throw new Error(`Account ${input.accountId} not found`);
       const { account } = loaded;
       const r = input.request;
       const s = account.settings;
-      const now = clock();
+      const now = new Date(input.now);
       const decline = classifyDecline(r.originalDeclineCode);
       const byName = adaptersFor(stores, loaded.gateways);
       const adapters = account.gateways.map((g) => byName.get(g.name)!);

@@ -61,7 +61,7 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
   let cardUpdate: { newToken: string; paymentMethodType: PaymentMethodType } | undefined;
   setHandler(cardUpdatedSignal, (update) => void (cardUpdate = update));
 
-  const screen = await screenRecovery(input);
+  const screen = await screenRecovery({ ...input, now: failedAt });
   if (screen.block)
     return block(ctx, { ...screen.block, action: screen.block.recommendedAction, fromAttempt: false });
 
