@@ -3,6 +3,7 @@ import type { Logger } from '../runtime/logger.js';
 import type { EventPublisher } from '../services/events.js';
 import type { Stores } from '../store/index.js';
 import type { TaskQueues } from '../worker/task-queues.js';
+import type { IssuerWorld } from './gateways/test-gateway.js';
 
 /** What activities may touch, injected by the composition root (worker/main.ts) or by tests. */
 export interface ActivityDeps {
@@ -14,4 +15,6 @@ export interface ActivityDeps {
   publicBaseUrl: string;
   /** Validates, stores and delivers webhook events. */
   events: EventPublisher;
+  /** Benchmark only: the world test gateways answer charges from (`--through-workflows`); unset in production. */
+  testGatewayWorld?: IssuerWorld;
 }

@@ -42,7 +42,7 @@ export interface ResolveInput extends Omit<
 }
 
 export function attemptActivities(deps: ActivityDeps) {
-  const { stores, clock } = deps;
+  const { stores, clock, testGatewayWorld: world } = deps;
 
   /** Appends the attempt to the read model and, for definite outcomes, to the learning log. */
   async function remember(
@@ -92,13 +92,14 @@ export function attemptActivities(deps: ActivityDeps) {
       });
       if (!decision.allowed)
         return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
-      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway);
+      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway, world);
       const outcome = await adapter.charge({
         token: input.option.token,
         amount: input.amount,
         currency: input.currency,
         paymentMethodType: input.paymentMethodType,
         idempotencyKey: input.attemptKey,
+        sentAt: input.now,
         ...(input.simulate ? { simulate: input.simulate } : {}),
       });
       if (outcome.kind !== 'ambiguous') await remember(input, now, outcome);
@@ -107,7 +108,7 @@ export function attemptActivities(deps: ActivityDeps) {
 
     /** Looks an ambiguous charge up at its gateway by idempotency key; throws (and is retried) while unreachable. */
     async resolveCharge(input: ResolveInput): Promise<LookupOutcome> {
-      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway);
+      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway, world);
       const found = await adapter.lookup(input.attemptKey);
       await remember(input, new Date(input.sentAt), found);
       return found;
@@ -115,7 +116,7 @@ export function attemptActivities(deps: ActivityDeps) {
 
     /** Account updater: a fresh token for an expired card, or null. */
     async refreshCard(input: { accountId: string; gateway: string; token: string }): Promise<string | null> {
-      const adapter = await gatewayFor(stores, input.accountId, input.gateway);
+      const adapter = await gatewayFor(stores, input.accountId, input.gateway, world);
       return adapter.capabilities.accountUpdater ? adapter.refreshCard(input.token) : null;
     },
   };

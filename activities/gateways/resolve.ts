@@ -1,14 +1,24 @@
 import type { GatewayConfig } from '../../domain/settings.js';
 import type { Stores } from '../../store/index.js';
 import { createAdapter } from './registry.js';
+import type { IssuerWorld } from './test-gateway.js';
 import type { GatewayAdapter } from './types.js';
 
-/** Adapters of an account's gateways (as loaded with their credentials), by name. */
-export function adaptersFor(stores: Stores, gateways: GatewayConfig[]): Map<string, GatewayAdapter> {
+/** Adapters of an account's gateways (as loaded with their credentials), by name; `world`: see AdapterContext. */
+export function adaptersFor(
+  stores: Stores,
+  gateways: GatewayConfig[],
+  world?: IssuerWorld,
+): Map<string, GatewayAdapter> {
   return new Map(
     gateways.map((g) => [
       g.name,
-      createAdapter(g.kind, { name: g.name, credentials: g.credentials, sandbox: stores.sandbox }),
+      createAdapter(g.kind, {
+        name: g.name,
+        credentials: g.credentials,
+        sandbox: stores.sandbox,
+        ...(world ? { world } : {}),
+      }),
     ]),
   );
 }
@@ -18,9 +28,10 @@ export async function gatewayFor(
   stores: Stores,
   accountId: string,
   gatewayName: string,
+  world?: IssuerWorld,
 ): Promise<GatewayAdapter> {
   const loaded = await stores.accounts.withGateways(accountId);
-  const adapter = loaded && adaptersFor(stores, loaded.gateways).get(gatewayName);
+  const adapter = loaded && adaptersFor(stores, loaded.gateways, world).get(gatewayName);
   if (!adapter) throw new Error(`Gateway ${gatewayName} of account ${accountId} not found`);
   return adapter;
 }

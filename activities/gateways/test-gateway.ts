@@ -56,17 +56,47 @@ export function testGatewaySettings(credentials: Record<string, string>): TestGa
   };
 }
 
-/** The built-in test gateway: a real adapter with persistent sandbox records, used by sandbox accounts. */
+/** What a world's issuers answer to one charge; `lost` when the answer never reaches Recoup (ambiguous). */
+export interface IssuerAnswer {
+  approved: boolean;
+  code: string | null;
+  advice: string | null;
+  lost: boolean;
+}
+
+/**
+ * World mode (the recovery benchmark's `--through-workflows`): the issuers and the account updater of a
+ * simulated world answer in place of the token conventions, pricing each charge at the recovery's clock.
+ * Answers are keyed by the gateway's idempotency key, so a replayed charge and a lookup find the first one.
+ */
+export interface IssuerWorld {
+  charge(c: { key: string; gateway: string; token: string; sentAt: number }): IssuerAnswer;
+  answered(key: string): IssuerAnswer | undefined;
+  refresh(token: string): string | null;
+}
+
+/**
+ * The built-in test gateway: a real adapter with persistent sandbox records, used by sandbox accounts; with
+ * `world`, its answers come from that world (set only by the benchmark's composition root).
+ */
 export function createTestGateway(
   name: string,
   settings: TestGatewaySettings,
   store: TestGatewayStore,
+  world?: IssuerWorld,
 ): GatewayAdapter {
   const keyOf = (idempotencyKey: string) => `${name}|${idempotencyKey}`;
+  const adviceOf = (key: string, token: string) =>
+    world ? (world.answered(key)?.advice ?? null) : (declinePattern.exec(token)?.groups?.mac ?? null);
 
   async function decide(
     req: ChargeRequest,
   ): Promise<{ approved: boolean; code: string | null; advice: string | null }> {
+    if (world) {
+      if (req.sentAt === undefined) throw new Error('A test gateway in world mode needs the charge sentAt');
+      const key = keyOf(req.idempotencyKey);
+      return world.charge({ key, gateway: name, token: req.token, sentAt: req.sentAt });
+    }
     if (req.simulate)
       return {
         approved: req.simulate === 'success',
@@ -106,13 +136,14 @@ export function createTestGateway(
         }));
       // The gateway has charged (or declined); its answer takes `latencyMs` to come back.
       if (settings.latencyMs > 0) await delay(settings.latencyMs);
-      if (req.token === 'tok_timeout') return { kind: 'ambiguous', reason: 'Gateway timed out' };
+      if (req.token === 'tok_timeout' || world?.answered(record._id)?.lost)
+        return { kind: 'ambiguous', reason: 'Gateway timed out' };
       return record.approved
         ? { kind: 'approved', gatewayTransactionId: record.transactionId }
         : {
             kind: 'declined',
             code: record.code ?? 'card_declined',
-            advice: declinePattern.exec(req.token)?.groups?.mac ?? null,
+            advice: adviceOf(record._id, req.token),
             gatewayTransactionId: record.transactionId,
           };
     },
@@ -125,12 +156,13 @@ export function createTestGateway(
         : {
             kind: 'declined',
             code: record.code ?? 'card_declined',
-            advice: null,
+            advice: adviceOf(record._id, record.token),
             gatewayTransactionId: record.transactionId,
           };
     },
 
     refreshCard(token: string): Promise<string | null> {
+      if (world) return Promise.resolve(world.refresh(token));
       return Promise.resolve(
         declinePattern.exec(token)?.groups?.updatable ? `tok_updated_${token.length}` : null,
       );

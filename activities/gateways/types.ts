@@ -19,6 +19,11 @@ export interface ChargeRequest {
   idempotencyKey: string;
   /** Sandbox only: forces an outcome (the request's simulateOutcome on a test gateway). */
   simulate?: 'success' | 'failed';
+  /**
+   * When the recovery sent the charge: its workflow's clock (epoch ms). Real gateways stamp charges with
+   * their own clock and ignore it; the test gateway's world mode prices the charge at this simulated time.
+   */
+  sentAt?: number;
 }
 
 /** Card details typed by the customer on the hosted page; held in memory only, never stored or logged. */
