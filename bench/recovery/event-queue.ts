@@ -1,15 +1,18 @@
-/** A min-heap of timed events; events at the same time run in the order they were scheduled. */
+/**
+ * A min-heap of timed events; events at the same time run by rank (default 0), then in the order they were
+ * scheduled.
+ */
 export class EventQueue<T> {
-  private heap: Array<{ at: number; seq: number; item: T }> = [];
+  private heap: Array<{ at: number; rank: number; seq: number; item: T }> = [];
   private seq = 0;
 
   get size(): number {
     return this.heap.length;
   }
 
-  push(at: number, item: T): void {
+  push(at: number, item: T, rank = 0): void {
     const h = this.heap;
-    h.push({ at, seq: (this.seq += 1), item });
+    h.push({ at, rank, seq: (this.seq += 1), item });
     let i = h.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
@@ -43,6 +46,8 @@ export class EventQueue<T> {
   }
 }
 
-function before(a: { at: number; seq: number }, b: { at: number; seq: number }): boolean {
-  return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+type Keyed = { at: number; rank: number; seq: number };
+
+function before(a: Keyed, b: Keyed): boolean {
+  return a.at < b.at || (a.at === b.at && (a.rank < b.rank || (a.rank === b.rank && a.seq < b.seq)));
 }

@@ -3,7 +3,8 @@ import { freshCardDecline, type CardTruth, type WorldModel } from './outcome-mod
 import type { Payment } from './payments.js';
 import { keyedUniform, pickWeighted } from './random.js';
 
-const day = 86_400_000;
+const minute = 60_000;
+const day = 1440 * minute;
 /** Every strategy's budget: at most this many attempts per payment (the issue's limit). */
 export const maxAttempts = 8;
 
@@ -108,8 +109,13 @@ export class PaymentRun {
     }).allowed;
   }
 
-  /** Charges `token` through `gateway` at `t`: the world's outcome, with violations counted. */
-  charge(token: string, gateway: string, t: number): ChargeTruth {
+  /**
+   * Charges `token` through `gateway` at `sentAt`: the world's outcome, with violations counted. The world's
+   * clock ticks in whole minutes, so the moment a strategy reads its clock (production's is a worker task a
+   * few ms after its timer) never decides an outcome.
+   */
+  charge(token: string, gateway: string, sentAt: number): ChargeTruth {
+    const t = Math.floor(sentAt / minute) * minute;
     const card = this.cards.get(token);
     if (!card) throw new Error(`No card ${token}`);
     if (this.recoveredAt !== null) throw new Error('Charged a payment that is already recovered');

@@ -24,6 +24,13 @@ import type { World } from '../world.js';
 const day = 86_400_000;
 /** How long the workflow waits before looking an ambiguous charge up (workflows/recovery.ts). */
 const reconcileAfterMs = 30_000;
+/**
+ * The workflow reads its clock when a worker runs its task: a little after the request or timer that woke
+ * it (tens of ms on the time-skipping server), never at the exact instant. The loop compares those readings
+ * with whole-hour plans (a retry 24 h after one sent at 10:00:00.030 is "the same day" at 10:00 tomorrow),
+ * so the driver reads its clock the same moment late.
+ */
+export const clockLatencyMs = 50;
 
 /** One payment's recovery: the production loop's state and what the driver holds around it. */
 interface Session {
@@ -76,7 +83,11 @@ export function runEngine(
   }));
   const queue = new EventQueue<{ payment: number; kind: 'arrive' | 'wake' | 'resolve' }>();
   const sessions: Array<Session | null> = payments.map(() => null);
-  payments.forEach((p, i) => queue.push(p.failedAt, { payment: i, kind: 'arrive' }));
+  // Recoveries of one account due at the same instant take their steps one at a time in payment order, each
+  // seeing what the ones before it learned (through-workflows/sequencer.ts holds the workflows to it).
+  const push = (at: number, i: number, kind: 'arrive' | 'wake' | 'resolve') =>
+    queue.push(at, { payment: i, kind }, payments[i]!.index);
+  payments.forEach((p, i) => push(p.failedAt, i, 'arrive'));
 
   /** screenRecovery: decline, routing, the customer's clock and the account's statistics. */
   function screen(p: Payment, now: number): Session {
@@ -146,7 +157,7 @@ export function runEngine(
       } else if (step.kind === 'refresh') {
         s.loop = refreshed(s.loop, s.run.refresh());
       } else if (step.kind === 'wait') {
-        queue.push(step.until, { payment: i, kind: 'wake' });
+        push(step.until, i, 'wake');
         return;
       } else {
         const decision = claim(s, step.option.token, step.fromCode, step.advice, now);
@@ -175,7 +186,7 @@ export function runEngine(
         if (out.ambiguous) {
           // The answer is lost: the workflow looks the charge up 30 s later and only then learns from it.
           s.unresolved = { result, sentAt: now, row };
-          queue.push(now + reconcileAfterMs, { payment: i, kind: 'resolve' });
+          push(now + reconcileAfterMs, i, 'resolve');
           return;
         }
         s.account.record(row);
@@ -186,7 +197,7 @@ export function runEngine(
 
   for (let e = queue.pop(); e; e = queue.pop()) {
     const { payment: i, kind } = e.item;
-    const now = e.at;
+    const now = e.at + clockLatencyMs;
     if (kind === 'arrive') {
       const s = screen(payments[i]!, now);
       sessions[i] = s;
