@@ -3,11 +3,12 @@ import { cpus, totalmem } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatTable } from './report.js';
+import { checkThroughWorkflows } from './through-workflows/check.js';
 import { runBenchmark } from './run.js';
 import { loadWorld, WorldError } from './world.js';
 
 const usage =
-  'usage: npm run bench:recovery -- --world <file> [--payments N] [--seed S] [--risk-skip-threshold 0-100] [--json]';
+  'usage: npm run bench:recovery -- --world <file> [--payments N] [--seed S] [--risk-skip-threshold 0-100] [--json] [--through-workflows K]';
 const resultsDir = new URL('../results/', import.meta.url).pathname;
 
 /** A non-negative integer option, or a clear error naming it. */
@@ -26,6 +27,7 @@ function options() {
         seed: { type: 'string' },
         'risk-skip-threshold': { type: 'string' },
         json: { type: 'boolean', default: false },
+        'through-workflows': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -35,8 +37,11 @@ function options() {
   }
 }
 
-/** Runs the benchmark: the table (or, with --json, one JSON object) on stdout, a JSON copy in bench/results/. */
-function main(): void {
+/**
+ * Runs the benchmark: the table (or, with --json, one JSON object) on stdout, a JSON copy in bench/results/;
+ * with --through-workflows K, the check that production's workflow runs K payments as the pure engine does.
+ */
+async function main(): Promise<void> {
   const values = options();
   if (values.help) {
     process.stdout.write(`${usage}\n`);
@@ -58,6 +63,13 @@ function main(): void {
   const payments = count('payments', values.payments, 20_000);
   if (payments < 1) throw new WorldError('--payments must be at least 1');
   const seed = count('seed', values.seed, world.seed ?? 1);
+  const through = values['through-workflows'];
+  if (through !== undefined) {
+    const k = count('through-workflows', through, 0);
+    if (k < 1) throw new WorldError('--through-workflows must be at least 1');
+    process.exitCode = await checkThroughWorkflows(world, k, seed);
+    return;
+  }
 
   const started = performance.now();
   const report = runBenchmark(world, payments, seed);
@@ -81,7 +93,7 @@ function main(): void {
 }
 
 try {
-  main();
+  await main();
 } catch (error) {
   if (!(error instanceof WorldError)) throw error;
   process.stderr.write(`${error.message}\n`);
