@@ -171,11 +171,11 @@ function slots(facts: PlanFacts, chance: Probability): (t: number) => Slot {
 }
 
 /**
- * The chance that the rest of the recovery succeeds if each later slot does as well as the best one, less
- * what each further retry of the card loses: the risk a merchant's riskSkipThreshold is about is losing the
- * payment, not one attempt failing. Later slots are limited by the budget and by the days left.
+ * Predicted success of each slot the rest of the recovery can have, from `best` on, if each later slot does
+ * as well as the best one less what each further retry of the card loses. Later slots are limited by the
+ * budget and by the days left.
  */
-function recoveryChance(facts: PlanFacts, best: { at: number; probability: number; options: PlanOption[] }) {
+function slotChances(facts: PlanFacts, best: { at: number; probability: number; options: PlanOption[] }) {
   const slots = Math.max(
     1,
     Math.min(
@@ -185,10 +185,21 @@ function recoveryChance(facts: PlanFacts, best: { at: number; probability: numbe
   );
   const { code, depth } = optionHistory(facts, best.options[0]!);
   const now = depthFactor(facts.stats, code, depth);
-  let miss = 1;
+  const chances: number[] = [];
   for (let k = 0; k < slots; k += 1)
-    miss *= 1 - (best.probability * depthFactor(facts.stats, code, depth + k)) / now;
-  return 1 - miss;
+    chances.push((best.probability * depthFactor(facts.stats, code, depth + k)) / now);
+  return chances;
+}
+
+/** The chance that at least one of `chances` succeeds. */
+const anyOf = (chances: number[]) => 1 - chances.reduce((miss, p) => miss * (1 - p), 1);
+
+/**
+ * The chance that the rest of the recovery succeeds: the risk a merchant's riskSkipThreshold is about is
+ * losing the payment, not one attempt failing.
+ */
+function recoveryChance(facts: PlanFacts, best: { at: number; probability: number; options: PlanOption[] }) {
+  return anyOf(slotChances(facts, best));
 }
 
 /**
@@ -214,6 +225,48 @@ function routes(facts: PlanFacts): PlanOption[] {
   return facts.options.filter((o) => chosen.has(o));
 }
 
+/**
+ * The slot that recovers most, counting what comes after it: the chance of the best schedule of the
+ * remaining slots that starts there, by backward induction over the candidate hours (each later slot loses
+ * what a further retry of the card loses, and waits out the same-day penalty unless the failure was
+ * technical). Waiting for a better hour also pushes back, and decays, every retry that would follow.
+ */
+function bestSlot(
+  facts: PlanFacts,
+  candidates: Array<{ at: number; slot: Slot; discount: number }>,
+  reference: { at: number; probability: number; options: PlanOption[] },
+) {
+  const chances = slotChances(facts, reference);
+  const { code } = optionHistory(facts, reference.options[0]!);
+  const gap = declineFamily(code) === 'technical' ? hour : day;
+  // First candidate index at or after `t + gap`, for each candidate.
+  const after: number[] = [];
+  for (let j = 0, k = 0; j < candidates.length; j += 1) {
+    while (k < candidates.length && candidates[k]!.at < candidates[j]!.at + gap) k += 1;
+    after.push(k);
+  }
+  const n = candidates.length;
+  let following = new Float64Array(n + 1); // best chance of the slots after this one, from each candidate on
+  let value = new Float64Array(n);
+  for (let d = chances.length - 1; d >= 0; d -= 1) {
+    const scale = reference.probability > 0 ? chances[d]! / reference.probability : 0;
+    const from = new Float64Array(n + 1);
+    for (let j = n - 1; j >= 0; j -= 1) {
+      const p = Math.min(0.99, candidates[j]!.slot.probability * scale);
+      value[j] = p + (1 - p) * following[after[j]!]!;
+      from[j] = Math.max(from[j + 1]!, value[j]!);
+    }
+    following = from;
+    if (d > 0) value = new Float64Array(n);
+  }
+  let best = { ...reference, value: -1 };
+  candidates.forEach(({ at, slot, discount }, j) => {
+    const v = value[j]! * discount;
+    if (v > best.value) best = { at, value: v, probability: slot.probability, options: slot.options };
+  });
+  return best;
+}
+
 /** An option goes now, ahead of a later slot, when now is nearly its own best moment (a fresh card). */
 const readyShare = 0.9;
 
@@ -237,9 +290,10 @@ function describe(facts: PlanFacts, at: number, probability: number): string {
 }
 
 /**
- * Chooses when to try next and through which options, or to stop: the time that maximises predicted
- * success (customer's local hour, paydays, billing cycle, learned lifts, fatigue and decay), discounted for
- * waiting; trial conversions go at once. Deterministic: same facts, same plan.
+ * Chooses when to try next and through which options, or to stop: the time that maximises the predicted
+ * success of the rest of the recovery started then (customer's local hour, paydays, billing cycle, learned
+ * lifts, fatigue and decay of this retry and the ones after it), discounted for waiting; trial conversions
+ * go at once. Deterministic: same facts, same plan.
  */
 export function planNextAttempt(facts: PlanFacts): Plan {
   if (facts.attemptsLeft <= 0)
@@ -253,7 +307,8 @@ export function planNextAttempt(facts: PlanFacts): Plan {
   }
   if (!facts.critical) facts = { ...facts, options: routes(facts) };
   const slotAt = slots(facts, probabilities(facts));
-  let best = { at: Number.NaN, value: -1, probability: 0, options: [] as PlanOption[] };
+  const candidates: Array<{ at: number; slot: Slot; discount: number }> = [];
+  let reference = { at: Number.NaN, value: -1, probability: 0, options: [] as PlanOption[] };
   const bestFor = new Map<PlanOption, number>();
   // Candidates: now, then every whole hour until the window closes.
   const nextHour = Math.floor(facts.now / hour) * hour + hour;
@@ -261,14 +316,17 @@ export function planNextAttempt(facts: PlanFacts): Plan {
     const slot = slotAt(t);
     if (slot.options.length === 0) continue;
     const discount = patiencePerDay ** ((t - facts.now) / day);
+    candidates.push({ at: t, slot, discount });
     for (let i = 0; i < slot.options.length; i += 1) {
       const o = slot.options[i]!;
       bestFor.set(o, Math.max(bestFor.get(o) ?? 0, slot.probs[i]! * discount));
     }
     const value = slot.probability * discount;
-    if (value > best.value) best = { at: t, value, probability: slot.probability, options: slot.options };
+    if (value > reference.value)
+      reference = { at: t, value, probability: slot.probability, options: slot.options };
     if (facts.critical) break;
   }
+  const best = reference.options.length > 0 ? bestSlot(facts, candidates, reference) : reference;
   if (best.options.length === 0) {
     return {
       kind: 'stop',

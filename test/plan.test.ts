@@ -148,6 +148,32 @@ describe('planNextAttempt', () => {
     expect(plan.at).toBeGreaterThanOrEqual(now - 5 * 60_000 + day);
   });
 
+  it('waits for a better weekday with its last retry, but not while later retries would wait behind it', () => {
+    const monday = at('2026-03-09T14:00:00Z');
+    const stats = emptyStats();
+    for (let i = 0; i < 3000; i += 1) {
+      const local = localParts(at('2026-01-05T14:00:00Z') + (i % 56) * day, 0);
+      const rate = local.weekday === 3 ? 30 : 20; // Thursdays recover half as often again
+      tallyOutcome(stats, { fromCode: 'do_not_honor', local, gateway: 'main', approved: i % 100 < rate });
+    }
+    const plan = (attemptsLeft: number) =>
+      planNextAttempt(
+        facts(monday, {
+          failedAt: monday - 2 * day,
+          code: 'do_not_honor',
+          attempts: [{ at: monday - 2 * day, gateway: 'main', token: 'tok_a', code: 'do_not_honor' }],
+          attemptsLeft,
+          riskSkipThreshold: 100,
+          stats,
+        }),
+      );
+    const last = plan(1);
+    const many = plan(8);
+    if (last.kind !== 'attempt' || many.kind !== 'attempt') throw new Error('expected attempts');
+    expect(localParts(last.at, 0).weekday).toBe(3);
+    expect(many.at - monday).toBeLessThan(day);
+  });
+
   it('is deterministic: the same facts give the same plan', () => {
     const f = facts(at('2026-05-20T13:17:00Z'), { code: 'do_not_honor', offsetMinutes: -300 });
     expect(planNextAttempt(f)).toEqual(planNextAttempt(structuredClone(f)));
