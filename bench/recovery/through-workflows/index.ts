@@ -1,4 +1,5 @@
 import { WorldModel } from '../outcome-model.js';
+import type { PaymentResult } from '../payment-run.js';
 import { drawPayments } from '../payments.js';
 import { runEngine } from '../strategies/engine.js';
 import type { World } from '../world.js';
@@ -30,6 +31,8 @@ export interface ThroughWorkflowsReport {
   mismatches: Mismatch[];
   /** The payments, drawn from the world as moved in time. */
   drawn: ReturnType<typeof drawPayments>;
+  /** Every payment's charges as the world saw them from the workflows. */
+  charges: PaymentResult['charges'][];
 }
 
 /**
@@ -51,10 +54,12 @@ export async function runThroughWorkflows(
   const stack = await startWorkflowStack(servers, world.issuers, sequencer);
   try {
     const docs = await runThroughApi(stack, sequencer, model.world, payments);
+    const seen = world.results();
     return {
       payments: count,
-      mismatches: compareRuns(payments, pure, world.results(), docs),
+      mismatches: compareRuns(payments, pure, seen, docs),
       drawn: payments,
+      charges: seen.map((r) => r.charges),
     };
   } finally {
     await stack.close();
