@@ -7,6 +7,7 @@ import { freePort } from '../../scripts/servers.js';
 export interface EmbeddedStack {
   apiUrl: string;
   mongoUri: string;
+  temporalAddress: string;
   masterKey: Buffer;
   stop: () => Promise<void>;
 }
@@ -52,6 +53,7 @@ export async function startEmbeddedStack(opts: {
   return {
     apiUrl: `http://127.0.0.1:${port}`,
     mongoUri: `mongodb://127.0.0.1:${mongoPort}/recoup`,
+    temporalAddress: `127.0.0.1:${temporalPort}`,
     masterKey: Buffer.from(readFileSync(join(opts.dataDir, 'master.key'), 'utf8').trim(), 'base64'),
     stop: () =>
       new Promise((resolve) => {

@@ -67,9 +67,9 @@ export async function runScenario(
   times.sort((a, b) => a - b);
   return {
     rps: Math.round((times.length / opts.duration) * 10) / 10,
-    p50Ms: percentile(times, 50),
-    p95Ms: percentile(times, 95),
-    p99Ms: percentile(times, 99),
+    p50Ms: Math.round(percentile(times, 50)),
+    p95Ms: Math.round(percentile(times, 95)),
+    p99Ms: Math.round(percentile(times, 99)),
     errors: errors + result.errors + result.timeouts,
     requests: times.length,
     unexpected,
