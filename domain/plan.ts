@@ -63,7 +63,8 @@ export type Plan =
 
 /**
  * What the planner knows of one option's card: the code it last declined with (`fresh_token` for a card
- * never charged), how many times we retried it since (its depth), and when it was last charged.
+ * never charged), how many times we retried it since (its depth), when it was last charged, and whether
+ * its failure may have been lost in transit: a technical decline not yet retried, which goes again at once.
  */
 export function optionHistory(facts: PlanFacts, option: PlanOption) {
   const onToken = facts.attempts.filter((a) => a.token === option.token);
@@ -72,7 +73,9 @@ export function optionHistory(facts: PlanFacts, option: PlanOption) {
   const own = option.role === 'fallback_token' ? onToken.findLast((a) => a.code !== null)?.code : undefined;
   const code = onToken.length === 0 ? freshTokenCode : (own ?? facts.code);
   const lastCharge = onToken.reduce((m, a) => Math.max(m, a.at), -Infinity);
-  return { code, depth: Math.max(0, onToken.length - 1), lastCharge };
+  const depth = Math.max(0, onToken.length - 1);
+  const transient = declineFamily(code) === 'technical' && code !== freshTokenCode && depth === 0;
+  return { code, depth, lastCharge, transient };
 }
 
 /** Predicted success of one option at time `t`. */
@@ -90,11 +93,12 @@ export function optionProbability(facts: PlanFacts, option: PlanOption, t: numbe
 /**
  * The part of `optionProbability` the engine does not learn: decay since the failure, and the same-day
  * penalty (an issuer that just declined this card rarely changes its mind the same day, whichever gateway
- * asks, unless the failure was technical). Outcomes are logged with it, so learning sees a neutral moment.
+ * asks; only a technical failure's first retry is spared it, and a card that fails that one has met its
+ * issuer). Outcomes are logged with it, so learning sees a neutral moment.
  */
 export function optionExposure(facts: PlanFacts, option: PlanOption, t: number): number {
-  const { code, lastCharge } = optionHistory(facts, option);
-  const sameDay = t - lastCharge < day && declineFamily(code) !== 'technical';
+  const { code, lastCharge, transient } = optionHistory(facts, option);
+  const sameDay = t - lastCharge < day && !transient;
   return (
     (code === freshTokenCode ? 1 : decayPerDay ** Math.max(0, (t - facts.failedAt) / day)) *
     (sameDay ? sameDayPenalty : 1)
@@ -126,13 +130,12 @@ function probabilities(facts: PlanFacts): Probability {
 
 /** One option's `optionProbability` as a function of time, its local clock and the decay at that time. */
 function probabilityOf(facts: PlanFacts, option: PlanOption) {
-  const { code, depth, lastCharge } = optionHistory(facts, option);
-  const technical = declineFamily(code) === 'technical';
+  const { code, depth, lastCharge, transient } = optionHistory(facts, option);
   const rate = baseRate(facts.stats, code).rate;
   const lift = contextLiftAt(facts.stats, code, option.gateway, facts.billingCycleDay);
   const tired = depthFactor(facts.stats, code, depth);
   return (t: number, local: LocalParts, decay: number) => {
-    const sameDay = t - lastCharge < day && !technical;
+    const sameDay = t - lastCharge < day && !transient;
     const p =
       rate * lift(local) * tired * ((code === freshTokenCode ? 1 : decay) * (sameDay ? sameDayPenalty : 1));
     return Math.min(0.99, p);
@@ -203,17 +206,17 @@ function recoveryChance(facts: PlanFacts, best: { at: number; probability: numbe
 }
 
 /**
- * The routes worth a slot: a card that declined for a technical reason tries every gateway in cascade
- * order (another processor may well get through at once), while a card its issuer declined goes through
- * one gateway only, the one with the best optimistic learned lift, since a second gateway asking the same
+ * The routes worth a slot: a card whose technical failure has not been retried yet tries every gateway in
+ * cascade order (another processor may well get through at once), while any other card goes through one
+ * gateway only, the one with the best optimistic learned lift, since a second gateway asking the same
  * issuer minutes later mostly meets the same answer. Ties keep the cascade order.
  */
 function routes(facts: PlanFacts): PlanOption[] {
   const best = new Map<string, { option: PlanOption; lift: number }>();
   const cascade: PlanOption[] = [];
   for (const option of facts.options) {
-    const { code } = optionHistory(facts, option);
-    if (declineFamily(code) === 'technical' && code !== freshTokenCode) {
+    const { code, transient } = optionHistory(facts, option);
+    if (transient) {
       cascade.push(option);
       continue;
     }
@@ -228,8 +231,7 @@ function routes(facts: PlanFacts): PlanOption[] {
 /**
  * The slot that recovers most, counting what comes after it: the chance of the best schedule of the
  * remaining slots that starts there, by backward induction over the candidate hours (each later slot loses
- * what a further retry of the card loses, and waits out the same-day penalty unless the failure was
- * technical). Waiting for a better hour also pushes back, and decays, every retry that would follow.
+ * what a further retry of the card loses, and waits out the same-day penalty). Waiting for a better hour also pushes back, and decays, every retry that would follow.
  */
 function bestSlot(
   facts: PlanFacts,
@@ -237,12 +239,10 @@ function bestSlot(
   reference: { at: number; probability: number; options: PlanOption[] },
 ) {
   const chances = slotChances(facts, reference);
-  const { code } = optionHistory(facts, reference.options[0]!);
-  const gap = declineFamily(code) === 'technical' ? hour : day;
   // First candidate index at or after `t + gap`, for each candidate.
   const after: number[] = [];
   for (let j = 0, k = 0; j < candidates.length; j += 1) {
-    while (k < candidates.length && candidates[k]!.at < candidates[j]!.at + gap) k += 1;
+    while (k < candidates.length && candidates[k]!.at < candidates[j]!.at + day) k += 1;
     after.push(k);
   }
   const n = candidates.length;

@@ -70,6 +70,19 @@ describe('planNextAttempt', () => {
     expect(plan).toMatchObject({ kind: 'attempt', at: at('2026-03-12T02:00:00Z') });
   });
 
+  it('waits a day when a technical failure fails its first retry too: the issuer has answered', () => {
+    const now = at('2026-03-12T02:00:00Z');
+    const attempts = [
+      { at: now - 5 * 60_000, gateway: 'main', token: 'tok_a', code: 'try_again_later' },
+      { at: now - 60_000, gateway: 'main', token: 'tok_a', code: 'try_again_later' },
+    ];
+    const plan = planNextAttempt(
+      facts(now, { failedAt: now - 5 * 60_000, code: 'try_again_later', attempts }),
+    );
+    if (plan.kind !== 'attempt') throw new Error('expected an attempt');
+    expect(plan.at).toBeGreaterThanOrEqual(now - 60_000 + day);
+  });
+
   it('attempts a trial conversion at once, whatever the decline', () => {
     const now = at('2026-03-12T02:00:00Z');
     expect(planNextAttempt(facts(now, { critical: true }))).toMatchObject({ kind: 'attempt', at: now });

@@ -173,7 +173,11 @@ describe('the recovery loop', () => {
     const box = { s: startLoop(setup('try_again_later', { options: [primary] })) };
     expect(step(box, failedAt)).toMatchObject({ depth: 0 });
     charge(box, declined('try_again_later'), failedAt);
-    expect(step(box, failedAt + hour)).toMatchObject({ kind: 'attempt', depth: 1, attemptNo: 2 });
+    // A technical failure that fails its first retry waits out the same day like any other decline.
+    const wait = step(box, failedAt + hour);
+    if (wait.kind !== 'wait') throw new Error('expected a wait');
+    box.s = resumeAfterWait(box.s, { stats: emptyStats() });
+    expect(step(box, wait.until)).toMatchObject({ kind: 'attempt', depth: 1, attemptNo: 2 });
   });
 
   it('reports a reconciled success with trigger reconciliation', () => {
