@@ -231,7 +231,8 @@ function routes(facts: PlanFacts): PlanOption[] {
 /**
  * The slot that recovers most, counting what comes after it: the chance of the best schedule of the
  * remaining slots that starts there, by backward induction over the candidate hours (each later slot loses
- * what a further retry of the card loses, and waits out the same-day penalty). Waiting for a better hour also pushes back, and decays, every retry that would follow.
+ * what a further retry of the card loses, and waits out the same-day penalty). Waiting for a better hour
+ * also pushes back, and decays, every retry that would follow.
  */
 function bestSlot(
   facts: PlanFacts,

@@ -5,6 +5,7 @@ import {
   depthFactor,
   emptyStats,
   fatiguePrior,
+  optimisticRouteLift,
   outcomeCounts,
   tallyOutcome,
 } from '../domain/success-model.js';
@@ -80,6 +81,29 @@ describe('how success falls with each retry of a card', () => {
     expect(depthFactor(stats, 'do_not_honor', 2)).toBeCloseTo(0.2, 1);
     expect(depthFactor(stats, 'generic_decline', 2)).toBeCloseTo(0.2, 1); // the issuer family pools
     expect(depthFactor(stats, 'insufficient_funds', 2)).toBeCloseTo(fatiguePrior ** 2, 10);
+  });
+});
+
+describe('which gateway a card goes through', () => {
+  const tallied = (gateway: string, n: number, successEvery: number) => {
+    const stats = emptyStats();
+    for (let i = 0; i < n; i += 1)
+      tallyOutcome(stats, { fromCode: 'do_not_honor', local, gateway, approved: i % successEvery === 0 });
+    return stats;
+  };
+
+  it('gives a gateway the account has no evidence on the benefit of the doubt', () => {
+    const stats = tallied('main', 400, 5);
+    expect(optimisticRouteLift(stats, 'do_not_honor', 'backup')).toBeGreaterThan(
+      optimisticRouteLift(stats, 'do_not_honor', 'main'),
+    );
+  });
+
+  it('lets the doubt shrink as evidence grows', () => {
+    const few = optimisticRouteLift(tallied('main', 20, 5), 'do_not_honor', 'main');
+    const many = optimisticRouteLift(tallied('main', 2000, 5), 'do_not_honor', 'main');
+    expect(many).toBeLessThan(few);
+    expect(many).toBeCloseTo(1.05, 1);
   });
 });
 
