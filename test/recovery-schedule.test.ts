@@ -1,5 +1,5 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Context } from '@temporalio/activity';
+import { serverClock } from '../scripts/time-skipping.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localParts } from '../domain/local-time.js';
 import { recoveryWorkflowId } from '../domain/recovery.js';
@@ -17,15 +17,6 @@ let stack: Stack;
 let n = 0;
 const amount = () => 2000 + (n += 1);
 const day = 86_400_000;
-
-/** Inside an activity, the time the server scheduled it (the workflow's clock); elsewhere, the wall clock. */
-function serverClock(): Date {
-  try {
-    return new Date(Context.current().info.currentAttemptScheduledTimestampMs);
-  } catch {
-    return new Date();
-  }
-}
 
 beforeAll(async () => {
   env = await startTimeSkipping();
