@@ -8,8 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import Koa from 'koa';
-import { RecoveryRequest } from '../../domain/recovery-request.js';
+import { serveExecute } from './execute-server.js';
 import { floorAnswer, floorWorkflow } from './floor-workflow.js';
 
 const [port, address, latencyMs] = process.argv.slice(2);
@@ -30,16 +29,7 @@ const worker = await Worker.create({
 void worker.run();
 const client = new Client({ connection: await Connection.connect({ address }) });
 
-const app = new Koa();
-app.use(async (ctx) => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) chunks.push(chunk);
-  const parsed = RecoveryRequest.safeParse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-  if (!parsed.success) {
-    ctx.status = 400;
-    ctx.body = { error: 'Validation failed' };
-    return;
-  }
+serveExecute(Number(port), 'temporal floor', async () => {
   const workflowId = `floor/${randomUUID()}`;
   const approved = await client.workflow.executeUpdateWithStart(floorAnswer, {
     startWorkflowOperation: new WithStartWorkflowOperation(floorWorkflow, {
@@ -48,6 +38,5 @@ app.use(async (ctx) => {
       workflowIdConflictPolicy: 'USE_EXISTING',
     }),
   });
-  ctx.body = { success: approved, transactionId: workflowId };
+  return { success: approved, transactionId: workflowId };
 });
-app.listen(Number(port), '127.0.0.1', () => process.stdout.write('temporal floor listening\n'));
