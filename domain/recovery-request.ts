@@ -16,6 +16,9 @@ export const CustomerEmail = z
   .max(254)
   .transform((e) => e.toLowerCase());
 
+/** A transaction id as a merchant sends it (its own, or one the service gave it): trimmed, 1–128 characters. */
+export const TransactionRef = z.string().trim().min(1).max(128);
+
 /** Body of POST /api/recovery/execute. Strict: unknown fields are refused so a typo never disables a feature. */
 export const RecoveryRequest = z
   .object({

@@ -1,18 +1,14 @@
 import { z } from 'zod';
-import { Currency, CustomerEmail } from '../../domain/recovery-request.js';
+import { Currency, CustomerEmail, TransactionRef } from '../../domain/recovery-request.js';
 
 /** Body of POST /api/recovery/pulse: a payment that succeeded on the first try. */
 export const PulseRequest = z
   .object({
     amount: z.int('must be an integer in the smallest currency unit').min(50).max(100_000_000),
     currency: Currency.default('USD'),
-    transactionId: z
-      .string()
-      .trim()
-      .min(1)
-      .max(128)
-      .optional()
-      .describe("The merchant's own id; re-sending it returns the same service id"),
+    transactionId: TransactionRef.optional().describe(
+      "The merchant's own id; re-sending it returns the same service id",
+    ),
     customerEmail: CustomerEmail.optional(),
     occurredAt: z.iso.datetime({ offset: true }).optional(),
   })

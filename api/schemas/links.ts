@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { CustomerEmail } from '../../domain/recovery-request.js';
-import { Currency } from '../../domain/recovery-request.js';
+import { Currency, CustomerEmail, TransactionRef } from '../../domain/recovery-request.js';
 
 const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).max(2048);
 const id = z.string().trim().min(1, 'must not be empty').max(256);
@@ -11,13 +10,9 @@ export const CardUpdateLinkRequest = z
     paymentMethodToken: z.string().trim().min(1, 'must not be empty').max(512),
     customerEmail: CustomerEmail.optional(),
     returnUrl: https.optional().describe('Shown as a "Return to…" button after the card is saved'),
-    transactionId: z
-      .string()
-      .trim()
-      .min(1)
-      .max(128)
-      .optional()
-      .describe('A recovery to retry at once with the new card, besides those queued on the old token'),
+    transactionId: TransactionRef.optional().describe(
+      'A recovery to retry at once with the new card, besides those queued on the old token',
+    ),
   })
   .strict();
 export type CardUpdateLinkRequest = z.infer<typeof CardUpdateLinkRequest>;
