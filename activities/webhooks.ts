@@ -39,10 +39,9 @@ export function webhookActivities(deps: ActivityDeps) {
   async function load(eventId: string) {
     const record = await stores.events.get(eventId);
     if (!record) throw new Error(`No event ${eventId}`);
-    const account = await stores.accounts.find(record.accountId);
-    const secret = await stores.accounts.signingSecret(record.accountId);
-    if (!account || !secret) throw new Error(`No account ${record.accountId} for event ${eventId}`);
-    return { body: record.body, url: account.settings.webhookUrl, secret };
+    const target = await stores.accounts.webhookTarget(record.accountId);
+    if (!target) throw new Error(`No account ${record.accountId} for event ${eventId}`);
+    return { body: record.body, ...target };
   }
 
   return {

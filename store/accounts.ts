@@ -164,8 +164,15 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
     },
 
     async signingSecret(id: string): Promise<string | null> {
+      return (await this.webhookTarget(id))?.secret ?? null;
+    },
+
+    /** Where the account's webhooks go and the secret that signs them, from one read. */
+    async webhookTarget(id: string): Promise<{ url: string; secret: string } | null> {
       const doc = await accountDocs.get(id);
-      return doc ? unseal<string>(masterKey, doc.signingSecret) : null;
+      return doc
+        ? { url: doc.settings.webhookUrl, secret: unseal<string>(masterKey, doc.signingSecret) }
+        : null;
     },
 
     /** The account and its gateways with decrypted credentials, in priority order, from one read. */
