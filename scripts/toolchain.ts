@@ -7,7 +7,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { toolchainFile, toolsDir, type Toolchain } from './toolchain-paths.js';
@@ -94,7 +94,8 @@ function mongoServer(): Toolchain['mongo'] {
     'Go 1.24 or newer is needed to build FerretDB: install Go (https://go.dev/doc/install) or put `mongod` on PATH.',
   );
   const src = join(root, 'tools', 'ferretdb');
-  const fp = fingerprint(join(src, 'go.mod'), join(src, 'go.sum'), join(src, 'main.go'));
+  const sources = readdirSync(src).filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum');
+  const fp = fingerprint(...sources.sort().map((f) => join(src, f)));
   const out = join(binDir, 'ferretdb');
   cached('ferretdb', fp, out, () => run('go', ['build', '-o', out, '.'], { cwd: src, env: goEnv }));
   return { kind: 'ferretdb', path: out };

@@ -95,6 +95,15 @@ export function createRecoveryStore(db: Db) {
     remember: true,
   });
 
+  /**
+   * A recovery of this account, or null. Looked up by _id alone and checked here: the embedded FerretDB
+   * answers a filter of _id alone from an index and scans the collection for any other filter.
+   */
+  async function accountsRecovery(accountId: string, transactionId: string): Promise<RecoveryDoc | null> {
+    const doc = await recoveries.findOne({ _id: transactionId });
+    return doc?.accountId === accountId ? doc : null;
+  }
+
   return {
     async create(input: {
       transactionId: string;
@@ -152,12 +161,12 @@ export function createRecoveryStore(db: Db) {
 
     /** Finds an account's recovery by either form of its id (UUID or FAILED_API_<uuid>). */
     find(accountId: string, transactionId: string): Promise<RecoveryDoc | null> {
-      return recoveries.findOne({ _id: transactionId.replace(/^FAILED_API_/, ''), accountId });
+      return accountsRecovery(accountId, transactionId.replace(/^FAILED_API_/, ''));
     },
 
     async findByKey(accountId: string, key: string): Promise<RecoveryDoc | null> {
       const claimed = await keys.findOne({ _id: `${accountId}:${key}` });
-      return claimed ? recoveries.findOne({ _id: claimed.transactionId, accountId }) : null;
+      return claimed ? accountsRecovery(accountId, claimed.transactionId) : null;
     },
 
     async update(transactionId: string, patch: RecoveryPatch, now: Date): Promise<void> {
@@ -205,9 +214,7 @@ export function createRecoveryStore(db: Db) {
         () => true,
         maxPerCustomer,
       );
-      const docs = await Promise.all(
-        entries.map((e) => recoveries.findOne({ _id: e.transactionId, accountId })),
-      );
+      const docs = await Promise.all(entries.map((e) => accountsRecovery(accountId, e.transactionId)));
       return docs
         .filter((d): d is RecoveryDoc => d !== null)
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());

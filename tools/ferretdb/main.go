@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 )
@@ -57,6 +58,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if conf.Handler == "sqlite" {
+		go keepIDIndexes(ctx, *dir, 200*time.Millisecond)
+	}
 	fmt.Println(f.MongoDBURI())
 	if err := f.Run(ctx); err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "ferretdb:", err)
