@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import type { LocalParts } from '../domain/local-time.js';
 import { emptyStats, outcomeCounts, type OutcomeStats } from '../domain/success-model.js';
 import { collections } from './collections.js';
-import { isDuplicateKey } from './mongo.js';
+import { isDuplicateKey, upsert } from './mongo.js';
 
 interface AttemptLogDoc {
   _id: string; // gateway idempotency key of the attempt: logged once
@@ -49,7 +49,7 @@ export function createLearningStore(db: Db) {
         inc[`stats.${table}.${safe(key)}.n`] = n;
         inc[`stats.${table}.${safe(key)}.s`] = s;
       }
-      await tallies.updateOne({ _id: row.accountId }, { $inc: inc }, { upsert: true });
+      await upsert(() => tallies.updateOne({ _id: row.accountId }, { $inc: inc }, { upsert: true }));
     },
 
     /** The account's outcome statistics by code, hour bucket, weekday, day of month and gateway. */

@@ -13,6 +13,19 @@ export function isDuplicateKey(error: unknown): boolean {
   return error instanceof MongoServerError && error.code === 11000;
 }
 
+/**
+ * Runs an upsert, and once more if it lost the race to create the document: two upserts of one missing
+ * _id both try to insert it, and FerretDB, unlike MongoDB since 4.2, does not retry the loser as an update.
+ */
+export async function upsert<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!isDuplicateKey(error)) throw error;
+    return write();
+  }
+}
+
 /** Pings the server; used by the health check. */
 export async function pingMongo(db: Db): Promise<boolean> {
   try {

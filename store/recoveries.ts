@@ -4,6 +4,7 @@ import type { Prediction, RecoveryState, Strategy } from '../domain/recovery.js'
 import type { RecoveryRequest } from '../domain/recovery-request.js';
 import { sha256 } from '../runtime/crypto.js';
 import { collections } from './collections.js';
+import { upsert } from './mongo.js';
 import { sequence, type SequenceDoc } from './sequence.js';
 
 /** One attempt as the read model shows it. */
@@ -178,10 +179,12 @@ export function createRecoveryStore(db: Db) {
           { projection: { cardKey: 1, lastDeclineCode: 1 } },
         );
         if (doc)
-          await blocked.replaceOne(
-            { _id: doc.cardKey },
-            { transactionId, declineCode: doc.lastDeclineCode ?? 'fraudulent', at: now },
-            { upsert: true },
+          await upsert(() =>
+            blocked.replaceOne(
+              { _id: doc.cardKey },
+              { transactionId, declineCode: doc.lastDeclineCode ?? 'fraudulent', at: now },
+              { upsert: true },
+            ),
           );
       }
     },
