@@ -77,9 +77,10 @@ export function createEventStore(db: Db) {
     },
 
     /**
-     * Records one attempt of the delivery at `delivery.index`; recording the same attempt number twice is
-     * a no-op. With `delivered`, the event is marked delivered in the same write. False when the event has
-     * no such delivery.
+     * Records one attempt of the delivery at `delivery.index`; recording the same attempt twice is a
+     * no-op (a retried write sees it there, and `$addToSet` drops an identical copy from a racing one).
+     * With `delivered`, the event is marked delivered in the same write. False when the event has no such
+     * delivery. Both operations filter by _id alone: the embedded FerretDB scans for any other filter.
      */
     async recordAttempt(
       eventId: string,
@@ -87,22 +88,19 @@ export function createEventStore(db: Db) {
       attempt: DeliveryAttempt,
       delivered: boolean,
     ): Promise<boolean> {
+      const record = await get(eventId);
+      const current = record?.deliveries[delivery.index];
+      if (current?.deliveryId !== delivery.deliveryId) return false;
+      if (current.attempts.some((a) => a.attempt === attempt.attempt)) return true;
       const at = `deliveries.${delivery.index}`;
       const result = await events.updateOne(
+        { _id: eventId },
         {
-          _id: eventId,
-          [`${at}.deliveryId`]: delivery.deliveryId,
-          [`${at}.attempts.attempt`]: { $ne: attempt.attempt },
-        },
-        {
-          $push: { [`${at}.attempts`]: attempt },
+          $addToSet: { [`${at}.attempts`]: attempt },
           ...(delivered ? { $set: { deliveryStatus: 'delivered' as const } } : {}),
         },
       );
-      if (result.matchedCount === 1) return true;
-      // Nothing matched: the attempt was recorded before (a retried write), or there is no such delivery.
-      const record = await get(eventId);
-      return record?.deliveries[delivery.index]?.deliveryId === delivery.deliveryId;
+      return result.matchedCount === 1;
     },
 
     /** Sets the delivery status, only from one of `from` when given; true if it changed. */

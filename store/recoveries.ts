@@ -189,12 +189,18 @@ export function createRecoveryStore(db: Db) {
       }
     },
 
-    /** Appends an attempt once (a retried activity does not add it twice). */
+    /**
+     * Appends an attempt once. A retried activity records the same attempt again: it is skipped once
+     * there, and `$addToSet` drops an identical copy written by a run racing this one. Both writes filter
+     * by _id alone (see accountsRecovery).
+     */
     async addAttempt(transactionId: string, attempt: AttemptRecord, now: Date): Promise<void> {
+      const doc = await recoveries.findOne({ _id: transactionId }, { projection: { attempts: 1 } });
+      if (!doc || doc.attempts.some((a) => a.no === attempt.no)) return;
       await recoveries.updateOne(
-        { _id: transactionId, 'attempts.no': { $ne: attempt.no } },
+        { _id: transactionId },
         {
-          $push: { attempts: attempt },
+          $addToSet: { attempts: attempt },
           $set: { updatedAt: now, ...(attempt.declineCode ? { lastDeclineCode: attempt.declineCode } : {}) },
         },
       );
