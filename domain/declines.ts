@@ -1,8 +1,9 @@
-import { z } from 'zod';
-
-/** What the merchant should do after a recovery that did not succeed (the spec's four values). */
-export const RecommendedAction = z.enum(['request_card_update', 'retry_later', 'manual_review', 'monitor']);
-export type RecommendedAction = z.infer<typeof RecommendedAction>;
+/**
+ * What the merchant should do after a recovery that did not succeed (the spec's four values). No zod
+ * here: the workflows import this module, and every workflow would construct the schemas again.
+ */
+export const recommendedActions = ['request_card_update', 'retry_later', 'manual_review', 'monitor'] as const;
+export type RecommendedAction = (typeof recommendedActions)[number];
 
 export const declineGroups = [
   'recoverable',

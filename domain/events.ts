@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { recommendedActions } from './declines.js';
 import { PaymentMethodType } from './gateway-kinds.js';
 import { CancelOffer } from './settings.js';
 
@@ -12,12 +13,7 @@ const text = z.string().min(1);
 const score = z.number().min(0).max(100);
 
 /** recommendedAction values of the spec (recovery.failed, recovery.blocked, status bodies). */
-export const RecommendedActionSchema = z.enum([
-  'retry_later',
-  'request_card_update',
-  'manual_review',
-  'monitor',
-]);
+export const RecommendedActionSchema = z.enum(recommendedActions);
 
 /** strategyUsed values (decisions.md, "Execute"). */
 export const StrategyUsedSchema = z.enum([

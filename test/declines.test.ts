@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   classifyDecline,
   normalizeDeclineCode,
-  RecommendedAction,
   type DeclineGroup,
+  type RecommendedAction,
 } from '../domain/declines.js';
+import { RecommendedActionSchema } from '../domain/events.js';
 
 type Row = [
   code: string,
@@ -68,7 +69,7 @@ describe.each(table)(
 
     it('carries one human sentence as the reason', () => {
       expect(info.reason).toMatch(/^[A-Z].+\.$/);
-      expect(RecommendedAction.parse(info.recommendedAction)).toBe(action);
+      expect(RecommendedActionSchema.parse(info.recommendedAction)).toBe(action);
     });
   },
 );

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { readToolchain } from '../scripts/toolchain-paths.js';
 import { startMongo, startTemporal, type Running } from '../scripts/servers.js';
+import { bundleWorkflows } from '../worker/create-worker.js';
 import { createTestTls } from './support/tls.js';
 
 declare module 'vitest' {
@@ -39,17 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     process.env.NODE_EXTRA_CA_CERTS = tls.trustFile;
     const mongoUri = process.env.MONGODB_URI ?? (await start(startMongo(tools, { dataDir: dir })));
     const temporalAddress = process.env.TEMPORAL_ADDRESS ?? (await start(startTemporal(tools, {})));
-    const bundle = await bundleWorkflowCode({
-      workflowsPath: new URL('../workflows/index.ts', import.meta.url).pathname,
-      logger: {
-        log: () => undefined,
-        trace: () => undefined,
-        debug: () => undefined,
-        info: () => undefined,
-        warn: console.warn,
-        error: console.error,
-      },
-    });
+    const bundle = await bundleWorkflows();
     const workflowBundlePath = join(dir, 'workflows.js');
     writeFileSync(workflowBundlePath, bundle.code);
     project.provide('mongoUri', mongoUri);

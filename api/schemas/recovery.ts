@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RecommendedAction } from '../../domain/declines.js';
+import { RecommendedActionSchema as RecommendedAction } from '../../domain/events.js';
 
 export const Strategy = z
   .enum(['primary', 'backup_gateway', 'fallback_token', 'smart_retry', 'all_failed', 'holdout'])
