@@ -1,4 +1,4 @@
-import { proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { AttemptOutcome } from '../activities/webhooks.js';
 import { webhookMaxAttempts, webhookRetryDelaysMs } from '../domain/webhooks.js';
@@ -13,7 +13,10 @@ export interface WebhookDeliveryInput {
 }
 
 // One POST per activity run: the workflow owns the schedule, so Temporal must never repeat a POST itself.
-const { deliverWebhook } = proxyActivities<Activities>({
+// A local activity: the POST leaves in the workflow task that schedules it, with no wait for an activity
+// task to be dispatched. A worker that dies during the POST sends it again when the workflow resumes, as
+// the same attempt (receivers deduplicate by eventId: delivery is at least once either way).
+const { deliverWebhook } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '15 seconds',
   retry: { maximumAttempts: 1 },
 });
