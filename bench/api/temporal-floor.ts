@@ -26,7 +26,14 @@ const worker = await Worker.create({
     },
   },
 });
-void worker.run();
+// SIGTERM shuts the worker down (the SDK's shutdown signals); then the process ends, HTTP server and all.
+worker.run().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
 const client = new Client({ connection: await Connection.connect({ address }) });
 
 serveExecute(Number(port), 'temporal floor', async () => {
