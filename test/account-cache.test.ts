@@ -1,11 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { MongoClient, type Db } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Settings } from '../domain/settings.js';
 import { createAccountStore, type AccountStore } from '../store/accounts.js';
+import { scratchDb } from './support/scratch-db.js';
 
-let mongo: MongoClient;
-let db: Db;
+const { client, db } = scratchDb('accounts', { monitorCommands: true });
 const masterKey = randomBytes(32);
 /** Commands sent to the server, by name. */
 const sent: string[] = [];
@@ -14,16 +13,10 @@ let clock = 1_000_000;
 let service: AccountStore;
 let cli: AccountStore;
 
-beforeAll(async () => {
-  mongo = await MongoClient.connect(inject('mongoUri'), { monitorCommands: true });
-  mongo.on('commandStarted', (e) => sent.push(e.commandName));
-  db = mongo.db(`t_accounts_${randomUUID().slice(0, 8)}`);
-  service = createAccountStore(db, masterKey, { cacheMs: 5_000, now: () => clock });
-  cli = createAccountStore(db, masterKey);
-});
-afterAll(async () => {
-  await db.dropDatabase();
-  await mongo.close();
+beforeAll(() => {
+  client().on('commandStarted', (e) => sent.push(e.commandName));
+  service = createAccountStore(db(), masterKey, { cacheMs: 5_000, now: () => clock });
+  cli = createAccountStore(db(), masterKey);
 });
 
 const newAccount = (id?: string) =>

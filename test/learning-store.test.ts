@@ -1,19 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { MongoClient, type Db } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLearningStore } from '../store/learning.js';
+import { scratchDb } from './support/scratch-db.js';
 
-let mongo: MongoClient;
-let db: Db;
-
-beforeAll(async () => {
-  mongo = await MongoClient.connect(inject('mongoUri'));
-  db = mongo.db(`t_learning_${randomUUID().slice(0, 8)}`);
-});
-afterAll(async () => {
-  await db.dropDatabase();
-  await mongo.close();
-});
+const { db } = scratchDb('learning');
 
 const row = (id: string, accountId: string, approved: boolean) => ({
   _id: id,
@@ -27,7 +17,7 @@ const row = (id: string, accountId: string, approved: boolean) => ({
 
 describe('the learning store', () => {
   it('counts the first outcomes of a new account when they land at once (no lost race to create the tally)', async () => {
-    const learning = createLearningStore(db);
+    const learning = createLearningStore(db());
     const account = `acct_${randomUUID().slice(0, 8)}`;
     const results = await Promise.allSettled(
       Array.from({ length: 8 }, (_, i) => learning.record(row(`k${i}`, account, i % 2 === 0))),
@@ -42,7 +32,7 @@ describe('the learning store', () => {
   });
 
   it('counts a retried outcome once', async () => {
-    const learning = createLearningStore(db);
+    const learning = createLearningStore(db());
     const account = `acct_${randomUUID().slice(0, 8)}`;
     await learning.record(row('same', account, true));
     await learning.record(row('same', account, true));

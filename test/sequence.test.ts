@@ -1,31 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { MongoClient, type Db } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sequence, type SequenceDoc } from '../store/sequence.js';
+import { scratchDb } from './support/scratch-db.js';
 
 interface Doc extends SequenceDoc {
   by: string;
 }
 
-let mongo: MongoClient;
-let db: Db;
+const { client, db } = scratchDb('sequence', { monitorCommands: true });
 /** Commands sent to the server, by name, while `counting` is on. */
 const sent: string[] = [];
 let counting = false;
 
-beforeAll(async () => {
-  mongo = await MongoClient.connect(inject('mongoUri'), { monitorCommands: true });
-  db = mongo.db(`t_sequence_${randomUUID().slice(0, 8)}`);
-  mongo.on('commandStarted', (e) => {
+beforeAll(() => {
+  client().on('commandStarted', (e) => {
     if (counting) sent.push(e.commandName);
   });
 });
-afterAll(async () => {
-  await db.dropDatabase();
-  await mongo.close();
-});
 
-const coll = () => db.collection<Doc>(`seq_${randomUUID().slice(0, 8)}`);
+const coll = () => db().collection<Doc>(`seq_${randomUUID().slice(0, 8)}`);
 const below = (limit: number) => (highest: number) => highest < limit;
 
 describe('numbered claims', () => {

@@ -1,30 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { MongoClient, type Db } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RecoveryRequest } from '../domain/recovery-request.js';
 import { createEventStore, type DeliveryAttempt } from '../store/events.js';
 import { createRecoveryStore, type AttemptRecord } from '../store/recoveries.js';
 import { sampleEvent } from './support/sample-events.js';
+import { scratchDb } from './support/scratch-db.js';
 
 // Retried activities record the same attempt again, sometimes while the first run is still writing:
 // the read model and the audit log keep each attempt once.
 
-let mongo: MongoClient;
-let db: Db;
-
-beforeAll(async () => {
-  mongo = await MongoClient.connect(inject('mongoUri'));
-  db = mongo.db(`t_attempts_${randomUUID().slice(0, 8)}`);
-});
-afterAll(async () => {
-  await db.dropDatabase();
-  await mongo.close();
-});
+const { db } = scratchDb('attempts');
 
 const now = new Date('2026-11-22T10:00:00Z');
 
 async function newRecovery() {
-  const recoveries = createRecoveryStore(db);
+  const recoveries = createRecoveryStore(db());
   const transactionId = randomUUID();
   await recoveries.create({
     transactionId,
@@ -77,7 +67,7 @@ describe('recovery attempts in the read model', () => {
 
 describe('webhook delivery attempts in the audit log', () => {
   async function newEvent() {
-    const events = createEventStore(db);
+    const events = createEventStore(db());
     const eventId = randomUUID();
     const payload = { ...sampleEvent('recovery.success'), eventId, createdAt: now.toISOString() };
     await events.insert({
