@@ -88,7 +88,7 @@ export function createEventStore(db: Db) {
       attempt: DeliveryAttempt,
       delivered: boolean,
     ): Promise<boolean> {
-      const record = await get(eventId);
+      const record = await events.findOne({ _id: eventId }, { projection: { deliveries: 1 } });
       const current = record?.deliveries[delivery.index];
       if (current?.deliveryId !== delivery.deliveryId) return false;
       if (current.attempts.some((a) => a.attempt === attempt.attempt)) return true;
