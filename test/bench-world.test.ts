@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { classifyDecline } from '../domain/declines.js';
-import { maxAttempts } from '../bench/recovery/payment-run.js';
+import { maxAttempts, tokensOf } from '../bench/recovery/payment-run.js';
 import { runBenchmark, simulate, strategyNames } from '../bench/recovery/run.js';
 import { fixedSchedules, type FixedStrategy } from '../bench/recovery/strategies/fixed.js';
 import { loadWorld, parseWorld, WorldError } from '../bench/recovery/world.js';
@@ -129,6 +129,19 @@ describe('a small run', () => {
         expect(r.charges.filter((c) => c.approved).length).toBe(r.recoveredAt === null ? 0 : 1);
         if (r.recoveredAt !== null)
           expect(r.charges.at(-1)).toMatchObject({ approved: true, at: r.recoveredAt });
+      }
+    },
+  );
+
+  it.each(strategyNames)(
+    "%s charges only what production may charge after the merchant's decline",
+    (name) => {
+      for (const [i, r] of results[name].entries()) {
+        const decline = classifyDecline(payments[i]!.code);
+        // Blocked at intake (403): nothing is charged. A hard cardholder-state decline: no second card.
+        if (decline.stopsImmediately) expect(r.charges).toEqual([]);
+        if (!decline.allowsFallback)
+          expect(r.charges.filter((c) => c.token === tokensOf(payments[i]!).fallback)).toEqual([]);
       }
     },
   );

@@ -23,7 +23,8 @@ interface CardPolicy {
 /**
  * The upper reference: knows each payment's latent recoverability and every hour's true success probability,
  * and plays the optimal policy (dynamic programming over whole hours, the retry budget and the decline codes
- * a failure can turn into) on the one card that promises most, within the card networks' rules.
+ * a failure can turn into) on the one card that promises most, within the card networks' rules and the
+ * spec's rules on which cards may be charged at all.
  */
 export function runOracle(model: WorldModel, payment: Payment, seed: number): PaymentResult {
   const run = new PaymentRun(model, payment, seed);
@@ -32,12 +33,15 @@ export function runOracle(model: WorldModel, payment: Payment, seed: number): Pa
   const n = Math.max(0, Math.floor((run.horizonEnd - start) / hour) + 1);
   const grid = Array.from({ length: n }, (_, j) => start + j * hour);
 
+  // Only what production may charge: the primary card after a decline it retries, a second card unless the
+  // decline is a hard cardholder-state one (the spec's fallback rule), a new card from the account updater.
+  const decline = classifyDecline(payment.code);
   const cards: CardTruth[] = [];
   const primary = run.card(tokens.primary)!;
-  if (primary.recoverable) cards.push(primary);
+  if (primary.recoverable && decline.retryable) cards.push(primary);
   const fallback = run.card(tokens.fallback);
-  if (fallback) cards.push(fallback);
-  const updatable = classifyDecline(payment.code).group === 'expired' && payment.updaterHit;
+  if (fallback && decline.allowsFallback) cards.push(fallback);
+  const updatable = decline.group === 'expired' && payment.updaterHit;
   if (updatable)
     cards.push({
       ...primary,
