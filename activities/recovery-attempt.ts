@@ -24,9 +24,13 @@ export interface AttemptInput {
   fromCode: string;
   advice: string | null;
   offsetMinutes: number;
-  /** Earlier retries of this card and the unlearned part of the prediction: how much learning counts it. */
+  /**
+   * Earlier retries of this card, the part of the prediction outside the rate and lifts, and the same-day
+   * factor within it (charged less than 24 h after the card's last charge): how learning counts it.
+   */
   depth?: number;
   exposure?: number;
+  sameDay?: number;
   /** The workflow's clock when it decided to attempt (epoch ms): the attempt's time everywhere. */
   now: number;
 }
@@ -70,6 +74,7 @@ export function attemptActivities(deps: ActivityDeps) {
         local: localParts(at.getTime(), input.offsetMinutes),
         ...(input.depth !== undefined ? { depth: input.depth } : {}),
         ...(input.exposure !== undefined ? { exposure: input.exposure } : {}),
+        ...(input.sameDay !== undefined ? { sameDay: input.sameDay } : {}),
         at,
       });
     }

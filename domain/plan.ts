@@ -8,14 +8,14 @@ import {
   depthFactor,
   freshTokenCode,
   optimisticRouteLift,
+  sameDayFactor,
   type OutcomeStats,
 } from './success-model.js';
 
 const hour = 3_600_000;
 const day = 24 * hour;
-/** Daily decay and same-day penalty (research §9); value of recovering a day sooner. */
+/** Daily decay (research §9); value of recovering a day sooner. */
 const decayPerDay = 0.97;
-const sameDayPenalty = 0.5;
 const patiencePerDay = 0.99;
 
 /** A way to charge: one token through one gateway, in the spec's cascade order. */
@@ -64,7 +64,8 @@ export type Plan =
 /**
  * What the planner knows of one option's card: the code it last declined with (`fresh_token` for a card
  * never charged), how many times we retried it since (its depth), when it was last charged, and whether
- * its failure may have been lost in transit: a technical decline not yet retried, which goes again at once.
+ * its decline is a technical one not yet retried: another processor may get through, so such a card tries
+ * every gateway in one slot.
  */
 export function optionHistory(facts: PlanFacts, option: PlanOption) {
   const onToken = facts.attempts.filter((a) => a.token === option.token);
@@ -86,24 +87,32 @@ export function optionProbability(facts: PlanFacts, option: PlanOption, t: numbe
     baseRate(facts.stats, code).rate *
     contextLift(facts.stats, code, local, option.gateway, facts.billingCycleDay) *
     depthFactor(facts.stats, code, depth) *
-    optionExposure(facts, option, t);
+    optionExposure(facts, option, t).exposure;
   return Math.min(0.99, p);
 }
 
 /**
- * The part of `optionProbability` the engine does not learn: decay since the failure, and the same-day
- * penalty (an issuer that just declined this card rarely changes its mind the same day, whichever gateway
- * asks; only a technical failure's first retry is spared it, and a card that fails that one has met its
- * issuer). Outcomes are logged with it, so learning sees a neutral moment.
+ * The part of `optionProbability` outside the code's rate and its lifts: decay since the failure, and the
+ * same-day factor when the card was charged less than 24 h before (`sameDayFactor`: an issuer that just
+ * declined a card rarely changes its mind the same day, whichever gateway asks). Outcomes are logged with
+ * both, so the rate and the lifts learn from a neutral moment and the same-day factor from its own table.
  */
-export function optionExposure(facts: PlanFacts, option: PlanOption, t: number): number {
-  const { code, lastCharge, transient } = optionHistory(facts, option);
-  const sameDay = t - lastCharge < day && !transient;
-  return (
-    (code === freshTokenCode ? 1 : decayPerDay ** Math.max(0, (t - facts.failedAt) / day)) *
-    (sameDay ? sameDayPenalty : 1)
-  );
+export function optionExposure(
+  facts: PlanFacts,
+  option: PlanOption,
+  t: number,
+): { exposure: number; sameDay: number | null } {
+  const { code, depth, lastCharge } = optionHistory(facts, option);
+  const sameDay = t - lastCharge < day ? sameDayFactor(facts.stats, code, depth) : null;
+  const decay = code === freshTokenCode ? 1 : decayPerDay ** Math.max(0, (t - facts.failedAt) / day);
+  return { exposure: decay * (sameDay ?? 1), sameDay };
 }
+
+/**
+ * An option goes now, ahead of a later slot, when now is nearly its own best moment (a fresh card); a
+ * technical failure cascades through every gateway at once while a retry at once keeps this share.
+ */
+const readyShare = 0.9;
 
 type Probability = (option: PlanOption, t: number) => number;
 
@@ -130,14 +139,17 @@ function probabilities(facts: PlanFacts): Probability {
 
 /** One option's `optionProbability` as a function of time, its local clock and the decay at that time. */
 function probabilityOf(facts: PlanFacts, option: PlanOption) {
-  const { code, depth, lastCharge, transient } = optionHistory(facts, option);
+  const { code, depth, lastCharge } = optionHistory(facts, option);
   const rate = baseRate(facts.stats, code).rate;
   const lift = contextLiftAt(facts.stats, code, option.gateway, facts.billingCycleDay);
   const tired = depthFactor(facts.stats, code, depth);
+  const sameDay = sameDayFactor(facts.stats, code, depth);
   return (t: number, local: LocalParts, decay: number) => {
-    const sameDay = t - lastCharge < day && !transient;
     const p =
-      rate * lift(local) * tired * ((code === freshTokenCode ? 1 : decay) * (sameDay ? sameDayPenalty : 1));
+      rate *
+      lift(local) *
+      tired *
+      ((code === freshTokenCode ? 1 : decay) * (t - lastCharge < day ? sameDay : 1));
     return Math.min(0.99, p);
   };
 }
@@ -207,8 +219,9 @@ function recoveryChance(facts: PlanFacts, best: { at: number; probability: numbe
 
 /**
  * The routes worth a slot: a card whose technical failure has not been retried yet tries every gateway in
- * cascade order (another processor may well get through at once), while any other card goes through one
- * gateway only, the one with the best optimistic learned lift, since a second gateway asking the same
+ * cascade order (another processor may well get through at once) as long as the account's outcomes say
+ * that retrying such a failure at once works (its same-day factor is near 1); any other card goes through
+ * one gateway only, the one with the best optimistic learned lift, since a second gateway asking the same
  * issuer minutes later mostly meets the same answer. Ties keep the cascade order.
  */
 function routes(facts: PlanFacts): PlanOption[] {
@@ -216,7 +229,7 @@ function routes(facts: PlanFacts): PlanOption[] {
   const cascade: PlanOption[] = [];
   for (const option of facts.options) {
     const { code, transient } = optionHistory(facts, option);
-    if (transient) {
+    if (transient && sameDayFactor(facts.stats, code, 0) >= readyShare) {
       cascade.push(option);
       continue;
     }
@@ -267,9 +280,6 @@ function bestSlot(
   });
   return best;
 }
-
-/** An option goes now, ahead of a later slot, when now is nearly its own best moment (a fresh card). */
-const readyShare = 0.9;
 
 function prediction(facts: PlanFacts, probability: number, reasoning: string): Prediction {
   const observed = baseRate(facts.stats, facts.code).observed;

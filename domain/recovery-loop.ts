@@ -81,9 +81,13 @@ export type LoopStep =
       advice: string | null;
       /** The primary card (or its replacement), as opposed to a fallback token. */
       onPrimary: boolean;
-      /** Earlier retries of this card, and the unlearned part of the prediction: the outcome's weight. */
+      /**
+       * Earlier retries of this card, and the part of the prediction outside the rate and lifts (decay,
+       * the same-day factor when the card was charged less than 24 h before): the outcome's weight.
+       */
       depth: number;
       exposure: number;
+      sameDay: number | null;
       plan: AttemptPlan;
     }
   | { kind: 'finish'; outcome: LoopOutcome };
@@ -212,7 +216,7 @@ export function nextStep(state: LoopState, now: number): { state: LoopState; ste
         advice: state.advice[option.token] ?? null,
         onPrimary,
         depth: history.depth,
-        exposure: optionExposure(facts, option, now),
+        ...optionExposure(facts, option, now),
         plan: state.slot.plan,
       },
     };

@@ -42,6 +42,8 @@ export interface OutcomeStats {
   byGateway: Record<string, Tally>;
   /** Keys `${family}|${depth}`: how success falls as a card is retried (depth = earlier retries of it). */
   byDepth: Record<string, Tally>;
+  /** Keys `${family}|soon` and `${family}|later`: first retries within 24 h of the card's last charge, or not. */
+  byRepeat: Record<string, Tally>;
 }
 
 export const emptyStats = (): OutcomeStats => ({
@@ -51,6 +53,7 @@ export const emptyStats = (): OutcomeStats => ({
   byDay: {},
   byGateway: {},
   byDepth: {},
+  byRepeat: {},
 });
 
 /** Dimension keys under which one attempt is counted; shared by the recorder and the model. */
@@ -77,9 +80,16 @@ export interface OutcomeRow {
   approved: boolean;
   /** Earlier retries of the card in its recovery (0: its first retry); absent in older logs. */
   depth?: number;
-  /** The part of the attempt's prediction that is not learned (decay, same-day repeat); 1 when absent. */
+  /**
+   * The part of the attempt's prediction outside the code's rate and its lifts: decay, and the same-day
+   * factor when the card was charged less than 24 h before; 1 when absent.
+   */
   exposure?: number;
+  /** That same-day factor, when there was one (absent in older logs: they count as not the same day). */
+  sameDay?: number;
 }
+
+const repeatKey = (code: string, soon: boolean) => `${declineFamily(code)}|${soon ? 'soon' : 'later'}`;
 
 /**
  * The counts one attempt outcome adds: `[table, key, attempts, successes]`. An attempt counts for its
@@ -103,6 +113,10 @@ export function outcomeCounts(row: OutcomeRow): Array<[keyof OutcomeStats, strin
       ['byDay', k.day, n, s],
       ['byGateway', k.gateway, n, s],
     );
+  // Soon or later, counted for the decay alone: the same-day factor is what this table learns. A card's
+  // first charge (a fresh token) has no earlier one to be soon after.
+  if (depth === 0 && row.fromCode !== freshTokenCode)
+    counts.push(['byRepeat', repeatKey(row.fromCode, row.sameDay !== undefined), n / (row.sameDay ?? 1), s]);
   return counts;
 }
 
@@ -124,6 +138,8 @@ const basePrior: Record<Family, number> = { funds: 0.22, issuer: 0.18, technical
 const freshTokenPrior = 0.45;
 const hourPrior = [0.88, 0.92, 1.0, 1.05, 1.05, 1.03, 1.0, 0.97]; // 3-hour buckets, customer local time
 const pseudoCount = 25; // how many observations a prior is worth
+/** A retry within 24 h of the card's last decline keeps about this share of its chance (research §9). */
+const sameDayPrior = 0.5;
 /** Each earlier failed retry of a card leaves about this share of its chance (research §9). */
 export const fatiguePrior = 0.7;
 
@@ -183,6 +199,23 @@ export function depthFactor(stats: OutcomeStats, code: string, depth: number): n
   const firstRate = (first.s + pseudoCount * priorRate(code)) / (first.n + pseudoCount);
   const learned = blendLift(stats.byDepth[`${f}|${d}`], firstRate, fatiguePrior ** d);
   return Math.min(1, learned) * fatiguePrior ** (depth - d);
+}
+
+/**
+ * What is left of a first retry's chance when the card was charged less than 24 h before, learned per
+ * family: the rate of first retries made soon over the rate of those made later, shrunk towards the prior.
+ * The prior: an issuer that just declined a card rarely changes its mind the same day (research §9, ×0.5),
+ * while a technical failure may clear at once. The later rate starts from the family's prior rate, so a
+ * family retried at once that fails more often than that looks better later, and gets tried later, which
+ * then teaches the later rate. Deeper retries keep the prior: a card that failed a retry has met its issuer.
+ */
+export function sameDayFactor(stats: OutcomeStats, code: string, depth: number): number {
+  const f = declineFamily(code);
+  const prior = f === 'technical' && depth === 0 ? 1 : sameDayPrior;
+  if (depth > 0 || code === freshTokenCode) return prior;
+  const later = rate(stats.byRepeat[repeatKey(code, false)]);
+  const laterRate = (later.s + pseudoCount * priorRate(code)) / (later.n + pseudoCount);
+  return blendLift(stats.byRepeat[repeatKey(code, true)], laterRate, prior);
 }
 
 /** The four factors of a context lift, for one code and gateway; each depends on a part of the local time. */

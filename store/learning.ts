@@ -11,9 +11,10 @@ interface AttemptLogDoc {
   approved: boolean;
   gateway: string;
   local: LocalParts;
-  /** Earlier retries of the card and the unlearned part of the prediction: how much the outcome counts. */
+  /** Earlier retries of the card, the unlearned part of the prediction and its same-day factor. */
   depth?: number;
   exposure?: number;
+  sameDay?: number;
   at: Date;
 }
 

@@ -7,7 +7,9 @@ import {
   fatiguePrior,
   optimisticRouteLift,
   outcomeCounts,
+  sameDayFactor,
   tallyOutcome,
+  type OutcomeStats,
 } from '../domain/success-model.js';
 
 const day = 86_400_000;
@@ -30,10 +32,37 @@ describe('what one attempt teaches the engine', () => {
       'byDepth',
       'byGateway',
       'byHour',
+      'byRepeat',
       'byWeekday',
     ]);
     expect(counts.every(([, , n, s]) => n === 0.5 && s === 1)).toBe(true);
     expect(counts.find(([table]) => table === 'byDepth')?.[1]).toBe('issuer|0');
+    expect(counts.find(([table]) => table === 'byRepeat')?.[1]).toBe('issuer|later');
+  });
+
+  it("a first retry within 24 h of the card's last charge counts as soon, for its decay alone", () => {
+    const counts = outcomeCounts({
+      fromCode: 'processing_error',
+      local,
+      gateway: 'main',
+      approved: false,
+      depth: 0,
+      exposure: 0.4,
+      sameDay: 0.5,
+    });
+    expect(counts.find(([table]) => table === 'byRepeat')).toEqual(['byRepeat', 'technical|soon', 0.8, 0]);
+    expect(counts.find(([table]) => table === 'byCode')).toEqual(['byCode', 'processing_error', 0.4, 0]);
+  });
+
+  it("a fresh card's first charge teaches nothing about repeating a charge", () => {
+    const counts = outcomeCounts({
+      fromCode: 'fresh_token',
+      local,
+      gateway: 'main',
+      approved: true,
+      depth: 0,
+    });
+    expect(counts.map(([table]) => table)).not.toContain('byRepeat');
   });
 
   it('a deeper retry only teaches how much each retry loses', () => {
@@ -81,6 +110,86 @@ describe('how success falls with each retry of a card', () => {
     expect(depthFactor(stats, 'do_not_honor', 2)).toBeCloseTo(0.2, 1);
     expect(depthFactor(stats, 'generic_decline', 2)).toBeCloseTo(0.2, 1); // the issuer family pools
     expect(depthFactor(stats, 'insufficient_funds', 2)).toBeCloseTo(fatiguePrior ** 2, 10);
+  });
+});
+
+describe('how much a retry within 24 h of the last charge loses', () => {
+  /** A technical failure's first retries: `soon` ones at once, the rest a day later. */
+  const retried = (o: { soon: number; soonEvery: number; later: number; laterEvery: number }) => {
+    const stats = emptyStats();
+    for (let i = 0; i < o.soon; i += 1)
+      tallyOutcome(stats, {
+        fromCode: 'processing_error',
+        local,
+        gateway: 'main',
+        approved: i % o.soonEvery === 0,
+        depth: 0,
+        exposure: sameDayFactor(stats, 'processing_error', 0),
+        sameDay: sameDayFactor(stats, 'processing_error', 0),
+      });
+    for (let i = 0; i < o.later; i += 1)
+      tallyOutcome(stats, {
+        fromCode: 'processing_error',
+        local,
+        gateway: 'main',
+        approved: i % o.laterEvery === 0,
+        depth: 0,
+      });
+    return stats;
+  };
+
+  it('starts from the priors: an issuer rarely changes its mind the same day, a technical failure may clear', () => {
+    expect(sameDayFactor(emptyStats(), 'do_not_honor', 0)).toBe(0.5);
+    expect(sameDayFactor(emptyStats(), 'insufficient_funds', 0)).toBe(0.5);
+    expect(sameDayFactor(emptyStats(), 'processing_error', 0)).toBe(1);
+    expect(sameDayFactor(emptyStats(), 'processing_error', 1)).toBe(0.5);
+  });
+
+  it('learns that retrying a technical failure at once works less often than the prior says', () => {
+    // Half the prior rate at once, nothing yet later: the later rate stays at its prior.
+    expect(
+      sameDayFactor(retried({ soon: 400, soonEvery: 4, later: 0, laterEvery: 1 }), 'processing_error', 0),
+    ).toBeCloseTo(0.5, 1);
+  });
+
+  it('learns the ratio of soon to later once both are seen', () => {
+    const stats = retried({ soon: 400, soonEvery: 4, later: 400, laterEvery: 3 });
+    expect(sameDayFactor(stats, 'processing_error', 0)).toBeCloseTo(0.75, 1);
+    expect(sameDayFactor(stats, 'try_again_later', 0)).toBeCloseTo(0.75, 1); // the technical family pools
+    expect(sameDayFactor(stats, 'do_not_honor', 0)).toBe(0.5);
+  });
+
+  it('stays near 1 where technical failures clear at once as often as later', () => {
+    const stats = retried({ soon: 400, soonEvery: 2, later: 400, laterEvery: 2 });
+    expect(sameDayFactor(stats, 'processing_error', 0)).toBeCloseTo(1, 1);
+  });
+
+  it('sends a technical failure through every gateway at once only while that is what works', () => {
+    const facts = (stats: OutcomeStats): PlanFacts => ({
+      now,
+      failedAt: now,
+      code: 'processing_error',
+      options: [
+        { gateway: 'main', token: 'tok_a', role: 'primary' },
+        { gateway: 'backup', token: 'tok_a', role: 'backup_gateway' },
+      ],
+      attempts: [{ at: now, gateway: 'main', token: 'tok_a', code: 'processing_error' }],
+      attemptsLeft: 8,
+      horizonEnd: now + 21 * day,
+      critical: false,
+      offsetMinutes: 0,
+      billingCycleDay: null,
+      riskSkipThreshold: 85,
+      notBefore: {},
+      stats,
+    });
+    expect(planNextAttempt(facts(emptyStats()))).toMatchObject({ kind: 'attempt', at: now });
+    expect((planNextAttempt(facts(emptyStats())) as { options: unknown[] }).options).toHaveLength(2);
+    const learned = planNextAttempt(facts(retried({ soon: 400, soonEvery: 5, later: 400, laterEvery: 2 })));
+    expect(learned.kind).toBe('attempt');
+    if (learned.kind !== 'attempt') return;
+    expect(learned.at).toBeGreaterThanOrEqual(now + day);
+    expect(learned.options).toHaveLength(1);
   });
 });
 

@@ -46,6 +46,7 @@ function randomFacts(rng: Rng): PlanFacts {
       approved: rng.next() < 0.25,
       depth: int(4) === 0 ? int(10) : 0,
       exposure: rng.next() < 0.5 ? 1 : rng.next(),
+      ...(rng.next() < 0.3 ? { sameDay: 0.2 + rng.next() } : {}),
     });
   const notBefore: Record<string, number> = {};
   for (const token of tokens) {

@@ -97,6 +97,7 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
       offsetMinutes: screen.offsetMinutes,
       depth: step.depth,
       exposure: step.exposure,
+      ...(step.sameDay !== null ? { sameDay: step.sameDay } : {}),
     };
     const sentAt = Date.now();
     const sent = await attemptCharge({

@@ -182,6 +182,7 @@ export function runEngine(
           approved: out.approved,
           depth: step.depth,
           exposure: step.exposure,
+          ...(step.sameDay !== null ? { sameDay: step.sameDay } : {}),
         };
         if (out.ambiguous) {
           // The answer is lost: the workflow looks the charge up 30 s later and only then learns from it.
