@@ -224,13 +224,21 @@ function liftFactors(stats: OutcomeStats, code: string, gateway: string, billing
   const familyRate = baseRate(stats, code).rate;
   return {
     // Technical failures clear with time, not with the cardholder's daily rhythm.
-    hour: (local: LocalParts) =>
-      blendLift(
-        stats.byHour[statKeys(code, local, gateway).hour],
-        familyRate,
-        f === 'technical' ? 1 : (hourPrior[Math.floor(local.hour / 3)] ?? 1),
-        liftEvidence.hour,
-      ),
+    hour: (local: LocalParts) => {
+      const bucket = (b: number) =>
+        blendLift(
+          stats.byHour[`${f}|${b}`],
+          familyRate,
+          f === 'technical' ? 1 : (hourPrior[b] ?? 1),
+          liftEvidence.hour,
+        );
+      // Between the middles of two 3-hour buckets the lift moves linearly: the hours of one bucket are not
+      // all alike, and a flat bucket would make the planner take its first hour, where it meets the last one.
+      const x = (local.hour - 1 + 24) / 3;
+      const b0 = Math.floor(x);
+      const frac = x - b0;
+      return (1 - frac) * bucket(b0 % 8) + frac * bucket((b0 + 1) % 8);
+    },
     weekday: (local: LocalParts) =>
       blendLift(stats.byWeekday[statKeys(code, local, gateway).weekday], familyRate, 1, liftEvidence.weekday),
     day: (local: LocalParts) =>
@@ -296,7 +304,7 @@ export function contextLiftAt(
     return v;
   };
   return (local) => {
-    const h = memo(hours, Math.floor(local.hour / 3), () => lift.hour(local));
+    const h = memo(hours, local.hour, () => lift.hour(local));
     const w = memo(weekdays, local.weekday, () => lift.weekday(local));
     // A day's payday prior depends on its date, weekday and month length.
     const d = memo(days, (local.dayOfMonth * 7 + local.weekday) * 32 + local.daysInMonth, () =>

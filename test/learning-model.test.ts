@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { localParts } from '../domain/local-time.js';
 import { planNextAttempt, type PlanFacts } from '../domain/plan.js';
 import {
+  contextLift,
   depthFactor,
   emptyStats,
   fatiguePrior,
@@ -190,6 +191,29 @@ describe('how much a retry within 24 h of the last charge loses', () => {
     if (learned.kind !== 'attempt') return;
     expect(learned.at).toBeGreaterThanOrEqual(now + day);
     expect(learned.options).toHaveLength(1);
+  });
+});
+
+describe('the hour of day', () => {
+  it('moves linearly between the middles of the 3-hour buckets it is learned in', () => {
+    const stats = emptyStats();
+    // Issuer first retries succeed twice as often from 06:00 to 09:00 as at other hours.
+    for (let h = 0; h < 24; h += 1)
+      for (let i = 0; i < 300; i += 1)
+        tallyOutcome(stats, {
+          fromCode: 'do_not_honor',
+          local: { ...local, hour: h },
+          gateway: 'main',
+          approved: i % (h >= 6 && h < 9 ? 3 : 6) === 0,
+          depth: 0,
+        });
+    const at = (hour: number) => contextLift(stats, 'do_not_honor', { ...local, hour }, 'main', null);
+    expect(at(7)).toBeGreaterThan(1.5 * at(4));
+    expect(at(6)).toBeCloseTo(at(4) + (2 / 3) * (at(7) - at(4)), 10);
+    expect(at(8)).toBeCloseTo(at(7) + (1 / 3) * (at(10) - at(7)), 10);
+    // The best hour is the middle of the good bucket, not its first hour.
+    const [best] = [5, 6, 7, 8, 9].sort((a, b) => at(b) - at(a));
+    expect(best).toBe(7);
   });
 });
 
