@@ -1,11 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
+import { sampleEvent } from './support/sample-events.js';
 import { call, startStack, type Stack } from './support/stack.js';
+import { startReceiver } from './support/webhook-receiver.js';
 
-// A worker process killed (SIGKILL) while the gateway is answering a charge: the charge must happen once.
+// A worker process killed (SIGKILL) in the middle of what it does outside: a charge must happen once, and a
+// webhook POST must be sent again rather than lost.
 
 const masterKey = randomBytes(32);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let stack: Stack;
 const children: ChildProcess[] = [];
 
@@ -55,8 +60,7 @@ it('a worker killed in the middle of an attempt does not charge twice: another w
   });
   const charges = stack.stores.db.collection('sandboxCharges');
   // Kill the worker once the gateway has charged but before its answer has come back.
-  while ((await charges.countDocuments({ token: 'tok_visa' })) === 0)
-    await new Promise((r) => setTimeout(r, 50));
+  while ((await charges.countDocuments({ token: 'tok_visa' })) === 0) await sleep(50);
   first.kill('SIGKILL');
   await startWorker();
   const res = await answer;
@@ -68,4 +72,39 @@ it('a worker killed in the middle of an attempt does not charge twice: another w
   });
   expect(status.body).toMatchObject({ status: 'succeeded', attemptCount: 1 });
   expect(account.id).toBeTruthy();
+}, 120_000);
+
+it('a worker killed while a webhook POST is in flight: another worker sends the same attempt again, recorded once', async () => {
+  // The merchant's endpoint holds the first request without answering; later ones get 200 at once.
+  const receiver = await startReceiver({
+    answer: (_req, index) => (index === 0 ? { status: 200, delayMs: 30_000 } : { status: 200 }),
+  });
+  try {
+    const { account, webhookSigningSecret } = await stack.createAccount({ webhookUrl: receiver.url });
+    for (const c of children) c.kill('SIGKILL'); // only the worker this test kills may take the delivery
+    const first = await startWorker();
+    const { eventId } = await stack.events.publish(account.id, sampleEvent('recovery.success'));
+    while (receiver.received.length === 0) await sleep(50);
+    first.kill('SIGKILL');
+    await startWorker();
+    let record = await stack.stores.events.get(eventId);
+    for (let waited = 0; record?.deliveryStatus !== 'delivered' && waited < 60_000; waited += 200) {
+      await sleep(200);
+      record = await stack.stores.events.get(eventId);
+    }
+    expect(record?.deliveryStatus).toBe('delivered');
+    const requests = receiver.received.filter((r) => r.headers['x-service-event-id'] === eventId);
+    // At least once: the same attempt, the same stored bytes, signed again; merchants dedupe by event id.
+    expect(requests).toHaveLength(2);
+    expect(requests.map((r) => r.headers['x-service-delivery-attempt'])).toEqual(['1', '1']);
+    for (const req of requests) {
+      expect(req.raw.toString('utf8')).toBe(record?.body);
+      const signature = req.headers['x-service-signature'] as string;
+      expect(verifyWebhookSignature(req.raw, signature, webhookSigningSecret)).toBe(true);
+    }
+    expect(record?.deliveries).toHaveLength(1);
+    expect(record?.deliveries[0]?.attempts).toMatchObject([{ attempt: 1, statusCode: 200, error: null }]);
+  } finally {
+    await receiver.close();
+  }
 }, 120_000);
