@@ -56,12 +56,15 @@ export const emptyStats = (): OutcomeStats => ({
   byRepeat: {},
 });
 
+/** The key of a family's 3-hour bucket of the customer's local day (0 = 00:00–03:00). */
+const hourKey = (f: Family, bucket: number) => `${f}|${bucket}`;
+
 /** Dimension keys under which one attempt is counted; shared by the recorder and the model. */
 export function statKeys(code: string, local: LocalParts, gateway: string) {
   const f = declineFamily(code);
   return {
     code,
-    hour: `${f}|${Math.floor(local.hour / 3)}`,
+    hour: hourKey(f, Math.floor(local.hour / 3)),
     weekday: `${f}|${local.weekday}`,
     day: `${f}|${local.dayOfMonth}`,
     gateway: `${f}|${gateway}`,
@@ -138,7 +141,7 @@ const basePrior: Record<Family, number> = { funds: 0.22, issuer: 0.18, technical
 const freshTokenPrior = 0.45;
 const hourPrior = [0.88, 0.92, 1.0, 1.05, 1.05, 1.03, 1.0, 0.97]; // 3-hour buckets, customer local time
 const pseudoCount = 25; // how many observations a prior is worth
-/** A retry within 24 h of the card's last decline keeps about this share of its chance (research §9). */
+/** A retry within 24 h of the card's last charge keeps about this share of its chance (research §9). */
 const sameDayPrior = 0.5;
 /** Each earlier failed retry of a card leaves about this share of its chance (research §9). */
 export const fatiguePrior = 0.7;
@@ -227,7 +230,7 @@ function liftFactors(stats: OutcomeStats, code: string, gateway: string, billing
     hour: (local: LocalParts) => {
       const bucket = (b: number) =>
         blendLift(
-          stats.byHour[`${f}|${b}`],
+          stats.byHour[hourKey(f, b)],
           familyRate,
           f === 'technical' ? 1 : (hourPrior[b] ?? 1),
           liftEvidence.hour,
