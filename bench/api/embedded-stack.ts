@@ -1,9 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../../scripts/servers.js';
 
-/** The embedded stack (`npm start`) running as a child process on free ports. */
+/**
+ * The embedded stack (`npm start`) running as a child process on free ports. With TEMPORAL_ADDRESS or
+ * MONGODB_URI set it uses those servers instead of starting its own, as `npm start` does, and its API and
+ * worker take task queues of their own, so a deployment's workers on the same Temporal never run its work.
+ */
 export interface EmbeddedStack {
   apiUrl: string;
   mongoUri: string;
@@ -17,6 +22,7 @@ export async function startEmbeddedStack(opts: {
   dataDir: string;
   env: NodeJS.ProcessEnv;
 }): Promise<EmbeddedStack> {
+  const external = { temporal: process.env.TEMPORAL_ADDRESS, mongo: process.env.MONGODB_URI };
   const [port, temporalPort, uiPort, mongoPort] = await Promise.all([
     freePort(),
     freePort(),
@@ -32,6 +38,7 @@ export async function startEmbeddedStack(opts: {
       TEMPORAL_PORT: String(temporalPort),
       TEMPORAL_UI_PORT: String(uiPort),
       MONGO_PORT: String(mongoPort),
+      ...(external.temporal ? { TEMPORAL_TASK_QUEUE: `bench-${randomUUID().slice(0, 8)}` } : {}),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -52,8 +59,8 @@ export async function startEmbeddedStack(opts: {
   child.stdout!.resume();
   return {
     apiUrl: `http://127.0.0.1:${port}`,
-    mongoUri: `mongodb://127.0.0.1:${mongoPort}/recoup`,
-    temporalAddress: `127.0.0.1:${temporalPort}`,
+    mongoUri: external.mongo ?? `mongodb://127.0.0.1:${mongoPort}/recoup`,
+    temporalAddress: external.temporal ?? `127.0.0.1:${temporalPort}`,
     masterKey: Buffer.from(readFileSync(join(opts.dataDir, 'master.key'), 'utf8').trim(), 'base64'),
     stop: () =>
       new Promise((resolve) => {
