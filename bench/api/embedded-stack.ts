@@ -17,6 +17,29 @@ export interface EmbeddedStack {
   stop: () => Promise<void>;
 }
 
+/**
+ * A Recoup deployment that is already running (`--api-url`): the accounts go into its database sealed with
+ * its master key, and the Temporal floor runs on its Temporal, so all three must be given.
+ */
+export function runningStack(apiUrl: string, env: NodeJS.ProcessEnv): EmbeddedStack {
+  const needed = ['MONGODB_URI', 'TEMPORAL_ADDRESS', 'RECOUP_MASTER_KEY'] as const;
+  const missing = needed.filter((name) => !env[name]);
+  if (missing.length > 0)
+    throw new Error(
+      `bench:api: --api-url needs ${missing.join(', ')} of the deployment: its accounts are created in its database, sealed with its master key, and the Temporal floor runs on its Temporal`,
+    );
+  const masterKey = Buffer.from(env.RECOUP_MASTER_KEY!, 'base64');
+  if (masterKey.length !== 32)
+    throw new Error('bench:api: RECOUP_MASTER_KEY must be 32 bytes, base64-encoded');
+  return {
+    apiUrl: apiUrl.replace(/\/+$/, ''),
+    mongoUri: env.MONGODB_URI!,
+    temporalAddress: env.TEMPORAL_ADDRESS!,
+    masterKey,
+    stop: () => Promise.resolve(),
+  };
+}
+
 /** Starts `scripts/dev-stack.ts` with its own data directory and waits until it says it is running. */
 export async function startEmbeddedStack(opts: {
   dataDir: string;

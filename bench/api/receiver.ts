@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { TestTls } from '../../test/support/tls.js';
 
 /** A local HTTPS webhook receiver that notes when each event arrived, for delivery lag. */
 export interface LagReceiver {
@@ -11,7 +10,7 @@ export interface LagReceiver {
   close: () => Promise<void>;
 }
 
-export async function startLagReceiver(tls: TestTls): Promise<LagReceiver> {
+export async function startLagReceiver(tls: { certFile: string; keyFile: string }): Promise<LagReceiver> {
   const lags: number[] = [];
   const server: Server = createServer(
     { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) },
