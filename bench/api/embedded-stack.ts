@@ -4,11 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../../scripts/servers.js';
 
-/**
- * The embedded stack (`npm start`) running as a child process on free ports. With TEMPORAL_ADDRESS or
- * MONGODB_URI set it uses those servers instead of starting its own, as `npm start` does, and its API and
- * worker take task queues of their own, so a deployment's workers on the same Temporal never run its work.
- */
+/** What the benchmark drives: the embedded stack it started, or a deployment that is already running. */
 export interface EmbeddedStack {
   apiUrl: string;
   mongoUri: string;
@@ -40,7 +36,12 @@ export function runningStack(apiUrl: string, env: NodeJS.ProcessEnv): EmbeddedSt
   };
 }
 
-/** Starts `scripts/dev-stack.ts` with its own data directory and waits until it says it is running. */
+/**
+ * Starts the embedded stack (`scripts/dev-stack.ts`, as `npm start`) as a child process on free ports with its
+ * own data directory, and waits until it says it is running. With TEMPORAL_ADDRESS or MONGODB_URI set it
+ * uses those servers instead of starting its own, and its API and worker take task queues of their own, so
+ * a deployment's workers on the same Temporal never run its work.
+ */
 export async function startEmbeddedStack(opts: {
   dataDir: string;
   env: NodeJS.ProcessEnv;
