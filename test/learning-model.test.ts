@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { localParts } from '../domain/local-time.js';
-import { planNextAttempt, type PlanFacts } from '../domain/plan.js';
+import { planNextAttempt } from '../domain/plan.js';
 import {
   contextLift,
   depthFactor,
@@ -12,6 +12,7 @@ import {
   tallyOutcome,
   type OutcomeStats,
 } from '../domain/success-model.js';
+import { planFacts, primaryOption } from './support/plan-facts.js';
 
 const day = 86_400_000;
 const now = Date.parse('2026-03-10T10:00:00Z');
@@ -166,24 +167,11 @@ describe('how much a retry within 24 h of the last charge loses', () => {
   });
 
   it('sends a technical failure through every gateway at once only while that is what works', () => {
-    const facts = (stats: OutcomeStats): PlanFacts => ({
-      now,
-      failedAt: now,
-      code: 'processing_error',
-      options: [
-        { gateway: 'main', token: 'tok_a', role: 'primary' },
-        { gateway: 'backup', token: 'tok_a', role: 'backup_gateway' },
-      ],
-      attempts: [{ at: now, gateway: 'main', token: 'tok_a', code: 'processing_error' }],
-      attemptsLeft: 8,
-      horizonEnd: now + 21 * day,
-      critical: false,
-      offsetMinutes: 0,
-      billingCycleDay: null,
-      riskSkipThreshold: 85,
-      notBefore: {},
-      stats,
-    });
+    const facts = (stats: OutcomeStats) =>
+      planFacts(now, 'processing_error', {
+        options: [primaryOption, { gateway: 'backup', token: 'tok_a', role: 'backup_gateway' }],
+        stats,
+      });
     expect(planNextAttempt(facts(emptyStats()))).toMatchObject({ kind: 'attempt', at: now });
     expect((planNextAttempt(facts(emptyStats())) as { options: unknown[] }).options).toHaveLength(2);
     const learned = planNextAttempt(facts(retried({ soon: 400, soonEvery: 5, later: 400, laterEvery: 2 })));
@@ -241,21 +229,8 @@ describe('which gateway a card goes through', () => {
 });
 
 describe('the risk a merchant sets is the risk of losing the payment', () => {
-  const facts = (attemptsLeft: number): PlanFacts => ({
-    now,
-    failedAt: now,
-    code: 'do_not_honor',
-    options: [{ gateway: 'main', token: 'tok_a', role: 'primary' }],
-    attempts: [{ at: now, gateway: 'main', token: 'tok_a', code: 'do_not_honor' }],
-    attemptsLeft,
-    horizonEnd: now + 21 * day,
-    critical: false,
-    offsetMinutes: 0,
-    billingCycleDay: null,
-    riskSkipThreshold: 80,
-    notBefore: {},
-    stats: emptyStats(),
-  });
+  const facts = (attemptsLeft: number) =>
+    planFacts(now, 'do_not_honor', { attemptsLeft, riskSkipThreshold: 80 });
 
   it('retries when one attempt is unlikely to work but the remaining budget is not', () => {
     expect(planNextAttempt(facts(8)).kind).toBe('attempt');

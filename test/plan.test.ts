@@ -1,32 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { localParts } from '../domain/local-time.js';
 import { planNextAttempt, type PlanFacts, type PlanOption } from '../domain/plan.js';
+import { planFacts, primaryOption } from './support/plan-facts.js';
 import { emptyStats, tallyOutcome } from '../domain/success-model.js';
 
 const hour = 3_600_000;
 const day = 24 * hour;
 const at = (iso: string) => Date.parse(iso);
-const primary: PlanOption = { gateway: 'main', token: 'tok_a', role: 'primary' };
+const primary = primaryOption;
 
 /** Facts for a card that failed at `now` (the merchant's own attempt) and has not been retried yet. */
-function facts(now: number, overrides: Partial<PlanFacts> = {}): PlanFacts {
-  return {
-    now,
-    failedAt: now,
-    code: 'insufficient_funds',
-    options: [primary],
-    attempts: [{ at: now, gateway: 'main', token: 'tok_a', code: 'insufficient_funds' }],
-    attemptsLeft: 8,
-    horizonEnd: now + 21 * day,
-    critical: false,
-    offsetMinutes: 0,
-    billingCycleDay: null,
-    riskSkipThreshold: 85,
-    notBefore: {},
-    stats: emptyStats(),
-    ...overrides,
-  };
-}
+const facts = (now: number, overrides: Partial<PlanFacts> = {}) =>
+  planFacts(now, 'insufficient_funds', overrides);
 
 describe('planNextAttempt', () => {
   it.each([
