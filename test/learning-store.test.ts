@@ -38,4 +38,14 @@ describe('the learning store', () => {
     await learning.record(row('same', account, true));
     expect(Object.values((await learning.stats(account)).byCode ?? {})[0]).toEqual({ n: 1, s: 1 });
   });
+
+  it('keeps what a retry within 24 h teaches: the same-day table counts it for its decay alone', async () => {
+    const learning = createLearningStore(db());
+    const account = `acct_${randomUUID().slice(0, 8)}`;
+    await learning.record({ ...row('soon', account, true), depth: 0, exposure: 0.25, sameDay: 0.5 });
+    await learning.record({ ...row('later', account, false), depth: 0, exposure: 0.8 });
+    const stats = await learning.stats(account);
+    expect(stats.byRepeat).toEqual({ 'funds|soon': { n: 0.5, s: 1 }, 'funds|later': { n: 0.8, s: 0 } });
+    expect(stats.byCode.insufficient_funds).toEqual({ n: 1.05, s: 1 });
+  });
 });
