@@ -174,11 +174,49 @@ function blendLift(
 }
 
 /**
- * How many observations the prior of a time lift is worth. A lift that makes the planner wait must beat
- * the best of many noisy estimates, so the finer the division of time, the more evidence it takes: 8 hour
- * buckets and 7 weekdays need a little, the 31 days of the month a lot.
+ * How many observations the prior of a day-of-month lift is worth. A lift that makes the planner wait must
+ * beat the best of many noisy estimates, and the 31 days of the month are many; worse, a date falls on a
+ * different weekday each month, so the spread of its observed lifts is partly weekdays and paydays that
+ * will not recur on it, and is not learned from (below) but held at this.
  */
-const liftEvidence = { hour: 50, weekday: 50, day: 150 } as const;
+const dayEvidence = 150;
+/**
+ * The evidence of an hour or weekday prior: learned within `min`–`max`, `start` until the table has both a
+ * success and a failure to learn from.
+ */
+const evidenceRange = { min: 10, start: 50, max: 1000 } as const;
+
+/**
+ * How many observations the prior of a family's hour or weekday lift is worth, learned from the table
+ * itself (empirical Bayes by the method of moments): how far its buckets' observed lifts stray from their
+ * priors beyond what sampling explains estimates how much the true lifts vary (τ²), and a bucket's own
+ * count then weighs against its prior as sampling noise against that variation, (1 − r) / (r τ²)
+ * observations. Where an account's hours or weekdays differ little, a bucket's lucky run is mostly noise
+ * and the planner does not wait for it; where they differ a lot, the data wins quickly.
+ */
+export function learnedEvidence(
+  table: Record<string, Tally>,
+  family: Family,
+  priorOf: (bucket: number) => number,
+): number {
+  const buckets: Array<{ bucket: number; t: Tally }> = [];
+  let n = 0;
+  let s = 0;
+  for (const [key, t] of Object.entries(table)) {
+    const bar = key.indexOf('|');
+    if (key.slice(0, bar) !== family || !(t.n > 0)) continue;
+    buckets.push({ bucket: Number(key.slice(bar + 1)), t });
+    n += t.n;
+    s += t.s;
+  }
+  if (s <= 0 || s >= n) return evidenceRange.start;
+  const r = s / n;
+  let spread = 0;
+  for (const { bucket, t } of buckets) spread += t.n * (t.s / t.n / r - priorOf(bucket)) ** 2;
+  const variation = (spread - (buckets.length * (1 - r)) / r) / n;
+  if (variation <= 0) return evidenceRange.max;
+  return Math.min(evidenceRange.max, Math.max(evidenceRange.min, (1 - r) / r / variation));
+}
 
 const priorRate = (code: string) =>
   code === freshTokenCode ? freshTokenPrior : basePrior[declineFamily(code)];
@@ -225,16 +263,16 @@ export function sameDayFactor(stats: OutcomeStats, code: string, depth: number):
 function liftFactors(stats: OutcomeStats, code: string, gateway: string, billingCycleDay: number | null) {
   const f = declineFamily(code);
   const familyRate = baseRate(stats, code).rate;
+  // Technical failures clear with time, not with the cardholder's daily rhythm.
+  const hourPriorOf = (b: number) => (f === 'technical' ? 1 : (hourPrior[b] ?? 1));
+  const evidence = {
+    hour: learnedEvidence(stats.byHour, f, hourPriorOf),
+    weekday: learnedEvidence(stats.byWeekday, f, () => 1),
+  };
   return {
-    // Technical failures clear with time, not with the cardholder's daily rhythm.
     hour: (local: LocalParts) => {
       const bucket = (b: number) =>
-        blendLift(
-          stats.byHour[hourKey(f, b)],
-          familyRate,
-          f === 'technical' ? 1 : (hourPrior[b] ?? 1),
-          liftEvidence.hour,
-        );
+        blendLift(stats.byHour[hourKey(f, b)], familyRate, hourPriorOf(b), evidence.hour);
       // Between the middles of two 3-hour buckets the lift moves linearly: the hours of one bucket are not
       // all alike, and a flat bucket would make the planner take its first hour, where it meets the last one.
       const x = (local.hour - 1 + 24) / 3;
@@ -243,13 +281,13 @@ function liftFactors(stats: OutcomeStats, code: string, gateway: string, billing
       return (1 - frac) * bucket(b0 % 8) + frac * bucket((b0 + 1) % 8);
     },
     weekday: (local: LocalParts) =>
-      blendLift(stats.byWeekday[statKeys(code, local, gateway).weekday], familyRate, 1, liftEvidence.weekday),
+      blendLift(stats.byWeekday[statKeys(code, local, gateway).weekday], familyRate, 1, evidence.weekday),
     day: (local: LocalParts) =>
       blendLift(
         stats.byDay[statKeys(code, local, gateway).day],
         familyRate,
         paydayPrior(f, local, billingCycleDay),
-        liftEvidence.day,
+        dayEvidence,
       ),
     gateway: (local: LocalParts) =>
       blendLift(stats.byGateway[statKeys(code, local, gateway).gateway], familyRate, 1),

@@ -6,6 +6,7 @@ import {
   depthFactor,
   emptyStats,
   fatiguePrior,
+  learnedEvidence,
   optimisticRouteLift,
   outcomeCounts,
   sameDayFactor,
@@ -202,6 +203,65 @@ describe('the hour of day', () => {
     // The best hour is the middle of the good bucket, not its first hour.
     const [best] = [5, 6, 7, 8, 9].sort((a, b) => at(b) - at(a));
     expect(best).toBe(7);
+  });
+});
+
+describe('how much one hour or weekday bucket of its own is worth', () => {
+  /** First retries of do_not_honor at 10:00 local, `n` per weekday, succeeding at each weekday's rate. */
+  const weekly = (n: number, rates: number[]) => {
+    const stats = emptyStats();
+    rates.forEach((rate, weekday) => {
+      for (let i = 0; i < n; i += 1)
+        tallyOutcome(stats, {
+          fromCode: 'do_not_honor',
+          local: { ...local, weekday, hour: 10 },
+          gateway: 'main',
+          approved: i < Math.round(rate * n),
+          depth: 0,
+        });
+    });
+    return stats;
+  };
+  const weekdayLift = (stats: OutcomeStats, weekday: number) =>
+    contextLift(stats, 'do_not_honor', { ...local, weekday, hour: 10 }, 'main', null);
+
+  it('starts at 50 observations until the table has a success and a failure', () => {
+    expect(learnedEvidence(emptyStats().byWeekday, 'issuer', () => 1)).toBe(50);
+    expect(learnedEvidence(weekly(40, [0, 0, 0, 0, 0, 0, 0]).byWeekday, 'issuer', () => 1)).toBe(50);
+  });
+
+  it('holds to the prior where the buckets differ no more than sampling explains', () => {
+    // Friday's 30 % in 60 retries against 20 % on the other days is within two standard errors.
+    const stats = weekly(60, [0.2, 0.2, 0.2, 0.2, 0.3, 0.2, 0.2]);
+    expect(learnedEvidence(stats.byWeekday, 'issuer', () => 1)).toBe(1000);
+    // With a fixed 50 observations the lucky Friday would look 27 % better than Thursday.
+    expect(weekdayLift(stats, 4) / weekdayLift(stats, 3)).toBeLessThan(1.05);
+  });
+
+  it('lets the buckets speak where they differ far more than sampling explains', () => {
+    // 10 % and 30 % on alternate days, 1,000 retries each: true lifts of 0.54 and 1.62 around 18.6 %.
+    const stats = weekly(1000, [0.1, 0.3, 0.1, 0.3, 0.1, 0.3, 0.1]);
+    const evidence = learnedEvidence(stats.byWeekday, 'issuer', () => 1);
+    expect(evidence).toBeGreaterThanOrEqual(10);
+    expect(evidence).toBeLessThan(20);
+    expect(weekdayLift(stats, 1) / weekdayLift(stats, 0)).toBeGreaterThan(2.9);
+  });
+
+  it('learns the hour table the same way, around its prior', () => {
+    const stats = emptyStats();
+    // 18 % at every hour but one lucky bucket (12:00–15:00: 24 % in 50 retries), against a flat-ish prior.
+    for (let b = 0; b < 8; b += 1)
+      for (let i = 0; i < 50; i += 1)
+        tallyOutcome(stats, {
+          fromCode: 'do_not_honor',
+          local: { ...local, hour: 3 * b + 1 },
+          gateway: 'main',
+          approved: i < (b === 4 ? 12 : 9),
+          depth: 0,
+        });
+    const at = (hour: number) => contextLift(stats, 'do_not_honor', { ...local, hour }, 'main', null);
+    // The prior alone puts 13:00 at 1.05 over 07:00's 1.0: the lucky bucket adds little to that.
+    expect(at(13) / at(7)).toBeLessThan(1.08);
   });
 });
 
