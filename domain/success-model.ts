@@ -200,12 +200,15 @@ export function learnedEvidence(
   priorOf: (bucket: number) => number,
 ): number {
   const buckets: Array<{ bucket: number; t: Tally }> = [];
-  let n = 0;
-  let s = 0;
   for (const [key, t] of Object.entries(table)) {
     const bar = key.indexOf('|');
-    if (key.slice(0, bar) !== family || !(t.n > 0)) continue;
-    buckets.push({ bucket: Number(key.slice(bar + 1)), t });
+    if (key.slice(0, bar) === family && t.n > 0) buckets.push({ bucket: Number(key.slice(bar + 1)), t });
+  }
+  // Summed in bucket order, not in the order the database returns the keys: the same bits on every reader.
+  buckets.sort((a, b) => a.bucket - b.bucket);
+  let n = 0;
+  let s = 0;
+  for (const { t } of buckets) {
     n += t.n;
     s += t.s;
   }
