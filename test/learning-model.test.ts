@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { localParts } from '../domain/local-time.js';
+import { localParts, type LocalParts } from '../domain/local-time.js';
 import { planNextAttempt } from '../domain/plan.js';
 import {
   contextLift,
@@ -18,6 +18,18 @@ import { planFacts, primaryOption } from './support/plan-facts.js';
 const day = 86_400_000;
 const now = Date.parse('2026-03-10T10:00:00Z');
 const local = localParts(now, 0);
+
+/** `count` first retries of a do_not_honor decline through the main gateway at `at`, the i-th approved if `approved(i)`. */
+function firstRetries(stats: OutcomeStats, count: number, at: LocalParts, approved: (i: number) => boolean) {
+  for (let i = 0; i < count; i += 1)
+    tallyOutcome(stats, {
+      fromCode: 'do_not_honor',
+      local: at,
+      gateway: 'main',
+      approved: approved(i),
+      depth: 0,
+    });
+}
 
 describe('what one attempt teaches the engine', () => {
   it('a first retry counts, for its exposure, towards the code, the time lifts, the gateway and depth 0', () => {
@@ -188,14 +200,7 @@ describe('the hour of day', () => {
     const stats = emptyStats();
     // Issuer first retries succeed twice as often from 06:00 to 09:00 as at other hours.
     for (let h = 0; h < 24; h += 1)
-      for (let i = 0; i < 300; i += 1)
-        tallyOutcome(stats, {
-          fromCode: 'do_not_honor',
-          local: { ...local, hour: h },
-          gateway: 'main',
-          approved: i % (h >= 6 && h < 9 ? 3 : 6) === 0,
-          depth: 0,
-        });
+      firstRetries(stats, 300, { ...local, hour: h }, (i) => i % (h >= 6 && h < 9 ? 3 : 6) === 0);
     const at = (hour: number) => contextLift(stats, 'do_not_honor', { ...local, hour }, 'main', null);
     expect(at(7)).toBeGreaterThan(1.5 * at(4));
     expect(at(6)).toBeCloseTo(at(4) + (2 / 3) * (at(7) - at(4)), 10);
@@ -210,16 +215,9 @@ describe('how much one hour or weekday bucket of its own is worth', () => {
   /** First retries of do_not_honor at 10:00 local, `n` per weekday, succeeding at each weekday's rate. */
   const weekly = (n: number, rates: number[]) => {
     const stats = emptyStats();
-    rates.forEach((rate, weekday) => {
-      for (let i = 0; i < n; i += 1)
-        tallyOutcome(stats, {
-          fromCode: 'do_not_honor',
-          local: { ...local, weekday, hour: 10 },
-          gateway: 'main',
-          approved: i < Math.round(rate * n),
-          depth: 0,
-        });
-    });
+    rates.forEach((rate, weekday) =>
+      firstRetries(stats, n, { ...local, weekday, hour: 10 }, (i) => i < Math.round(rate * n)),
+    );
     return stats;
   };
   const weekdayLift = (stats: OutcomeStats, weekday: number) =>
@@ -251,14 +249,7 @@ describe('how much one hour or weekday bucket of its own is worth', () => {
     const stats = emptyStats();
     // 18 % at every hour but one lucky bucket (12:00–15:00: 24 % in 50 retries), against a flat-ish prior.
     for (let b = 0; b < 8; b += 1)
-      for (let i = 0; i < 50; i += 1)
-        tallyOutcome(stats, {
-          fromCode: 'do_not_honor',
-          local: { ...local, hour: 3 * b + 1 },
-          gateway: 'main',
-          approved: i < (b === 4 ? 12 : 9),
-          depth: 0,
-        });
+      firstRetries(stats, 50, { ...local, hour: 3 * b + 1 }, (i) => i < (b === 4 ? 12 : 9));
     const at = (hour: number) => contextLift(stats, 'do_not_honor', { ...local, hour }, 'main', null);
     // The prior alone puts 13:00 at 1.05 over 07:00's 1.0: the lucky bucket adds little to that.
     expect(at(13) / at(7)).toBeLessThan(1.08);

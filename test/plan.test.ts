@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { localParts } from '../domain/local-time.js';
 import { planNextAttempt, type PlanFacts, type PlanOption } from '../domain/plan.js';
-import { planFacts, primaryOption } from './support/plan-facts.js';
+import { planFacts, primaryOption as primary } from './support/plan-facts.js';
 import { emptyStats, tallyOutcome } from '../domain/success-model.js';
 
 const hour = 3_600_000;
 const day = 24 * hour;
 const at = (iso: string) => Date.parse(iso);
-const primary = primaryOption;
 
 /** Facts for a card that failed at `now` (the merchant's own attempt) and has not been retried yet. */
 const facts = (now: number, overrides: Partial<PlanFacts> = {}) =>
