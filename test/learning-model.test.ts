@@ -12,6 +12,7 @@ import {
   sameDayFactor,
   tallyOutcome,
   type OutcomeStats,
+  type Tally,
 } from '../domain/success-model.js';
 import { planFacts, primaryOption } from './support/plan-facts.js';
 
@@ -243,6 +244,17 @@ describe('how much one hour or weekday bucket of its own is worth', () => {
     expect(evidence).toBeGreaterThanOrEqual(10);
     expect(evidence).toBeLessThan(20);
     expect(weekdayLift(stats, 1) / weekdayLift(stats, 0)).toBeGreaterThan(2.9);
+  });
+
+  it('gives the same bits whatever order the database returns the buckets in', () => {
+    // Exposure-weighted counts, whose float sums depend on the order they are added in.
+    const table: Record<string, Tally> = {};
+    for (let w = 0; w < 7; w += 1)
+      table[`issuer|${w}`] = { n: 400 + ((w * 1.11) % 1) * 13.1 + 0.1 * w, s: 80 + (w % 2) * 20 };
+    const shuffled = Object.fromEntries(
+      [5, 2, 6, 0, 3, 1, 4].map((w) => [`issuer|${w}`, table[`issuer|${w}`]!]),
+    );
+    expect(learnedEvidence(shuffled, 'issuer', () => 1)).toBe(learnedEvidence(table, 'issuer', () => 1));
   });
 
   it('learns the hour table the same way, around its prior', () => {
