@@ -114,7 +114,11 @@ export function attemptActivities(deps: ActivityDeps) {
     /** Looks an ambiguous charge up at its gateway by idempotency key; throws (and is retried) while unreachable. */
     async resolveCharge(input: ResolveInput): Promise<LookupOutcome> {
       const adapter = await gatewayFor(stores, input.accountId, input.option.gateway, world);
-      const found = await adapter.lookup(input.attemptKey);
+      const found = await adapter.lookup({
+        idempotencyKey: input.attemptKey,
+        token: input.option.token,
+        sentAt: input.sentAt,
+      });
       await remember(input, new Date(input.sentAt), found);
       return found;
     },
@@ -122,7 +126,7 @@ export function attemptActivities(deps: ActivityDeps) {
     /** Account updater: a fresh token for an expired card, or null. */
     async refreshCard(input: { accountId: string; gateway: string; token: string }): Promise<string | null> {
       const adapter = await gatewayFor(stores, input.accountId, input.gateway, world);
-      return adapter.capabilities.accountUpdater ? adapter.refreshCard(input.token) : null;
+      return adapter.refreshCard ? adapter.refreshCard(input.token) : null;
     },
   };
 }

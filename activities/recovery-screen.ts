@@ -124,7 +124,7 @@ export function screenActivities(deps: ActivityDeps) {
           r.fallbackPaymentMethodTokens ?? [],
         ),
         accountUpdater: Object.fromEntries(
-          gateways.map((g, i) => [g.name, adapters[i]!.capabilities.accountUpdater]),
+          gateways.map((g, i) => [g.name, adapters[i]!.refreshCard !== undefined]),
         ),
         brand: brandFromBin(r.binPrefix),
         offsetMinutes: utcOffsetMinutes(customerTimeZone(r.cardOrigin, s.timezone), now.getTime()),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { supportedGatewayKinds } from '../activities/gateways/registry.js';
+import { credentialsProblem, supportedGatewayKinds } from '../activities/gateways/registry.js';
 import { GatewayKind } from '../domain/gateway-kinds.js';
 import type { GatewayConfig } from '../domain/settings.js';
 import { parseJsonFlag } from './args.js';
@@ -35,11 +35,14 @@ function parseOne(flag: string, spec: string): Omit<GatewayConfig, 'name'> {
     throw new UsageError(
       `${flag}: a ${kind.data} gateway needs credentials: ${kind.data}:<json credentials>`,
     );
+  const credentials = credentialsOf(flag, colon === -1 ? null : spec.slice(colon + 1));
+  const problem = credentialsProblem(kind.data, credentials);
+  if (problem) throw new UsageError(`${flag}: ${kind.data} credentials: ${problem}`);
   return {
     kind: kind.data,
     // Test mode means the sandbox gateway; a real gateway's own test keys are still a real gateway here.
     test: kind.data === 'test',
-    credentials: credentialsOf(flag, colon === -1 ? null : spec.slice(colon + 1)),
+    credentials,
   };
 }
 

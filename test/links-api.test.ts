@@ -307,7 +307,7 @@ describe('hosted pages: lifetime, single use and trust', () => {
 
   it('an account whose gateway collects cards client-side gets a 501 page, and the link stays unused', async () => {
     const { apiKey } = await stack.createAccount({}, [
-      { name: 'stripe', kind: 'stripe', test: false, credentials: {} },
+      { name: 'stripe', kind: 'stripe', test: false, credentials: { secretKey: 'sk_test_unused' } },
     ]);
     const url = onServer(stack.baseUrl, (await cardLink(apiKey, { paymentMethodToken: 'pm_123' })).body.url);
     const page = await getPage(url);

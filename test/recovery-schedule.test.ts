@@ -7,6 +7,7 @@ import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { paydayPrior } from '../domain/success-model.js';
 import type { EventRecord } from '../store/events.js';
 import { call, startStack, type Stack } from './support/stack.js';
+import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 import { startTimeSkipping } from './support/time-skipping.js';
 
 // The whole service — HTTP API, workers, real activities, FerretDB — on Temporal's time-skipping server:
@@ -14,6 +15,7 @@ import { startTimeSkipping } from './support/time-skipping.js';
 
 let env: TestWorkflowEnvironment;
 let stack: Stack;
+let stripe: StripeEmulator;
 let n = 0;
 const amount = () => 2000 + (n += 1);
 const day = 86_400_000;
@@ -24,8 +26,10 @@ beforeAll(async () => {
     temporal: { client: env.client, nativeConnection: env.nativeConnection },
     clock: serverClock,
   });
+  stripe = await startStripeEmulator(serverClock);
 });
 afterAll(async () => {
+  await stripe?.close();
   await stack?.close();
   await env?.teardown();
 });
@@ -113,6 +117,31 @@ describe('smart retries on the time-skipping server', () => {
     expect(await stack.stores.db.collection('sandboxCharges').countDocuments({ token: 'tok_timeout' })).toBe(
       1,
     );
+    expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
+    expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
+  });
+
+  it("a Stripe charge whose answer is lost is found in Stripe's payments, never charged twice, and reported with trigger reconciliation", async () => {
+    stripe.addCard('pm_lost', { customer: 'cus_lost', answers: ['lost'] });
+    const { apiKey, account } = await stack.createAccount({}, [
+      {
+        name: 'stripe',
+        kind: 'stripe',
+        test: false,
+        credentials: { secretKey: stripe.secretKey, apiBase: stripe.url },
+      },
+    ]);
+    const out = await runToEnd(apiKey, account.id, {
+      paymentMethodToken: 'pm_lost',
+      originalDeclineCode: 'try_again_later',
+    });
+    expect(out.answer.body).toMatchObject({ status: 'unknown' });
+    expect(out.final.state).toBe('succeeded');
+    const intents = stripe.intents().filter((i) => i.payment_method === 'pm_lost');
+    expect(intents).toHaveLength(1);
+    expect(out.final.attempts).toEqual([
+      expect.objectContaining({ outcome: 'approved', gatewayTransactionId: intents[0]!.id }),
+    ]);
     expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
     expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
   });

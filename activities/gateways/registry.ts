@@ -1,5 +1,7 @@
+import type { z } from 'zod';
 import type { GatewayKind } from '../../domain/gateway-kinds.js';
 import type { TestGatewayStore } from '../../store/test-gateway.js';
+import { createStripeGateway, StripeCredentials } from './stripe.js';
 import { createTestGateway, testGatewaySettings, type IssuerWorld } from './test-gateway.js';
 import type { GatewayAdapter } from './types.js';
 
@@ -15,16 +17,36 @@ export interface AdapterContext {
   world?: IssuerWorld;
 }
 
-const factories: Partial<Record<GatewayKind, (ctx: AdapterContext) => GatewayAdapter>> = {
-  test: (ctx) => createTestGateway(ctx.name, testGatewaySettings(ctx.credentials), ctx.sandbox, ctx.world),
+interface AdapterKind {
+  /** The credentials this kind takes; an operator's are checked against it when the gateway is configured. */
+  credentials?: z.ZodType<Record<string, string | undefined>>;
+  create(ctx: AdapterContext): GatewayAdapter;
+}
+
+const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
+  test: {
+    create: (ctx) =>
+      createTestGateway(ctx.name, testGatewaySettings(ctx.credentials), ctx.sandbox, ctx.world),
+  },
+  stripe: {
+    credentials: StripeCredentials,
+    create: (ctx) => createStripeGateway(StripeCredentials.parse(ctx.credentials)),
+  },
 };
 
 /** Gateway kinds that have an adapter; accounts may only be configured with these. */
-export const supportedGatewayKinds = Object.keys(factories) as GatewayKind[];
+export const supportedGatewayKinds = Object.keys(kinds) as GatewayKind[];
+
+/** What is wrong with `credentials` for a gateway of `kind`, in words for an operator; null when nothing. */
+export function credentialsProblem(kind: GatewayKind, credentials: Record<string, string>): string | null {
+  const parsed = kinds[kind]?.credentials?.safeParse(credentials);
+  if (!parsed || parsed.success) return null;
+  return parsed.error.issues.map((i) => `${i.path.join('.') || 'credentials'}: ${i.message}`).join('; ');
+}
 
 /** Builds the adapter for one configured gateway. */
 export function createAdapter(kind: GatewayKind, ctx: AdapterContext): GatewayAdapter {
-  const factory = factories[kind];
-  if (!factory) throw new Error(`No adapter for gateway kind "${kind}"`);
-  return factory(ctx);
+  const entry = kinds[kind];
+  if (!entry) throw new Error(`No adapter for gateway kind "${kind}"`);
+  return entry.create(ctx);
 }

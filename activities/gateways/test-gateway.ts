@@ -8,6 +8,7 @@ import type {
   ChargeRequest,
   GatewayAdapter,
   LookupOutcome,
+  LookupRequest,
   TokenizeOutcome,
 } from './types.js';
 
@@ -114,7 +115,7 @@ export function createTestGateway(
   }
 
   return {
-    capabilities: { wallets: settings.wallets, accountUpdater: true },
+    capabilities: { wallets: settings.wallets },
 
     async charge(req: ChargeRequest): Promise<ChargeOutcome> {
       if (req.token === 'tok_server_error') return { kind: 'ambiguous', reason: 'Gateway answered 503' };
@@ -148,7 +149,7 @@ export function createTestGateway(
           };
     },
 
-    async lookup(idempotencyKey: string): Promise<LookupOutcome> {
+    async lookup({ idempotencyKey }: LookupRequest): Promise<LookupOutcome> {
       const record = await store.find(keyOf(idempotencyKey));
       if (!record) return { kind: 'not_found' };
       return record.approved

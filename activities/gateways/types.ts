@@ -10,6 +10,14 @@ export type ChargeOutcome =
 /** What a lookup by idempotency key finds. */
 export type LookupOutcome = Exclude<ChargeOutcome, { kind: 'ambiguous' }> | { kind: 'not_found' };
 
+/** The charge whose answer was lost: its idempotency key, the token it charged and when it was sent. */
+export interface LookupRequest {
+  idempotencyKey: string;
+  token: string;
+  /** Epoch ms, the recovery's clock. */
+  sentAt: number;
+}
+
 export interface ChargeRequest {
   token: string;
   amount: number;
@@ -41,17 +49,22 @@ export type TokenizeOutcome = { token: string; brand: string } | { error: string
 export interface GatewayCapabilities {
   /** Wallet types this gateway can charge for recurring payments (card is always supported). */
   wallets: PaymentMethodType[];
-  /** Can refresh an expired card's details (account updater). */
-  accountUpdater: boolean;
 }
 
 /** A payment gateway behind one small interface. */
 export interface GatewayAdapter {
   readonly capabilities: GatewayCapabilities;
   charge(req: ChargeRequest): Promise<ChargeOutcome>;
-  lookup(idempotencyKey: string): Promise<LookupOutcome>;
-  /** Account updater: a fresh token for an expired card, or null when the network has none. */
-  refreshCard(token: string): Promise<string | null>;
-  /** Turns card details into a reusable gateway token (hosted card-update page). */
-  tokenize(card: CardDetails): Promise<TokenizeOutcome>;
+  /** Finds what became of a charge whose answer was lost, without ever charging. */
+  lookup(req: LookupRequest): Promise<LookupOutcome>;
+  /**
+   * Account updater: a fresh token for an expired card, or null when the network has none. Absent when the
+   * gateway offers no updater that yields a new token.
+   */
+  refreshCard?(token: string): Promise<string | null>;
+  /**
+   * Turns card details into a reusable gateway token (hosted card-update page). Absent when the gateway
+   * collects card data in its own client-side form, so that it never passes through Recoup.
+   */
+  tokenize?(card: CardDetails): Promise<TokenizeOutcome>;
 }

@@ -1,6 +1,6 @@
 import { gatewayFor } from '../../activities/gateways/resolve.js';
 import { checkCardForm, type CardFormErrors } from '../../domain/card-input.js';
-import { tokenFitsKind, type GatewayKind } from '../../domain/gateway-kinds.js';
+import { tokenFitsKind } from '../../domain/gateway-kinds.js';
 import type { Account } from '../../store/accounts.js';
 import type { AppContext } from '../context.js';
 import { cardForm, cardSaved, refusalMessage } from './card-update-views.js';
@@ -9,13 +9,6 @@ import { issueFormToken } from './form-token.js';
 import { sendPage } from './layout.js';
 import { loadLink, type LoadedLink, type PageDeps } from './load-link.js';
 import { goneLinkPage, staleFormPage, unavailablePage } from './notices.js';
-
-/**
- * Gateway kinds whose cards this page collects itself. Real gateways collect card data in their own
- * client-side form (e.g. Stripe Elements) so it never touches Recoup; until those exist, their accounts
- * get a 501 page.
- */
-const collectedHere: ReadonlySet<GatewayKind> = new Set(['test']);
 
 const path = (token: string) => `/update-card/${token}`;
 
@@ -42,16 +35,23 @@ export function cardUpdatePage(deps: PageDeps) {
     });
   }
 
-  function primaryKind(account: Account): GatewayKind | null {
-    const kind = account.gateways[0]?.kind ?? null;
-    return kind && collectedHere.has(kind) ? kind : null;
+  /**
+   * The primary gateway's tokenizer, when this page may collect its cards. Real gateways collect card data
+   * in their own client-side form (e.g. Stripe Elements) so it never touches Recoup; until this page embeds
+   * one, their accounts get a 501 page.
+   */
+  async function collector(account: Account) {
+    const gateway = account.gateways[0];
+    if (!gateway) return null;
+    const adapter = await gatewayFor(stores, account.id, gateway.name);
+    return adapter.tokenize ? adapter.tokenize.bind(adapter) : null;
   }
 
   return {
     async show(ctx: AppContext, token: string): Promise<void> {
       const loaded = await loadLink(deps, ctx, token, 'card_update');
       if (!loaded) return;
-      if (!primaryKind(loaded.account)) return unavailablePage(ctx, loaded.brand);
+      if (!(await collector(loaded.account))) return unavailablePage(ctx, loaded.brand);
       showForm(ctx, 200, loaded, token);
     },
 
@@ -60,8 +60,8 @@ export function cardUpdatePage(deps: PageDeps) {
       const loaded = await loadLink(deps, ctx, token, 'card_update');
       if (!loaded) return;
       const { account, brand, link } = loaded;
-      const gateway = account.gateways[0];
-      if (!gateway || !primaryKind(account)) return unavailablePage(ctx, brand);
+      const tokenize = await collector(account);
+      if (!tokenize) return unavailablePage(ctx, brand);
       const fields = trustedForm(ctx, link.formSecret, clock());
       if (!fields) return staleFormPage(ctx, brand, path(token));
 
@@ -73,8 +73,7 @@ export function cardUpdatePage(deps: PageDeps) {
       const checked = checkCardForm(typed, clock());
       if ('errors' in checked)
         return showForm(ctx, 422, loaded, token, { errors: checked.errors, expiry: typed.expiry });
-      const adapter = await gatewayFor(stores, account.id, gateway.name);
-      const tokenized = await adapter.tokenize(checked.card);
+      const tokenized = await tokenize(checked.card);
       if ('error' in tokenized)
         return showForm(ctx, 422, loaded, token, {
           refusal: refusalMessage(tokenized.error),

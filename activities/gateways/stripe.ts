@@ -1,0 +1,151 @@
+import Stripe from 'stripe';
+import { z } from 'zod';
+import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome, LookupRequest } from './types.js';
+
+/**
+ * A Stripe gateway's credentials: a secret or restricted key (it needs write access to PaymentIntents and
+ * read access to PaymentMethods) and, optionally, another API base URL (a proxy, or stripe-mock in tests).
+ */
+export const StripeCredentials = z
+  .object({
+    secretKey: z
+      .string()
+      .regex(
+        /^(sk|rk)_(test|live)_[A-Za-z0-9]+$/,
+        'must be a Stripe secret key (sk_live_…) or restricted key',
+      ),
+    apiBase: z.url({ protocol: /^https?$/ }).optional(),
+  })
+  .strict();
+export type StripeCredentials = z.infer<typeof StripeCredentials>;
+
+/** Metadata key that names the Recoup attempt on its PaymentIntent: what a lookup finds the charge by. */
+export const attemptKeyField = 'recoup_attempt_key';
+/** How far before the lost request a lookup looks: clocks differ, and Stripe stamps the PaymentIntent. */
+const lookBackSeconds = 15 * 60;
+
+function clientFor(credentials: StripeCredentials): Stripe {
+  const base = credentials.apiBase ? new URL(credentials.apiBase) : null;
+  return new Stripe(credentials.secretKey, {
+    // A network failure is retried by the SDK with the same idempotency key, so it never charges twice.
+    maxNetworkRetries: 2,
+    timeout: 30_000,
+    appInfo: { name: 'Recoup' },
+    ...(base
+      ? {
+          host: base.hostname,
+          port: base.port || (base.protocol === 'https:' ? 443 : 80),
+          protocol: base.protocol === 'https:' ? 'https' : 'http',
+        }
+      : {}),
+  });
+}
+
+type Answer = Exclude<ChargeOutcome, { kind: 'ambiguous' }>;
+
+/** Our outcome of a PaymentIntent Stripe holds; `null` while it is still processing (no answer yet). */
+function outcomeOf(intent: Stripe.PaymentIntent): Answer | null {
+  if (intent.status === 'succeeded') return { kind: 'approved', gatewayTransactionId: intent.id };
+  if (intent.status === 'processing') return null;
+  const error = intent.last_payment_error;
+  if (intent.status === 'requires_action' || error?.code === 'authentication_required')
+    return declined('authentication_required', null, intent.id);
+  return declined(
+    error?.decline_code ?? error?.code ?? 'card_declined',
+    error?.network_advice_code ?? null,
+    intent.id,
+  );
+}
+
+const declined = (code: string, advice: string | null, id: string | null): Answer => ({
+  kind: 'declined',
+  code,
+  advice,
+  gatewayTransactionId: id,
+});
+
+/** The PaymentMethod's customer (off-session charges of a saved card need it), or null when it has gone. */
+async function customerOf(stripe: Stripe, token: string): Promise<{ customer: string | null } | null> {
+  try {
+    const method = await stripe.paymentMethods.retrieve(token);
+    const customer = method.customer;
+    return { customer: typeof customer === 'string' ? customer : (customer?.id ?? null) };
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing')
+      return null;
+    throw error;
+  }
+}
+
+/**
+ * Stripe through its official SDK: each attempt is one off-session PaymentIntent confirmed at once, created
+ * with the attempt's idempotency key and named in its metadata. Card errors become declines with Stripe's
+ * decline code and network advice code; a lost answer (connection error, timeout, 5xx) is ambiguous and is
+ * looked up in Stripe's PaymentIntent list, which reads its own writes (its search does not). Rate limits and
+ * errors of configuration (keys, permissions, requests Stripe refuses) throw, so the activity retries and
+ * the Temporal UI shows why. Stripe updates saved cards in place (its card account updater), so there is
+ * no token to refresh, and cards are collected by Stripe's own client-side form, never by Recoup.
+ */
+export function createStripeGateway(credentials: StripeCredentials): GatewayAdapter {
+  const stripe = clientFor(credentials);
+
+  async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
+    try {
+      const owner = await customerOf(stripe, req.token);
+      // A PaymentMethod that no longer exists (detached, deleted) can never be charged again.
+      if (!owner) return declined('card_no_longer_chargeable', null, null);
+      const intent = await stripe.paymentIntents.create(
+        {
+          amount: req.amount,
+          currency: req.currency.toLowerCase(),
+          payment_method: req.token,
+          ...(owner.customer ? { customer: owner.customer } : {}),
+          confirm: true,
+          off_session: true,
+          metadata: { [attemptKeyField]: req.idempotencyKey },
+        },
+        { idempotencyKey: req.idempotencyKey },
+      );
+      return outcomeOf(intent) ?? { kind: 'ambiguous', reason: 'Stripe is still processing the payment' };
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeCardError) {
+        const answer = error.payment_intent && outcomeOf(error.payment_intent);
+        return (
+          answer ??
+          declined(
+            error.decline_code ?? error.code ?? 'card_declined',
+            error.network_advice_code ?? null,
+            null,
+          )
+        );
+      }
+      if (
+        error instanceof Stripe.errors.StripeConnectionError ||
+        error instanceof Stripe.errors.StripeAPIError ||
+        (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500)
+      )
+        return { kind: 'ambiguous', reason: `Stripe: ${error.message}` };
+      throw error;
+    }
+  }
+
+  async function lookup(req: LookupRequest): Promise<LookupOutcome> {
+    const owner = await customerOf(stripe, req.token);
+    const since = Math.floor(req.sentAt / 1000) - lookBackSeconds;
+    const intents = stripe.paymentIntents.list({
+      limit: 100,
+      created: { gte: since },
+      ...(owner?.customer ? { customer: owner.customer } : {}),
+    });
+    for await (const intent of intents) {
+      if (intent.metadata[attemptKeyField] !== req.idempotencyKey) continue;
+      const outcome = outcomeOf(intent);
+      // Still processing: no answer yet, so the lookup fails and is retried later.
+      if (!outcome) throw new Error(`Stripe PaymentIntent ${intent.id} is still processing`);
+      return outcome;
+    }
+    return { kind: 'not_found' };
+  }
+
+  return { capabilities: { wallets: ['apple_pay', 'google_pay'] }, charge, lookup };
+}

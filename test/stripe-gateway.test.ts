@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credentialsProblem } from '../activities/gateways/registry.js';
+import { attemptKeyField, createStripeGateway } from '../activities/gateways/stripe.js';
+import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
+import { parseGateways } from '../cli/gateway-spec.js';
+import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
+
+let stripe: StripeEmulator;
+let gateway: GatewayAdapter;
+let n = 0;
+
+beforeAll(async () => {
+  stripe = await startStripeEmulator();
+  gateway = createStripeGateway({ secretKey: stripe.secretKey, apiBase: stripe.url });
+});
+afterAll(() => stripe.close());
+
+/** A saved card of a fresh customer, and a charge request for it with a fresh attempt key. */
+function cardWith(answers: Parameters<StripeEmulator['addCard']>[1]['answers'], customer = true) {
+  n += 1;
+  const token = `pm_card${n}`;
+  stripe.addCard(token, { customer: customer ? `cus_${n}` : null, answers });
+  const req: ChargeRequest & { sentAt: number } = {
+    token,
+    amount: 1999,
+    currency: 'EUR',
+    paymentMethodType: 'card',
+    idempotencyKey: `recovery-${n}/1`,
+    sentAt: Date.now(),
+  };
+  return { token, customer: `cus_${n}`, req };
+}
+
+const intentsOf = (token: string) => stripe.intents().filter((i) => i.payment_method === token);
+
+describe('Stripe adapter: a charge is one off-session PaymentIntent', () => {
+  it("an approved charge names the card's customer, the attempt and the amount in minor units", async () => {
+    const { token, customer, req } = cardWith(['approve']);
+    const outcome = await gateway.charge(req);
+    const [intent] = intentsOf(token);
+    expect(outcome).toEqual({ kind: 'approved', gatewayTransactionId: intent!.id });
+    expect(intent).toMatchObject({
+      amount: 1999,
+      currency: 'eur',
+      customer,
+      off_session: true,
+      status: 'succeeded',
+      metadata: { [attemptKeyField]: req.idempotencyKey },
+    });
+    expect(stripe.creations().filter((k) => k === req.idempotencyKey)).toHaveLength(1);
+  });
+
+  it('a retried attempt replays the first answer instead of charging twice', async () => {
+    const { token, req } = cardWith(['approve']);
+    const first = await gateway.charge(req);
+    const again = await gateway.charge(req);
+    expect(again).toEqual(first);
+    expect(intentsOf(token)).toHaveLength(1);
+  });
+
+  it('a card without a customer is charged without one', async () => {
+    const { token, req } = cardWith(['approve'], false);
+    expect((await gateway.charge(req)).kind).toBe('approved');
+    expect(intentsOf(token)[0]!.customer).toBeNull();
+  });
+
+  it.each([
+    [{ decline: 'insufficient_funds' }, 'insufficient_funds', null],
+    [{ decline: 'do_not_honor', advice: '24' }, 'do_not_honor', '24'],
+    [{ decline: 'generic_decline', advice: '03' }, 'generic_decline', '03'],
+    [{ decline: 'expired_card', code: 'expired_card' }, 'expired_card', null],
+    [
+      { decline: 'authentication_required', code: 'authentication_required' },
+      'authentication_required',
+      null,
+    ],
+  ])('a card error %j is a decline with code %s and advice %s', async (answer, code, advice) => {
+    const { token, req } = cardWith([answer]);
+    const outcome = await gateway.charge(req);
+    expect(outcome).toEqual({
+      kind: 'declined',
+      code,
+      advice,
+      gatewayTransactionId: intentsOf(token)[0]!.id,
+    });
+  });
+
+  it('a card that no longer exists at Stripe is not chargeable, and nothing is created', async () => {
+    const req = { ...cardWith(['approve']).req, token: 'pm_detached' };
+    expect(await gateway.charge(req)).toEqual({
+      kind: 'declined',
+      code: 'card_no_longer_chargeable',
+      advice: null,
+      gatewayTransactionId: null,
+    });
+    expect(intentsOf('pm_detached')).toHaveLength(0);
+  });
+
+  it('a wrong key throws (the activity retries) and charges nothing', async () => {
+    const { token, req } = cardWith(['approve']);
+    const wrong = createStripeGateway({ secretKey: 'sk_test_wrong', apiBase: stripe.url });
+    await expect(wrong.charge(req)).rejects.toThrow(/Invalid API Key/);
+    expect(intentsOf(token)).toHaveLength(0);
+  });
+});
+
+describe('Stripe adapter: a lost answer is ambiguous and looked up, never charged again', () => {
+  it('a charge whose answer is lost is found by its attempt key among the customer’s other payments', async () => {
+    const { token, customer, req } = cardWith(['lost']);
+    // More than one page of the customer's other payments after it, so the lookup has to page.
+    const outcome = await gateway.charge(req);
+    expect(outcome.kind).toBe('ambiguous');
+    for (let i = 0; i < 120; i += 1) stripe.addIntent({ customer });
+    const found = await gateway.lookup({ idempotencyKey: req.idempotencyKey, token, sentAt: req.sentAt });
+    expect(found).toEqual({ kind: 'approved', gatewayTransactionId: intentsOf(token)[0]!.id });
+    expect(intentsOf(token)).toHaveLength(1);
+  });
+
+  it('a 500 before charging is ambiguous, and the lookup finds nothing was charged', async () => {
+    const { token, req } = cardWith(['server_error']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    const found = await gateway.lookup({ idempotencyKey: req.idempotencyKey, token, sentAt: req.sentAt });
+    expect(found).toEqual({ kind: 'not_found' });
+    expect(intentsOf(token)).toHaveLength(0);
+  });
+
+  it('a looked-up decline keeps its code and advice', async () => {
+    const { token, req } = cardWith([{ decline: 'do_not_honor', advice: '24' }]);
+    await gateway.charge(req);
+    const found = await gateway.lookup({ idempotencyKey: req.idempotencyKey, token, sentAt: req.sentAt });
+    expect(found).toMatchObject({ kind: 'declined', code: 'do_not_honor', advice: '24' });
+  });
+});
+
+describe('Stripe adapter: what it offers and how it is configured', () => {
+  it('has no account-updater token (Stripe updates saved cards in place) and collects no card itself', () => {
+    expect('refreshCard' in gateway).toBe(false);
+    expect('tokenize' in gateway).toBe(false);
+    expect(gateway.capabilities.wallets).toEqual(['apple_pay', 'google_pay']);
+  });
+
+  it.each([
+    [{}, /secretKey/],
+    [{ secretKey: 'pk_live_abc' }, /secretKey: must be a Stripe secret key/],
+    [{ secretKey: 'sk_live_abc', apiBase: 'ftp://x' }, /apiBase/],
+    [{ secretKey: 'sk_live_abc', extra: 'x' }, /extra/],
+  ])('credentials %j are refused by the operator CLI', (credentials, problem) => {
+    expect(credentialsProblem('stripe', credentials as Record<string, string>)).toMatch(problem);
+    expect(() => parseGateways(`stripe:${JSON.stringify(credentials)}`, [])).toThrow(problem);
+  });
+
+  it('a Stripe gateway with a secret key is configured by the operator CLI', () => {
+    expect(parseGateways('stripe:{"secretKey":"sk_live_abc"}', ['test'])).toEqual([
+      { name: 'stripe', kind: 'stripe', test: false, credentials: { secretKey: 'sk_live_abc' } },
+      { name: 'test', kind: 'test', test: true, credentials: {} },
+    ]);
+  });
+});

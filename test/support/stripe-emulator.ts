@@ -1,0 +1,209 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local emulator of the part of Stripe's API the Stripe adapter uses (retrieve a PaymentMethod, create
+ * and list PaymentIntents), with Stripe's idempotency, its error bodies and its list pagination, so the
+ * adapter's official SDK runs unchanged against loopback. Each saved card answers from a script.
+ */
+export type EmulatedAnswer =
+  | 'approve'
+  | { decline: string; code?: string; advice?: string }
+  /** The PaymentIntent is created, but every request with its idempotency key loses its connection. */
+  | 'lost'
+  /** 500 before anything is created, with `stripe-should-retry: false`, as Stripe's idempotency layer does. */
+  | 'server_error';
+
+export interface EmulatedIntent {
+  id: string;
+  object: 'payment_intent';
+  created: number;
+  status: 'succeeded' | 'requires_payment_method' | 'processing';
+  amount: number;
+  currency: string;
+  customer: string | null;
+  payment_method: string;
+  off_session: boolean;
+  metadata: Record<string, string>;
+  last_payment_error: Record<string, unknown> | null;
+}
+
+interface Card {
+  customer: string | null;
+  answers: EmulatedAnswer[];
+  charges: number;
+}
+
+export interface StripeEmulator {
+  url: string;
+  secretKey: string;
+  /** A saved card: its customer and what its charges answer, in order (the last answer repeats). */
+  addCard(id: string, card: { customer: string | null; answers: EmulatedAnswer[] }): void;
+  /** An intent made outside Recoup (a list a lookup has to page through). */
+  addIntent(intent: Partial<EmulatedIntent> & { customer: string | null }): void;
+  intents(): EmulatedIntent[];
+  /** Idempotency keys of every PaymentIntent creation that reached the emulator, in order. */
+  creations(): string[];
+  close(): Promise<void>;
+}
+
+const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
+
+async function formOf(req: IncomingMessage): Promise<URLSearchParams> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': newId('req'), ...headers });
+  res.end(JSON.stringify(body));
+}
+
+const invalid = (message: string, code?: string) => ({
+  error: { type: 'invalid_request_error', message, ...(code ? { code } : {}) },
+});
+
+/** `clock`: what Stripe stamps intents with (a time-skipping test passes the server's clock). */
+export async function startStripeEmulator(clock: () => Date = () => new Date()): Promise<StripeEmulator> {
+  const secretKey = `sk_test_${randomBytes(12).toString('hex')}`;
+  const cards = new Map<string, Card>();
+  const intents: EmulatedIntent[] = [];
+  const replies = new Map<string, { status: number; body: unknown } | 'lost'>();
+  const creations: string[] = [];
+  // Seconds, as Stripe stamps them; strictly increasing so the newest-first order is well defined.
+  let last = 0;
+  const created = () => (last = Math.max(last + 1, Math.floor(clock().getTime() / 1000)));
+
+  function createIntent(form: URLSearchParams): { status: number; body: unknown } | 'lost' {
+    const token = form.get('payment_method') ?? '';
+    const card = cards.get(token);
+    if (!card) return { status: 404, body: invalid(`No such PaymentMethod: '${token}'`, 'resource_missing') };
+    if (card.customer && form.get('customer') !== card.customer)
+      return {
+        status: 400,
+        body: invalid(`The provided PaymentMethod is attached to customer ${card.customer}; pass it.`),
+      };
+    const answer = card.answers[Math.min(card.charges, card.answers.length - 1)] ?? 'approve';
+    if (answer === 'server_error')
+      return { status: 500, body: { error: { type: 'api_error', message: 'boom' } } };
+    card.charges += 1;
+    const declined = typeof answer === 'object';
+    const error = declined
+      ? {
+          type: 'card_error',
+          code: answer.code ?? 'card_declined',
+          decline_code: answer.decline,
+          message: 'Your card was declined.',
+          ...(answer.advice ? { network_advice_code: answer.advice } : {}),
+        }
+      : null;
+    const metadata: Record<string, string> = {};
+    for (const [key, value] of form) {
+      const name = /^metadata\[(.+)\]$/.exec(key)?.[1];
+      if (name) metadata[name] = value;
+    }
+    const intent: EmulatedIntent = {
+      id: newId('pi'),
+      object: 'payment_intent',
+      created: created(),
+      status: declined ? 'requires_payment_method' : 'succeeded',
+      amount: Number(form.get('amount')),
+      currency: form.get('currency') ?? '',
+      customer: form.get('customer'),
+      payment_method: token,
+      off_session: form.get('off_session') === 'true',
+      metadata,
+      last_payment_error: error,
+    };
+    intents.push(intent);
+    if (answer === 'lost') return 'lost';
+    return error
+      ? { status: 402, body: { error: { ...error, payment_intent: intent } } }
+      : { status: 200, body: intent };
+  }
+
+  function listIntents(query: URLSearchParams) {
+    const customer = query.get('customer');
+    const since = Number(query.get('created[gte]') ?? 0);
+    const limit = Number(query.get('limit') ?? 10);
+    let matching = [...intents]
+      .reverse()
+      .filter((i) => i.created >= since && (customer === null || i.customer === customer));
+    const after = query.get('starting_after');
+    if (after) matching = matching.slice(matching.findIndex((i) => i.id === after) + 1);
+    return {
+      object: 'list',
+      url: '/v1/payment_intents',
+      data: matching.slice(0, limit),
+      has_more: matching.length > limit,
+    };
+  }
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? '/', 'http://emulator');
+      if (req.headers.authorization !== `Bearer ${secretKey}`)
+        return send(res, 401, invalid('Invalid API Key provided'));
+      const method = /^\/v1\/payment_methods\/([^/]+)$/.exec(url.pathname);
+      if (req.method === 'GET' && method) {
+        const card = cards.get(decodeURIComponent(method[1]!));
+        if (!card) return send(res, 404, invalid(`No such PaymentMethod`, 'resource_missing'));
+        return send(res, 200, {
+          id: method[1],
+          object: 'payment_method',
+          type: 'card',
+          customer: card.customer,
+        });
+      }
+      if (req.method === 'GET' && url.pathname === '/v1/payment_intents')
+        return send(res, 200, listIntents(url.searchParams));
+      if (req.method === 'POST' && url.pathname === '/v1/payment_intents') {
+        const key = String(req.headers['idempotency-key'] ?? '');
+        const form = await formOf(req);
+        if (key) creations.push(key);
+        const reply = replies.get(key) ?? createIntent(form);
+        // Stripe keeps the first answer to a key, a 500 too, and replays it to every retry.
+        if (key) replies.set(key, reply);
+        if (reply === 'lost') return req.socket.destroy();
+        return send(
+          res,
+          reply.status,
+          reply.body,
+          reply.status === 500 ? { 'stripe-should-retry': 'false' } : {},
+        );
+      }
+      send(res, 404, invalid(`Unrecognized request URL (${req.method}: ${url.pathname})`));
+    })();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    secretKey,
+    addCard: (id, card) => void cards.set(id, { ...card, charges: 0 }),
+    addIntent: (partial) =>
+      void intents.push({
+        id: newId('pi'),
+        object: 'payment_intent',
+        created: created(),
+        status: 'succeeded',
+        amount: 100,
+        currency: 'usd',
+        payment_method: newId('pm'),
+        off_session: true,
+        metadata: {},
+        last_payment_error: null,
+        ...partial,
+      }),
+    intents: () => intents.map((i) => ({ ...i })),
+    creations: () => [...creations],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
