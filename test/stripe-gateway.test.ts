@@ -96,6 +96,17 @@ describe('Stripe adapter: a charge is one off-session PaymentIntent', () => {
     expect(intentsOf('pm_detached')).toHaveLength(0);
   });
 
+  it('a card Stripe will not charge off-session any more is no longer chargeable', async () => {
+    const { token, req } = cardWith(['unusable']);
+    expect(await gateway.charge(req)).toEqual({
+      kind: 'declined',
+      code: 'card_no_longer_chargeable',
+      advice: null,
+      gatewayTransactionId: null,
+    });
+    expect(intentsOf(token)).toHaveLength(0);
+  });
+
   it('a wrong key throws (the activity retries) and charges nothing', async () => {
     const { token, req } = cardWith(['approve']);
     const wrong = createStripeGateway({ secretKey: 'sk_test_wrong', apiBase: stripe.url });

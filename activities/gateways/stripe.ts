@@ -78,22 +78,46 @@ async function customerOf(stripe: Stripe, token: string): Promise<{ customer: st
 }
 
 /**
+ * What a failed PaymentIntent creation means: a card error is a decline; a PaymentMethod Stripe will not
+ * charge off-session any more (used once without a customer, of a type that cannot recur) can never be
+ * charged again; a lost answer or a 5xx is ambiguous. Anything else (rate limit, wrong key, missing
+ * permission) is thrown: nothing was charged, and the activity tries again while the operator looks.
+ */
+function refusal(error: unknown): ChargeOutcome {
+  if (error instanceof Stripe.errors.StripeCardError) {
+    const answer = error.payment_intent && outcomeOf(error.payment_intent);
+    return (
+      answer ??
+      declined(error.decline_code ?? error.code ?? 'card_declined', error.network_advice_code ?? null, null)
+    );
+  }
+  if (error instanceof Stripe.errors.StripeInvalidRequestError && error.param === 'payment_method')
+    return declined('card_no_longer_chargeable', null, null);
+  if (
+    error instanceof Stripe.errors.StripeConnectionError ||
+    (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500)
+  )
+    return { kind: 'ambiguous', reason: `Stripe: ${error.message}` };
+  throw error;
+}
+
+/**
  * Stripe through its official SDK: each attempt is one off-session PaymentIntent confirmed at once, created
  * with the attempt's idempotency key and named in its metadata. Card errors become declines with Stripe's
  * decline code and network advice code; a lost answer (connection error, timeout, 5xx) is ambiguous and is
  * looked up in Stripe's PaymentIntent list, which reads its own writes (its search does not). Rate limits and
- * errors of configuration (keys, permissions, requests Stripe refuses) throw, so the activity retries and
- * the Temporal UI shows why. Stripe updates saved cards in place (its card account updater), so there is
+ * errors of configuration (keys, permissions) throw, so the activity retries and the Temporal UI shows why. Stripe updates saved cards in place (its card account updater), so there is
  * no token to refresh, and cards are collected by Stripe's own client-side form, never by Recoup.
  */
 export function createStripeGateway(credentials: StripeCredentials): GatewayAdapter {
   const stripe = clientFor(credentials);
 
   async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
+    // Nothing is charged yet: a failure to read the card throws, and the activity tries again.
+    const owner = await customerOf(stripe, req.token);
+    // A PaymentMethod that no longer exists (detached, deleted) can never be charged again.
+    if (!owner) return declined('card_no_longer_chargeable', null, null);
     try {
-      const owner = await customerOf(stripe, req.token);
-      // A PaymentMethod that no longer exists (detached, deleted) can never be charged again.
-      if (!owner) return declined('card_no_longer_chargeable', null, null);
       const intent = await stripe.paymentIntents.create(
         {
           amount: req.amount,
@@ -108,24 +132,7 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
       );
       return outcomeOf(intent) ?? { kind: 'ambiguous', reason: 'Stripe is still processing the payment' };
     } catch (error) {
-      if (error instanceof Stripe.errors.StripeCardError) {
-        const answer = error.payment_intent && outcomeOf(error.payment_intent);
-        return (
-          answer ??
-          declined(
-            error.decline_code ?? error.code ?? 'card_declined',
-            error.network_advice_code ?? null,
-            null,
-          )
-        );
-      }
-      if (
-        error instanceof Stripe.errors.StripeConnectionError ||
-        error instanceof Stripe.errors.StripeAPIError ||
-        (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500)
-      )
-        return { kind: 'ambiguous', reason: `Stripe: ${error.message}` };
-      throw error;
+      return refusal(error);
     }
   }
 

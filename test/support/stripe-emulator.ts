@@ -13,7 +13,9 @@ export type EmulatedAnswer =
   /** The PaymentIntent is created, but every request with its idempotency key loses its connection. */
   | 'lost'
   /** 500 before anything is created, with `stripe-should-retry: false`, as Stripe's idempotency layer does. */
-  | 'server_error';
+  | 'server_error'
+  /** 400 naming the payment method: Stripe will not charge it off-session (e.g. used once without a customer). */
+  | 'unusable';
 
 export interface EmulatedIntent {
   id: string;
@@ -88,6 +90,10 @@ export async function startStripeEmulator(clock: () => Date = () => new Date()):
     const answer = card.answers[Math.min(card.charges, card.answers.length - 1)] ?? 'approve';
     if (answer === 'server_error')
       return { status: 500, body: { error: { type: 'api_error', message: 'boom' } } };
+    if (answer === 'unusable') {
+      const refused = invalid('This PaymentMethod cannot be used again.').error;
+      return { status: 400, body: { error: { ...refused, param: 'payment_method' } } };
+    }
     card.charges += 1;
     const declined = typeof answer === 'object';
     const error = declined
