@@ -213,7 +213,6 @@ export function createRecoveryStore(db: Db) {
       return found && found.at >= since ? found : null;
     },
 
-    /** A customer's recoveries (paywall, proactive retention). */
     /** A customer's recoveries, oldest first (paywall, proactive retention), through the customer index. */
     async forCustomer(accountId: string, customerEmail: string): Promise<RecoveryDoc[]> {
       const prefix = customerPrefix(accountId, customerEmail);

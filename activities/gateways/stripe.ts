@@ -27,9 +27,10 @@ const lookBackSeconds = 15 * 60;
 function clientFor(credentials: StripeCredentials): Stripe {
   const base = credentials.apiBase ? new URL(credentials.apiBase) : null;
   return new Stripe(credentials.secretKey, {
-    // A network failure is retried by the SDK with the same idempotency key, so it never charges twice.
-    maxNetworkRetries: 2,
-    timeout: 30_000,
+    // A network failure is retried by the SDK with the same idempotency key, so it never charges twice;
+    // both tries together stay inside the charge activity's 45 s.
+    maxNetworkRetries: 1,
+    timeout: 20_000,
     appInfo: { name: 'Recoup' },
     ...(base
       ? {
@@ -126,6 +127,9 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
           ...(owner.customer ? { customer: owner.customer } : {}),
           confirm: true,
           off_session: true,
+          // Off-session, nobody can follow a redirect: methods that need one are not offered (and Stripe then
+          // needs no return_url).
+          automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
           metadata: { [attemptKeyField]: req.idempotencyKey },
         },
         { idempotencyKey: req.idempotencyKey },

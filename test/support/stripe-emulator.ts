@@ -87,6 +87,15 @@ export async function startStripeEmulator(clock: () => Date = () => new Date()):
         status: 400,
         body: invalid(`The provided PaymentMethod is attached to customer ${card.customer}; pass it.`),
       };
+    if (
+      form.get('confirm') === 'true' &&
+      !form.has('return_url') &&
+      form.get('automatic_payment_methods[allow_redirects]') !== 'never'
+    )
+      return {
+        status: 400,
+        body: invalid('A return_url is required to confirm a PaymentIntent that may redirect.'),
+      };
     const answer = card.answers[Math.min(card.charges, card.answers.length - 1)] ?? 'approve';
     if (answer === 'server_error')
       return { status: 500, body: { error: { type: 'api_error', message: 'boom' } } };
