@@ -5,13 +5,13 @@ import { customerTimeZone, scaCountries, utcOffsetMinutes } from '../domain/loca
 import { brandFromBin, type CardBrand } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import type { RecoveryInput } from '../domain/recovery.js';
+import { blockMemoryMs } from '../domain/risk.js';
 import type { OutcomeStats } from '../domain/success-model.js';
 import { cardKeyOf, sha256 } from '../runtime/crypto.js';
 import type { ActivityDeps } from './deps.js';
 import { adaptersFor } from './gateways/resolve.js';
 
 /** A blocked card is remembered this long by the risk screen. */
-const riskMemoryMs = 180 * 24 * 3_600_000;
 
 /** What the workflow learns before planning: the decline, routing, the customer's clock and the risk screen. */
 export interface Screen {
@@ -88,7 +88,7 @@ export function screenActivities(deps: ActivityDeps) {
       } else {
         const earlier = await stores.recoveries.blockedCard(
           cardKeyOf(account.id, r.paymentMethodToken),
-          new Date(now.getTime() - riskMemoryMs),
+          new Date(now.getTime() - blockMemoryMs),
         );
         if (earlier && earlier.transactionId !== input.transactionId) {
           const code = earlier.declineCode;

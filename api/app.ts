@@ -16,6 +16,7 @@ import { hostedPages } from './pages/index.js';
 import { mount, reply, route, type Route } from './route.js';
 import { healthRoutes } from './routes/health.js';
 import { linkRoutes } from './routes/links.js';
+import { predictRoutes } from './routes/predict.js';
 import { customerRoutes } from './routes/customer.js';
 import { recoveryRoutes } from './routes/recovery.js';
 
@@ -38,6 +39,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...recoveryRoutes(deps),
     ...customerRoutes(deps),
     ...linkRoutes(deps),
+    ...predictRoutes(deps),
   ];
   const openapi = buildOpenApi(routes, deps.publicBaseUrl);
   routes.push(

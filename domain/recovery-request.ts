@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { PaymentMethodType, tokenFitsKind, tokenShapeHint, type GatewayKind } from './gateway-kinds.js';
 import { currencyCodes } from './money.js';
 
-const token = z.string().trim().min(1, 'must not be empty').max(512, 'must be at most 512 characters');
+/** A payment-method token as a gateway issued it. */
+export const Token = z.string().trim().min(1, 'must not be empty').max(512, 'must be at most 512 characters');
 
 /** ISO 4217 code in any case, stored upper-case; unknown codes are refused. */
 export const Currency = z
@@ -16,28 +17,33 @@ export const CustomerEmail = z
   .max(254)
   .transform((e) => e.toLowerCase());
 
+/** An amount in the smallest currency unit, as every request carries it. */
+export const Amount = z.int('must be an integer in the smallest currency unit').min(50).max(100_000_000);
+
+/** The card's issuing country (the customer's clock when the account has no better one). */
+export const CardOrigin = z
+  .string()
+  .regex(/^[A-Za-z]{2}$/, 'must be a 2-letter ISO country code')
+  .transform((c) => c.toUpperCase());
+
+/** The card number's first six digits (its brand and issuer). */
+export const BinPrefix = z.string().regex(/^\d{6}$/, 'must be exactly 6 digits');
+
 /** A transaction id as a merchant sends it (its own, or one the service gave it): trimmed, 1–128 characters. */
 export const TransactionRef = z.string().trim().min(1).max(128);
 
 /** Body of POST /api/recovery/execute. Strict: unknown fields are refused so a typo never disables a feature. */
 export const RecoveryRequest = z
   .object({
-    paymentMethodToken: token,
-    amount: z.int('must be an integer in the smallest currency unit').min(50).max(100_000_000),
+    paymentMethodToken: Token,
+    amount: Amount,
     currency: Currency.default('USD'),
     originalDeclineCode: z.string().trim().min(1).max(64).optional(),
-    cardOrigin: z
-      .string()
-      .regex(/^[A-Za-z]{2}$/, 'must be a 2-letter ISO country code')
-      .transform((c) => c.toUpperCase())
-      .optional(),
+    cardOrigin: CardOrigin.optional(),
     idempotencyKey: z.string().min(1).max(128).optional(),
-    binPrefix: z
-      .string()
-      .regex(/^\d{6}$/, 'must be exactly 6 digits')
-      .optional(),
+    binPrefix: BinPrefix.optional(),
     customerEmail: CustomerEmail.optional(),
-    fallbackPaymentMethodTokens: z.array(token).max(5, 'at most 5 fallback tokens').optional(),
+    fallbackPaymentMethodTokens: z.array(Token).max(5, 'at most 5 fallback tokens').optional(),
     paymentMethodType: PaymentMethodType.default('card'),
     isTrialConversion: z.boolean().default(false),
     simulateOutcome: z.enum(['success', 'failed', 'blocked']).optional(),

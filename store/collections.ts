@@ -16,6 +16,8 @@ export const collections = {
   retentionNotices: 'retentionNotices',
   pulses: 'pulses',
   predictions: 'predictions',
+  predictionOutcomes: 'predictionOutcomes',
+  riskCalibration: 'riskCalibration',
   holdouts: 'holdouts',
   attempts: 'attempts',
   sandboxCharges: 'sandboxCharges',

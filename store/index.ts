@@ -6,6 +6,7 @@ import { createCardBudgetStore } from './card-budgets.js';
 import { createHoldoutStore } from './holdouts.js';
 import { createLearningStore } from './learning.js';
 import { createLinkStore } from './links.js';
+import { createPredictionStore } from './predictions.js';
 import { createPulseStore } from './pulses.js';
 import { createIntakeClaims } from './intake-claims.js';
 import { createRecoveryStore } from './recoveries.js';
@@ -23,6 +24,7 @@ export function createStores(db: Db, masterKey: Buffer, caching: AccountCaching 
     recoveries: createRecoveryStore(db),
     claims: createIntakeClaims(db),
     pulses: createPulseStore(db),
+    predictions: createPredictionStore(db),
     learning: createLearningStore(db),
     holdouts: createHoldoutStore(db),
     sandbox: createTestGatewayStore(db),

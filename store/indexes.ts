@@ -30,6 +30,8 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   retentionNotices: [],
   pulses: [[{ accountId: 1, occurredAt: -1 }]],
   predictions: [[{ accountId: 1 }]],
+  predictionOutcomes: [],
+  riskCalibration: [],
   holdouts: [],
   attempts: [[{ accountId: 1, at: -1 }], [{ accountId: 1, fromCode: 1 }]],
   sandboxCharges: [[{ gateway: 1, token: 1 }]],

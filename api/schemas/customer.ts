@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { Currency, CustomerEmail, TransactionRef } from '../../domain/recovery-request.js';
+import { Amount, Currency, CustomerEmail, TransactionRef } from '../../domain/recovery-request.js';
 
 /** Body of POST /api/recovery/pulse: a payment that succeeded on the first try. */
 export const PulseRequest = z
   .object({
-    amount: z.int('must be an integer in the smallest currency unit').min(50).max(100_000_000),
+    amount: Amount,
     currency: Currency.default('USD'),
     transactionId: TransactionRef.optional().describe(
       "The merchant's own id; re-sending it returns the same service id",

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import {
+  Amount,
+  BinPrefix,
+  CardOrigin,
+  Currency,
+  CustomerEmail,
+  Token,
+} from '../../domain/recovery-request.js';
+
+/** Body of POST /api/predict/risk: a charge about to be made, screened before it fails. */
+export const RiskRequest = z
+  .object({
+    paymentMethodToken: Token,
+    amount: Amount,
+    currency: Currency.default('USD'),
+    scheduledDate: z
+      .union([z.iso.date(), z.iso.datetime({ offset: true })])
+      .optional()
+      .describe('When the charge will be made (a date is taken at noon, customer time); default now'),
+    customerEmail: CustomerEmail.optional(),
+    binPrefix: BinPrefix.optional(),
+    cardOrigin: CardOrigin.optional(),
+    expiryMonth: z.int().min(1).max(12).optional(),
+    expiryYear: z.int().min(2000).max(2100).optional(),
+  })
+  .strict()
+  .refine((r) => (r.expiryMonth === undefined) === (r.expiryYear === undefined), {
+    path: ['expiryYear'],
+    message: 'expiryMonth and expiryYear go together',
+  });
+export type RiskRequest = z.infer<typeof RiskRequest>;
+
+export const Recommendation = z.enum(['proceed', 'proceed_with_caution', 'delay', 'block']);
+
+export const RiskResult = z.object({
+  success: z.literal(true),
+  prediction: z.object({
+    predictionId: z.string(),
+    riskScore: z.number().describe('0–100, higher = more likely to fail'),
+    confidence: z.int(),
+    reasoning: z.string(),
+    factors: z.array(
+      z.object({
+        factor: z.string(),
+        effect: z.number().describe('How the factor multiplies the chance of failure; 1 for a decisive fact'),
+        description: z.string(),
+      }),
+    ),
+    recommendation: Recommendation,
+  }),
+});
+
+/** Body of POST /api/predict/outcome: what became of a predicted charge (it calibrates later predictions). */
+export const OutcomeRequest = z
+  .object({
+    predictionId: z.string().min(1).max(64),
+    outcome: z.enum(['succeeded', 'failed', 'blocked']),
+    declineCode: z.string().trim().min(1).max(64).optional(),
+  })
+  .strict();
+
+export const OutcomeResult = z.object({
+  success: z.literal(true),
+  predictionId: z.string(),
+  recommendation: Recommendation,
+  outcome: z.enum(['succeeded', 'failed', 'blocked']),
+  predictionMatched: z
+    .boolean()
+    .describe(
+      'Whether the prediction called it: a risk score of 50 or more for a charge that did not succeed',
+    ),
+});

@@ -1,0 +1,78 @@
+import type { Db } from 'mongodb';
+import type { BandTally, RiskRecommendation } from '../domain/risk.js';
+import { collections } from './collections.js';
+import { isDuplicateKey, upsert } from './mongo.js';
+
+export type PredictionOutcome = 'succeeded' | 'failed' | 'blocked';
+
+/** One risk prediction, kept so its outcome can be reported against it. */
+export interface PredictionDoc {
+  _id: string; // predictionId
+  accountId: string;
+  /** The model's raw risk band (tenths): the outcome is counted under it. */
+  band: number;
+  riskScore: number;
+  recommendation: RiskRecommendation;
+  createdAt: Date;
+}
+
+/** The first outcome reported for a prediction; the unique _id makes a re-report count once. */
+export interface OutcomeDoc {
+  _id: string; // predictionId
+  accountId: string;
+  outcome: PredictionOutcome;
+  declineCode: string | null;
+  at: Date;
+}
+
+interface CalibrationDoc {
+  _id: string; // accountId
+  bands: Record<string, BandTally>;
+}
+
+/**
+ * Risk predictions and what became of them. An outcome is logged once (insert-only, keyed by the
+ * prediction) and only then counted into the account's calibration tallies (outcomes and failures per
+ * band), as the engine's learning store does.
+ */
+export function createPredictionStore(db: Db) {
+  const predictions = db.collection<PredictionDoc>(collections.predictions);
+  const outcomes = db.collection<OutcomeDoc>(collections.predictionOutcomes);
+  const calibration = db.collection<CalibrationDoc>(collections.riskCalibration);
+  return {
+    async create(doc: PredictionDoc): Promise<void> {
+      await predictions.insertOne(doc);
+    },
+
+    /** An account's prediction, or null (read by _id alone, checked here). */
+    async find(accountId: string, predictionId: string): Promise<PredictionDoc | null> {
+      const doc = await predictions.findOne({ _id: predictionId });
+      return doc?.accountId === accountId ? doc : null;
+    },
+
+    /** Records the outcome of `prediction`; returns the outcome that stands (the first one reported). */
+    async recordOutcome(
+      prediction: PredictionDoc,
+      outcome: Omit<OutcomeDoc, '_id' | 'accountId'>,
+    ): Promise<OutcomeDoc> {
+      const doc: OutcomeDoc = { _id: prediction._id, accountId: prediction.accountId, ...outcome };
+      try {
+        await outcomes.insertOne(doc);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return (await outcomes.findOne({ _id: prediction._id })) ?? doc;
+      }
+      const failed = outcome.outcome === 'succeeded' ? 0 : 1;
+      const inc = { [`bands.${prediction.band}.n`]: 1, [`bands.${prediction.band}.failed`]: failed };
+      await upsert(() =>
+        calibration.updateOne({ _id: prediction.accountId }, { $inc: inc }, { upsert: true }),
+      );
+      return doc;
+    },
+
+    /** The account's reported outcomes by risk band. */
+    async calibration(accountId: string): Promise<Record<string, BandTally>> {
+      return (await calibration.findOne({ _id: accountId }))?.bands ?? {};
+    },
+  };
+}

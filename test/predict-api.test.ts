@@ -1,0 +1,170 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventsOf } from './support/events.js';
+import { call, startStack, type Stack } from './support/stack.js';
+
+let stack: Stack;
+let n = 0;
+const amount = () => 3000 + (n += 1);
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(() => stack.close());
+
+async function predict(apiKey: string, body: Record<string, unknown>) {
+  return call(stack.baseUrl, 'POST', '/api/predict/risk', { key: apiKey, body: { amount: 1999, ...body } });
+}
+async function report(apiKey: string, body: Record<string, unknown>) {
+  return call(stack.baseUrl, 'POST', '/api/predict/outcome', { key: apiKey, body });
+}
+const prediction = (res: Awaited<ReturnType<typeof predict>>) =>
+  res.body.prediction as {
+    predictionId: string;
+    riskScore: number;
+    recommendation: string;
+    factors: Array<{ factor: string }>;
+  };
+
+describe('POST /api/predict/risk', () => {
+  it('answers a prediction in the vendor’s shape, and no webhook below the alert threshold', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const res = await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: '2026-12-09' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      success: true,
+      prediction: {
+        predictionId: expect.stringMatching(/^pred_[0-9a-f]{32}$/),
+        riskScore: 8,
+        confidence: expect.any(Number),
+        reasoning: expect.stringContaining('8% chance of failure'),
+        factors: [],
+        recommendation: 'proceed',
+      },
+    });
+    expect((await stack.stores.events.list({ accountId: account.id })).map((e) => e.type)).toEqual([]);
+  });
+
+  it('a card that expires before the scheduled date is blocked, and predict.risk.high is sent', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const res = await predict(apiKey, {
+      paymentMethodToken: 'tok_visa',
+      scheduledDate: '2027-03-01T10:00:00Z',
+      expiryMonth: 2,
+      expiryYear: 2027,
+    });
+    expect(prediction(res)).toMatchObject({ riskScore: 99, recommendation: 'block' });
+    const events = await eventsOf(stack, account.id, ['predict.risk.high']);
+    expect(events.map((e) => e.payload)).toEqual([
+      expect.objectContaining({
+        event: 'predict.risk.high',
+        paymentMethodToken: 'tok_visa',
+        riskScore: 99,
+        amount: 1999,
+        reasoning: expect.stringContaining('expires'),
+      }),
+    ]);
+    // The same card through the end of its expiry month is fine.
+    const valid = await predict(apiKey, {
+      paymentMethodToken: 'tok_visa',
+      scheduledDate: '2027-02-27',
+      expiryMonth: 2,
+      expiryYear: 2027,
+    });
+    expect(prediction(valid).recommendation).not.toBe('block');
+  });
+
+  it('a card with a recovery waiting for a retry, and a customer behind on it, are what Recoup knows', async () => {
+    const { apiKey } = await stack.createAccount();
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: 'tok_decline_insufficient_funds',
+        amount: amount(),
+        originalDeclineCode: 'insufficient_funds',
+        customerEmail: 'pat@example.com',
+      },
+    });
+    expect(queued.status).toBe(202);
+    const sameCard = await predict(apiKey, {
+      paymentMethodToken: 'tok_decline_insufficient_funds',
+      scheduledDate: '2026-12-09',
+    });
+    expect(prediction(sameCard)).toMatchObject({ riskScore: 80, recommendation: 'delay' });
+    expect(prediction(sameCard).factors.map((f) => f.factor)).toEqual(['card_failing_now']);
+    const otherCard = await predict(apiKey, {
+      paymentMethodToken: 'tok_visa_new',
+      customerEmail: 'PAT@example.com',
+      scheduledDate: '2026-12-09',
+    });
+    expect(prediction(otherCard).factors.map((f) => f.factor)).toEqual(['customer_past_due']);
+  });
+
+  it.each([
+    [{ paymentMethodToken: 'tok_visa', extra: 1 }, 'extra'],
+    [{ paymentMethodToken: '' }, 'paymentMethodToken'],
+    [{ paymentMethodToken: 'tok_visa', expiryMonth: 2 }, 'expiryYear'],
+    [{ paymentMethodToken: 'tok_visa', expiryMonth: 13, expiryYear: 2027 }, 'expiryMonth'],
+    [{ paymentMethodToken: 'tok_visa', scheduledDate: 'tomorrow' }, 'scheduledDate'],
+    [{ paymentMethodToken: 'tok_visa', amount: 12.5 }, 'amount'],
+  ])('%j is refused with 400 naming %s, and nothing is stored', async (body, field) => {
+    const { apiKey, account } = await stack.createAccount();
+    const res = await predict(apiKey, body);
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body.details)).toContain(field);
+    expect(await stack.stores.predictions.calibration(account.id)).toEqual({});
+    expect(await stack.stores.db.collection('predictions').countDocuments({ accountId: account.id })).toBe(0);
+  });
+
+  it('needs the secret key', async () => {
+    const res = await call(stack.baseUrl, 'POST', '/api/predict/risk', {
+      body: { paymentMethodToken: 'tok_visa', amount: 1999 },
+    });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('POST /api/predict/outcome', () => {
+  it('says whether the prediction called it, keeps the first outcome, and counts it once', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const { predictionId } = prediction(await predict(apiKey, { paymentMethodToken: 'tok_visa' }));
+    const first = await report(apiKey, { predictionId, outcome: 'failed', declineCode: 'do_not_honor' });
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({
+      success: true,
+      predictionId,
+      recommendation: 'proceed',
+      outcome: 'failed',
+      predictionMatched: false,
+    });
+    const again = await report(apiKey, { predictionId, outcome: 'succeeded' });
+    expect(again.body).toMatchObject({ outcome: 'failed', predictionMatched: false });
+    expect(await stack.stores.predictions.calibration(account.id)).toEqual({ '0': { n: 1, failed: 1 } });
+  });
+
+  it("another account's prediction and an unknown one are 404", async () => {
+    const a = await stack.createAccount();
+    const b = await stack.createAccount();
+    const { predictionId } = prediction(await predict(a.apiKey, { paymentMethodToken: 'tok_visa' }));
+    for (const id of [predictionId, 'pred_unknown']) {
+      const res = await report(b.apiKey, { predictionId: id, outcome: 'succeeded' });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Prediction not found' });
+    }
+  });
+
+  it("an account's outcomes calibrate its later predictions", async () => {
+    const { apiKey } = await stack.createAccount();
+    for (let i = 0; i < 25; i += 1) {
+      const { predictionId } = prediction(
+        await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: '2026-12-09' }),
+      );
+      await report(apiKey, { predictionId, outcome: 'failed' });
+    }
+    const after = prediction(
+      await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: '2026-12-09' }),
+    );
+    // 25 failures against the prior's 25 observations at 8 %: (25 + 2) / 50.
+    expect(after.riskScore).toBe(54);
+    expect(after.recommendation).toBe('proceed_with_caution');
+  });
+});

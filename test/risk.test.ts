@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { assessRisk, type RiskFacts } from '../domain/risk.js';
+
+/** A Wednesday the 10th at 14:00, no payday near, nothing known against the card. */
+const quiet: RiskFacts = {
+  local: { hour: 14, dayOfMonth: 10, weekday: 2, daysInMonth: 30 },
+  expiredBy: false,
+  blockedCode: null,
+  failingCode: null,
+  pastDueElsewhere: 0,
+  billingCycleDay: null,
+  calibration: {},
+};
+const assess = (facts: Partial<RiskFacts>) => assessRisk({ ...quiet, ...facts }, { alert: 70 });
+
+describe('risk prediction before a charge', () => {
+  it('a renewal with nothing known against it has the research’s 8% chance of failing: proceed', () => {
+    const risk = assess({});
+    expect(risk).toMatchObject({ riskScore: 8, recommendation: 'proceed', factors: [] });
+    expect(risk.reasoning).toMatch(/^8% chance of failure/);
+  });
+
+  it.each([
+    ['a card blocked on an earlier recovery', { blockedCode: 'stolen_card' }, 'card_blocked_before'],
+    ['a card that expires before the charge', { expiredBy: true }, 'card_expires_before_charge'],
+  ])('%s is blocked with a 99 risk score', (_, facts, factor) => {
+    const risk = assess(facts);
+    expect(risk).toMatchObject({ riskScore: 99, recommendation: 'block', confidence: 95 });
+    expect(risk.factors.map((f) => f.factor)).toEqual([factor]);
+  });
+
+  it('a card whose recovery is still waiting for a retry will most likely fail again: delay', () => {
+    const risk = assess({ failingCode: 'insufficient_funds' });
+    expect(risk).toMatchObject({ riskScore: 80, recommendation: 'delay' });
+    expect(risk.reasoning).toContain('insufficient_funds');
+  });
+
+  it.each([
+    ['night', { local: { ...quiet.local, hour: 3 } }, 11.5, 'night_hour'],
+    ['payday', { local: { ...quiet.local, dayOfMonth: 15 } }, 7.3, 'payday'],
+    ['the days before a payday', { local: { ...quiet.local, dayOfMonth: 13 } }, 8.9, 'before_payday'],
+    ['a customer behind on another card', { pastDueElsewhere: 1 }, 14.8, 'customer_past_due'],
+  ])('%s moves the risk to %s', (_, facts, score, factor) => {
+    const risk = assess(facts);
+    expect(risk.riskScore).toBe(score);
+    expect(risk.factors.map((f) => f.factor)).toEqual([factor]);
+  });
+
+  it('a merchant billing cycle day is not a payday of its own: it leaves the risk unchanged', () => {
+    expect(assess({ billingCycleDay: 10 }).riskScore).toBe(8);
+  });
+
+  it('factors come strongest first, and the reasoning names the strongest', () => {
+    const risk = assess({ failingCode: 'do_not_honor', local: { ...quiet.local, hour: 2 } });
+    expect(risk.factors.map((f) => f.factor)).toEqual(['card_failing_now', 'night_hour']);
+    expect(risk.reasoning).toContain('do_not_honor');
+  });
+
+  it("reported outcomes calibrate the band they fall in: the account's own failure rate wins as they add up", () => {
+    const few = assess({ calibration: { '0': { n: 5, failed: 5 } } });
+    const many = assess({ calibration: { '0': { n: 500, failed: 250 } } });
+    const otherBand = assess({ failingCode: 'do_not_honor', calibration: { '0': { n: 500, failed: 250 } } });
+    expect(few.riskScore).toBeCloseTo(((5 + 25 * 0.08) / 30) * 100, 1);
+    expect(many.riskScore).toBeCloseTo(((250 + 25 * 0.08) / 525) * 100, 1);
+    expect(many.confidence).toBeGreaterThan(few.confidence);
+    expect(otherBand.riskScore).toBe(80);
+  });
+});
