@@ -11,8 +11,6 @@ import { cardKeyOf, sha256 } from '../runtime/crypto.js';
 import type { ActivityDeps } from './deps.js';
 import { adaptersFor } from './gateways/resolve.js';
 
-/** A blocked card is remembered this long by the risk screen. */
-
 /** What the workflow learns before planning: the decline, routing, the customer's clock and the risk screen. */
 export interface Screen {
   decline: DeclineInfo;
