@@ -26,13 +26,19 @@ beforeAll(async () => {
     temporal: { client: env.client, nativeConnection: env.nativeConnection },
     clock: serverClock,
   });
-  stripe = await startStripeEmulator(serverClock);
+  stripe = await startStripeEmulator(async () => new Date(await env.currentTimeMs()));
 });
 afterAll(async () => {
   await stripe?.close();
   await stack?.close();
   await env?.teardown();
 });
+
+/** Three days before next month's 15th, 10:00 UTC: a payday close enough for insufficient funds to wait for. */
+async function skipToBeforePayday() {
+  const now = new Date(await env.currentTimeMs());
+  await env.sleep(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 12, 10) - now.getTime());
+}
 
 /** Executes a request and lets the recovery run to its end in skipped time; returns the outcome. */
 async function runToEnd(apiKey: string, accountId: string, body: Record<string, unknown>) {
@@ -54,10 +60,7 @@ async function runToEnd(apiKey: string, accountId: string, body: Record<string, 
 
 describe('smart retries on the time-skipping server', () => {
   it('an insufficient-funds recovery is queued to a payday window, retried then, and reported by recovery.success', async () => {
-    // Three days before the 15th, 10:00 UTC: the payday is close enough to wait for.
-    const now = new Date(await env.currentTimeMs());
-    const target = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 12, 10);
-    await env.sleep(target - now.getTime());
+    await skipToBeforePayday();
     const { apiKey, account } = await stack.createAccount();
     const out = await runToEnd(apiKey, account.id, {
       paymentMethodToken: 'tok_visa',
@@ -226,6 +229,8 @@ describe('smart retries on the time-skipping server', () => {
       stack.queues.critical,
     );
 
+    // Whether insufficient funds waits depends on the date: make it one that waits for a payday.
+    await skipToBeforePayday();
     const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
       key: apiKey,
       body: {

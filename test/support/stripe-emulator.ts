@@ -67,8 +67,10 @@ const invalid = (message: string, code?: string) => ({
   error: { type: 'invalid_request_error', message, ...(code ? { code } : {}) },
 });
 
-/** `clock`: what Stripe stamps intents with (a time-skipping test passes the server's clock). */
-export async function startStripeEmulator(clock: () => Date = () => new Date()): Promise<StripeEmulator> {
+/** `clock`: what Stripe stamps intents with (a time-skipping test passes the server's current time). */
+export async function startStripeEmulator(
+  clock: () => Date | Promise<Date> = () => new Date(),
+): Promise<StripeEmulator> {
   const secretKey = `sk_test_${randomBytes(12).toString('hex')}`;
   const cards = new Map<string, Card>();
   const intents: EmulatedIntent[] = [];
@@ -76,9 +78,9 @@ export async function startStripeEmulator(clock: () => Date = () => new Date()):
   const creations: string[] = [];
   // Seconds, as Stripe stamps them; strictly increasing so the newest-first order is well defined.
   let last = 0;
-  const created = () => (last = Math.max(last + 1, Math.floor(clock().getTime() / 1000)));
+  const created = async () => (last = Math.max(last + 1, Math.floor((await clock()).getTime() / 1000)));
 
-  function createIntent(form: URLSearchParams): { status: number; body: unknown } | 'lost' {
+  async function createIntent(form: URLSearchParams): Promise<{ status: number; body: unknown } | 'lost'> {
     const token = form.get('payment_method') ?? '';
     const card = cards.get(token);
     if (!card) return { status: 404, body: invalid(`No such PaymentMethod: '${token}'`, 'resource_missing') };
@@ -122,7 +124,7 @@ export async function startStripeEmulator(clock: () => Date = () => new Date()):
     const intent: EmulatedIntent = {
       id: newId('pi'),
       object: 'payment_intent',
-      created: created(),
+      created: await created(),
       status: declined ? 'requires_payment_method' : 'succeeded',
       amount: Number(form.get('amount')),
       currency: form.get('currency') ?? '',
@@ -178,7 +180,7 @@ export async function startStripeEmulator(clock: () => Date = () => new Date()):
         const key = String(req.headers['idempotency-key'] ?? '');
         const form = await formOf(req);
         if (key) creations.push(key);
-        const reply = replies.get(key) ?? createIntent(form);
+        const reply = replies.get(key) ?? (await createIntent(form));
         // Stripe keeps the first answer to a key, a 500 too, and replays it to every retry.
         if (key) replies.set(key, reply);
         if (reply === 'lost') return req.socket.destroy();
@@ -203,7 +205,8 @@ export async function startStripeEmulator(clock: () => Date = () => new Date()):
       void intents.push({
         id: newId('pi'),
         object: 'payment_intent',
-        created: created(),
+        // Made after every intent so far, as a merchant's later payments are.
+        created: (last += 1),
         status: 'succeeded',
         amount: 100,
         currency: 'usd',
