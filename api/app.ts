@@ -17,6 +17,7 @@ import { mount, reply, route, type Route } from './route.js';
 import { healthRoutes } from './routes/health.js';
 import { linkRoutes } from './routes/links.js';
 import { predictRoutes } from './routes/predict.js';
+import { reportRoutes } from './routes/reports.js';
 import { customerRoutes } from './routes/customer.js';
 import { recoveryRoutes } from './routes/recovery.js';
 
@@ -40,6 +41,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...customerRoutes(deps),
     ...linkRoutes(deps),
     ...predictRoutes(deps),
+    ...reportRoutes(deps),
   ];
   const openapi = buildOpenApi(routes, deps.publicBaseUrl);
   routes.push(

@@ -20,6 +20,27 @@ export interface PulseDoc {
 export function createPulseStore(db: Db) {
   const pulses = db.collection<PulseDoc>(collections.pulses);
   return {
+    /** How many organic successes the account logged in [from, to). */
+    countBetween(accountId: string, from: Date, to: Date): Promise<number> {
+      return pulses.countDocuments({ accountId, occurredAt: { $gte: from, $lt: to } });
+    },
+
+    /** When each of these customers paid on their own in [from, to), by email. */
+    async paidBy(accountId: string, emails: string[], from: Date, to: Date): Promise<Map<string, Date[]>> {
+      const paid = new Map<string, Date[]>();
+      if (emails.length === 0) return paid;
+      const found = pulses.find(
+        { accountId, customerEmail: { $in: emails }, occurredAt: { $gte: from, $lt: to } },
+        { projection: { customerEmail: 1, occurredAt: 1 } },
+      );
+      for await (const p of found) {
+        const list = paid.get(p.customerEmail ?? '') ?? [];
+        list.push(p.occurredAt);
+        paid.set(p.customerEmail ?? '', list);
+      }
+      return paid;
+    },
+
     async log(input: Omit<PulseDoc, '_id' | 'createdAt'>, now: Date): Promise<PulseDoc> {
       // A merchant id maps to one deterministic service id, so the unique _id deduplicates re-sends.
       const _id = input.merchantTransactionId

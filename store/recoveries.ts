@@ -228,6 +228,22 @@ export function createRecoveryStore(db: Db) {
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
     },
 
+    /** An account's recoveries whose failure falls in [from, to), with the fields a report reads. */
+    createdBetween(accountId: string, from: Date, to: Date) {
+      return recoveries
+        .find(
+          { accountId, createdAt: { $gte: from, $lt: to } },
+          {
+            projection: { state: 1, amount: 1, currency: 1, customerEmail: 1, createdAt: 1, recoveredAt: 1 },
+          },
+        )
+        .toArray() as Promise<
+        Array<
+          Pick<RecoveryDoc, 'state' | 'amount' | 'currency' | 'customerEmail' | 'createdAt' | 'recoveredAt'>
+        >
+      >;
+    },
+
     /** An account's recoveries waiting for a timed retry on this token (a card update retries them at once). */
     queuedOnToken(accountId: string, paymentMethodToken: string): Promise<RecoveryDoc[]> {
       return recoveries.find({ accountId, paymentMethodToken, state: 'queued' }).toArray();

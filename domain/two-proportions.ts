@@ -1,0 +1,64 @@
+import { errorFunction } from 'simple-statistics';
+
+/** Successes out of trials of one group. */
+export interface Group {
+  trials: number;
+  successes: number;
+}
+
+/** The comparison of a treatment group with its control: uplift in percentage points, its 95 % CI, a p-value. */
+export interface Comparison {
+  treatmentRate: number | null;
+  controlRate: number | null;
+  upliftPoints: number | null;
+  confidenceInterval95: [number, number] | null;
+  pValue: number | null;
+  /** Too few decided payments for the normal approximation the test rests on. */
+  insufficientData: boolean;
+}
+
+/** Fewest decided payments per group, and fewest expected successes and failures in each, for the test. */
+const minTrials = 30;
+const minExpected = 5;
+const z95 = 1.959963984540054;
+
+const normalCdf = (z: number) => 0.5 * (1 + errorFunction(z / Math.SQRT2));
+const points = (x: number) => Math.round(x * 10_000) / 100;
+
+/**
+ * Two-proportion comparison: the uplift of the treatment's success rate over the control's, a 95 %
+ * Wald interval on that difference (unpooled standard error) and the two-sided p-value of the pooled
+ * z-test. `insufficientData` when either group has fewer than 30 trials or fewer than 5 expected successes
+ * or failures under the pooled rate; the figures are still given when they can be computed.
+ */
+export function compareProportions(treatment: Group, control: Group): Comparison {
+  const rate = (g: Group) => (g.trials > 0 ? g.successes / g.trials : null);
+  const pT = rate(treatment);
+  const pC = rate(control);
+  const pooledTrials = treatment.trials + control.trials;
+  const pooled = pooledTrials > 0 ? (treatment.successes + control.successes) / pooledTrials : 0;
+  const insufficientData = [treatment, control].some(
+    (g) => g.trials < minTrials || g.trials * pooled < minExpected || g.trials * (1 - pooled) < minExpected,
+  );
+  if (pT === null || pC === null)
+    return {
+      treatmentRate: pT,
+      controlRate: pC,
+      upliftPoints: null,
+      confidenceInterval95: null,
+      pValue: null,
+      insufficientData,
+    };
+  const diff = pT - pC;
+  const se = Math.sqrt((pT * (1 - pT)) / treatment.trials + (pC * (1 - pC)) / control.trials);
+  const pooledSe = Math.sqrt(pooled * (1 - pooled) * (1 / treatment.trials + 1 / control.trials));
+  const pValue = pooledSe > 0 ? 2 * (1 - normalCdf(Math.abs(diff) / pooledSe)) : diff === 0 ? 1 : 0;
+  return {
+    treatmentRate: pT,
+    controlRate: pC,
+    upliftPoints: points(diff),
+    confidenceInterval95: [points(diff - z95 * se), points(diff + z95 * se)],
+    pValue: Math.min(1, Math.max(0, Math.round(pValue * 1e6) / 1e6)),
+    insufficientData,
+  };
+}
