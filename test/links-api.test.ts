@@ -5,6 +5,7 @@ import { sha256 } from '../runtime/crypto.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm, submitPage } from './support/pages.js';
 import { call, startStack, type Stack } from './support/stack.js';
+import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 
 const hour = 3_600_000;
 /** The stack's clock: real time plus an offset the expiry tests move forward. */
@@ -304,17 +305,6 @@ describe('hosted pages: lifetime, single use and trust', () => {
       newPaymentMethodToken: 'tok_visa_new',
     });
   });
-
-  it('an account whose gateway collects cards client-side gets a 501 page, and the link stays unused', async () => {
-    const { apiKey } = await stack.createAccount({}, [
-      { name: 'stripe', kind: 'stripe', test: false, credentials: { secretKey: 'sk_test_unused' } },
-    ]);
-    const url = onServer(stack.baseUrl, (await cardLink(apiKey, { paymentMethodToken: 'pm_123' })).body.url);
-    const page = await getPage(url);
-    expect(page.status).toBe(501);
-    expect(page.html).toContain('not available');
-    expect((await postForm(url, { _form: 'x', ...goodCard })).status).toBe(501);
-  });
 });
 
 describe('another account', () => {
@@ -442,5 +432,107 @@ describe('links minted by the engine', () => {
     const { apiKey, account } = await stack.createAccount();
     for (let i = 0; i < 3; i += 1) await failOnce(apiKey, account.id, 'hopper@example.com');
     expect(await retentionEvents(account.id)).toHaveLength(0);
+  });
+});
+
+describe('the card-update page of a Stripe account', () => {
+  let stripe: StripeEmulator;
+  beforeAll(async () => {
+    stripe = await startStripeEmulator();
+  });
+  afterAll(() => stripe.close());
+
+  const stripeAccount = () =>
+    stack.createAccount({}, [
+      {
+        name: 'stripe',
+        kind: 'stripe',
+        test: false,
+        credentials: { secretKey: stripe.secretKey, apiBase: stripe.url },
+      },
+    ]);
+  const latestSession = () => stripe.sessions().at(-1)!;
+
+  it("sends the customer to Stripe Checkout for the old card's customer and saves the card entered there; the queued recovery is retried with it", async () => {
+    stripe.addCard('pm_old1', { customer: 'cus_page1', answers: [{ decline: 'do_not_honor' }] });
+    const { apiKey, account } = await stripeAccount();
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { paymentMethodToken: 'pm_old1', amount: amount(), originalDeclineCode: 'processing_error' },
+    });
+    expect(queued.status).toBe(202);
+    const transactionId = String(queued.body.transactionId);
+    const link = (await cardLink(apiKey, { paymentMethodToken: 'pm_old1', transactionId })).body;
+    const url = onServer(stack.baseUrl, link.url);
+
+    const away = await getPage(url);
+    expect(away.status).toBe(303);
+    const session = latestSession();
+    expect(away.headers.get('location')).toBe(session.url);
+    expect(session).toMatchObject({
+      customer: 'cus_page1',
+      currency: 'usd',
+      success_url: `${link.url}?session=${session.id}`,
+      cancel_url: `${link.url}?cancelled=1`,
+    });
+
+    stripe.completeCheckout(session.id, { id: 'pm_new1', brand: 'visa', last4: '4242' });
+    const back = await getPage(`${url}?session=${session.id}`);
+    expect(back.status).toBe(200);
+    expect(back.html).toContain('Visa card ending in 4242');
+    const events = await eventsOf(stack, account.id, ['card.updated']);
+    expect(events.find((e) => e.type === 'card.updated')?.payload).toMatchObject({
+      oldPaymentMethodToken: 'pm_old1',
+      newPaymentMethodToken: 'pm_new1',
+      eligibleGateways: ['stripe'],
+    });
+    const deadline = Date.now() + 15_000;
+    let state = '';
+    while (state !== 'succeeded' && Date.now() < deadline) {
+      state = (await stack.stores.recoveries.find(account.id, transactionId))?.state ?? '';
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(state).toBe('succeeded');
+    expect(stripe.intents().filter((i) => i.payment_method === 'pm_new1')).toHaveLength(1);
+    expect((await getPage(`${url}?session=${session.id}`)).status).toBe(410);
+  });
+
+  it('a session not finished, opened for another link or left early saves nothing, and the link stays usable', async () => {
+    stripe.addCard('pm_old2', { customer: 'cus_page2', answers: ['approve'] });
+    const { apiKey, account } = await stripeAccount();
+    const urlA = onServer(
+      stack.baseUrl,
+      (await cardLink(apiKey, { paymentMethodToken: 'pm_old2' })).body.url,
+    );
+    const urlB = onServer(
+      stack.baseUrl,
+      (await cardLink(apiKey, { paymentMethodToken: 'pm_old2' })).body.url,
+    );
+    expect((await getPage(urlA)).status).toBe(303);
+    const sessionA = latestSession();
+    expect((await getPage(urlB)).status).toBe(303);
+    const sessionB = latestSession();
+    stripe.completeCheckout(sessionB.id, { id: 'pm_other', brand: 'visa', last4: '1111' });
+
+    for (const query of [`?session=${sessionB.id}`, `?session=${sessionA.id}`, '?session=cs_test_unknown']) {
+      const page = await getPage(urlA + query);
+      expect(page.status).toBe(200);
+      expect(page.html).toContain('The secure card form was not completed.');
+    }
+    const left = await getPage(`${urlA}?cancelled=1`);
+    expect(left.html).toContain('You left the secure card form');
+    expect((await getPage(urlA)).status).toBe(303);
+    const events = await stack.stores.events.list({ accountId: account.id });
+    expect(events.filter((e) => e.type === 'card.updated')).toEqual([]);
+  });
+
+  it('a card posted to the page of a Stripe account is refused with 501, and the link stays unused', async () => {
+    stripe.addCard('pm_old3', { customer: 'cus_page3', answers: ['approve'] });
+    const { apiKey } = await stripeAccount();
+    const url = onServer(stack.baseUrl, (await cardLink(apiKey, { paymentMethodToken: 'pm_old3' })).body.url);
+    const posted = await postForm(url, { _form: 'x', ...goodCard });
+    expect(posted.status).toBe(501);
+    expect(posted.html).toContain('not available');
+    expect((await getPage(url)).status).toBe(303);
   });
 });

@@ -144,9 +144,10 @@ describe('Stripe adapter: a lost answer is ambiguous and looked up, never charge
 });
 
 describe('Stripe adapter: what it offers and how it is configured', () => {
-  it('has no account-updater token (Stripe updates saved cards in place) and collects no card itself', () => {
+  it('has no account-updater token (Stripe updates saved cards in place); new cards go through Stripe Checkout', () => {
     expect('refreshCard' in gateway).toBe(false);
     expect('tokenize' in gateway).toBe(false);
+    expect(gateway.hostedCardForm).toBeDefined();
     expect(gateway.capabilities.wallets).toEqual(['apple_pay', 'google_pay']);
   });
 

@@ -1,6 +1,13 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
-import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome, LookupRequest } from './types.js';
+import type {
+  ChargeOutcome,
+  ChargeRequest,
+  GatewayAdapter,
+  HostedCardForm,
+  LookupOutcome,
+  LookupRequest,
+} from './types.js';
 
 /**
  * A Stripe gateway's credentials: a secret or restricted key (it needs write access to PaymentIntents and
@@ -21,6 +28,8 @@ export type StripeCredentials = z.infer<typeof StripeCredentials>;
 
 /** Metadata key that names the Recoup attempt on its PaymentIntent: what a lookup finds the charge by. */
 export const attemptKeyField = 'recoup_attempt_key';
+/** Metadata key that names the card-update link a Checkout session was opened for. */
+export const linkField = 'recoup_link';
 /** How far before the lost request a lookup looks: clocks differ, and Stripe stamps the PaymentIntent. */
 const lookBackSeconds = 15 * 60;
 
@@ -108,7 +117,7 @@ function refusal(error: unknown): ChargeOutcome {
  * decline code and network advice code; a lost answer (connection error, timeout, 5xx) is ambiguous and is
  * looked up in Stripe's PaymentIntent list, which reads its own writes (its search does not). Rate limits and
  * errors of configuration (keys, permissions) throw, so the activity retries and the Temporal UI shows why. Stripe updates saved cards in place (its card account updater), so there is
- * no token to refresh, and cards are collected by Stripe's own client-side form, never by Recoup.
+ * no token to refresh; a new card is collected by Stripe Checkout, never by Recoup.
  */
 export function createStripeGateway(credentials: StripeCredentials): GatewayAdapter {
   const stripe = clientFor(credentials);
@@ -158,5 +167,43 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
     return { kind: 'not_found' };
   }
 
-  return { capabilities: { wallets: ['apple_pay', 'google_pay'] }, charge, lookup };
+  /**
+   * Stripe Checkout in setup mode: Stripe's page takes the card and saves it to the old card's customer,
+   * so card data never passes through Recoup.
+   */
+  const hostedCardForm: HostedCardForm = {
+    async start({ token, currency, reference, returnUrl, cancelUrl }) {
+      const owner = await customerOf(stripe, token);
+      const session = await stripe.checkout.sessions.create({
+        mode: 'setup',
+        // Checkout offers the account's payment methods that work in this currency.
+        currency: currency.toLowerCase(),
+        ...(owner?.customer ? { customer: owner.customer } : {}),
+        success_url: `${returnUrl}?session={CHECKOUT_SESSION_ID}`,
+        cancel_url: cancelUrl,
+        metadata: { [linkField]: reference },
+      });
+      if (!session.url) throw new Error(`Stripe Checkout session ${session.id} has no URL`);
+      return { url: session.url };
+    },
+
+    async finish(id, reference) {
+      let session: Stripe.Checkout.Session;
+      try {
+        session = await stripe.checkout.sessions.retrieve(id, { expand: ['setup_intent.payment_method'] });
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing')
+          return null;
+        throw error;
+      }
+      const intent = session.setup_intent;
+      if (session.metadata?.[linkField] !== reference || session.status !== 'complete') return null;
+      if (!intent || typeof intent === 'string' || intent.status !== 'succeeded') return null;
+      const method = intent.payment_method;
+      if (!method || typeof method === 'string') return null;
+      return { token: method.id, brand: method.card?.brand ?? 'card', last4: method.card?.last4 ?? '' };
+    },
+  };
+
+  return { capabilities: { wallets: ['apple_pay', 'google_pay'] }, charge, lookup, hostedCardForm };
 }

@@ -45,6 +45,33 @@ export interface CardDetails {
 /** A tokenized card (gateway-native token and card brand), or the gateway's refusal code. */
 export type TokenizeOutcome = { token: string; brand: string } | { error: string };
 
+/** A card the customer saved in a gateway's own form. */
+export interface SavedCard {
+  token: string;
+  brand: string;
+  last4: string;
+}
+
+/**
+ * A card form the gateway hosts itself, for gateways that take card data only in their own form: the
+ * customer leaves for it and comes back to `returnUrl` with the session's id in the `session` parameter.
+ */
+export interface HostedCardForm {
+  /**
+   * Opens the form for the owner of `token`, for payments in `currency`; `reference` ties the session to
+   * the link that opened it.
+   */
+  start(req: {
+    token: string;
+    currency: string;
+    reference: string;
+    returnUrl: string;
+    cancelUrl: string;
+  }): Promise<{ url: string }>;
+  /** The card saved in `session`, or null while it is not finished or was not opened for `reference`. */
+  finish(session: string, reference: string): Promise<SavedCard | null>;
+}
+
 /** What a gateway can do; the planner routes by it. */
 export interface GatewayCapabilities {
   /** Wallet types this gateway can charge for recurring payments (card is always supported). */
@@ -67,4 +94,6 @@ export interface GatewayAdapter {
    * collects card data in its own client-side form, so that it never passes through Recoup.
    */
   tokenize?(card: CardDetails): Promise<TokenizeOutcome>;
+  /** The gateway's own card form, for the hosted card-update page when the gateway has no `tokenize`. */
+  readonly hostedCardForm?: HostedCardForm;
 }

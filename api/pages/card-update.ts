@@ -1,20 +1,19 @@
 import { gatewayFor } from '../../activities/gateways/resolve.js';
 import { checkCardForm, type CardFormErrors } from '../../domain/card-input.js';
-import { tokenFitsKind } from '../../domain/gateway-kinds.js';
 import type { Account } from '../../store/accounts.js';
 import type { AppContext } from '../context.js';
-import { cardForm, cardSaved, refusalMessage } from './card-update-views.js';
+import { hostedCardUpdate } from './card-update-hosted.js';
+import { cardForm, refusalMessage } from './card-update-views.js';
 import { trustedForm } from './form-body.js';
 import { issueFormToken } from './form-token.js';
 import { sendPage } from './layout.js';
 import { loadLink, type LoadedLink, type PageDeps } from './load-link.js';
-import { goneLinkPage, staleFormPage, unavailablePage } from './notices.js';
-
-const path = (token: string) => `/update-card/${token}`;
+import { staleFormPage, unavailablePage } from './notices.js';
+import { cardLabel, cardUpdatePath as path, saveCard } from './save-card.js';
 
 /** GET and POST /update-card/:token: the hosted card-update page. */
 export function cardUpdatePage(deps: PageDeps) {
-  const { clock, outcomes, stores } = deps;
+  const { clock, stores } = deps;
 
   function showForm(
     ctx: AppContext,
@@ -36,23 +35,26 @@ export function cardUpdatePage(deps: PageDeps) {
   }
 
   /**
-   * The primary gateway's tokenizer, when this page may collect its cards. Real gateways collect card data
-   * in their own client-side form (e.g. Stripe Elements) so it never touches Recoup; until this page embeds
-   * one, their accounts get a 501 page.
+   * How the primary gateway takes a new card: on this page (`tokenize`), or in its own hosted form (card
+   * data then never touches Recoup); a gateway with neither gets a 501 page.
    */
-  async function collector(account: Account) {
+  async function collection(account: Account) {
     const gateway = account.gateways[0];
-    if (!gateway) return null;
-    const adapter = await gatewayFor(stores, account.id, gateway.name);
-    return adapter.tokenize ? adapter.tokenize.bind(adapter) : null;
+    const adapter = gateway ? await gatewayFor(stores, account.id, gateway.name) : null;
+    return {
+      tokenize: adapter?.tokenize ? adapter.tokenize.bind(adapter) : null,
+      hosted: adapter?.hostedCardForm ?? null,
+    };
   }
 
   return {
     async show(ctx: AppContext, token: string): Promise<void> {
       const loaded = await loadLink(deps, ctx, token, 'card_update');
       if (!loaded) return;
-      if (!(await collector(loaded.account))) return unavailablePage(ctx, loaded.brand);
-      showForm(ctx, 200, loaded, token);
+      const how = await collection(loaded.account);
+      if (how.tokenize) return showForm(ctx, 200, loaded, token);
+      if (how.hosted) return hostedCardUpdate(deps, ctx, loaded, token, how.hosted);
+      unavailablePage(ctx, loaded.brand);
     },
 
     /** Invalid or refused input re-renders the form and leaves the link usable; only a saved card consumes it. */
@@ -60,7 +62,7 @@ export function cardUpdatePage(deps: PageDeps) {
       const loaded = await loadLink(deps, ctx, token, 'card_update');
       if (!loaded) return;
       const { account, brand, link } = loaded;
-      const tokenize = await collector(account);
+      const { tokenize } = await collection(account);
       if (!tokenize) return unavailablePage(ctx, brand);
       const fields = trustedForm(ctx, link.formSecret, clock());
       if (!fields) return staleFormPage(ctx, brand, path(token));
@@ -80,24 +82,9 @@ export function cardUpdatePage(deps: PageDeps) {
           expiry: typed.expiry,
         });
 
-      const eligibleGateways = account.gateways
-        .filter((g) => tokenFitsKind(g.kind, tokenized.token))
-        .map((g) => g.name);
-      const used = await outcomes.consumeLink(link, {
-        kind: 'card_updated',
-        newPaymentMethodToken: tokenized.token,
-        eligibleGateways,
-      });
-      if (!used) return goneLinkPage(ctx, brand, 'used');
-      const brandLabel = tokenized.brand.charAt(0).toUpperCase() + tokenized.brand.slice(1);
-      sendPage(ctx, 200, {
-        title: 'Card updated',
-        brand,
-        body: cardSaved({
-          brandName: brand.name,
-          cardLabel: `${brandLabel} card ending in ${checked.card.number.slice(-4)}`,
-          returnUrl: link.data.returnUrl,
-        }),
+      await saveCard(deps, ctx, loaded, {
+        token: tokenized.token,
+        label: cardLabel(tokenized.brand, checked.card.number.slice(-4)),
       });
     },
   };

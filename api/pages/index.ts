@@ -37,6 +37,7 @@ export function hostedPages(deps: {
 }) {
   const pageDeps = {
     stores: deps.stores,
+    publicBaseUrl: deps.publicBaseUrl,
     clock: deps.clock,
     links: createLinkService(deps),
     outcomes: createLinkOutcomes(deps),

@@ -11,6 +11,8 @@ import { goneLinkPage, unknownLinkPage } from './notices.js';
 /** What the page handlers need. */
 export interface PageDeps {
   stores: Stores;
+  /** Where pages live when the account has no custom domain. */
+  publicBaseUrl: string;
   links: LinkService;
   outcomes: LinkOutcomes;
   clock: () => Date;

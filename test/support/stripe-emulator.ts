@@ -37,9 +37,28 @@ interface Card {
   charges: number;
 }
 
+/** A Checkout session in setup mode, as the emulator holds it. */
+export interface EmulatedSession {
+  id: string;
+  object: 'checkout.session';
+  mode: string;
+  status: 'open' | 'complete';
+  url: string;
+  currency: string | null;
+  customer: string | null;
+  success_url: string;
+  cancel_url: string | null;
+  metadata: Record<string, string>;
+  setup_intent: Record<string, unknown> | null;
+}
+
 export interface StripeEmulator {
   url: string;
   secretKey: string;
+  /** Checkout sessions opened so far, oldest first. */
+  sessions(): EmulatedSession[];
+  /** The customer saves `card` in the session's form: it becomes a chargeable card of the session's customer. */
+  completeCheckout(sessionId: string, card: { id: string; brand: string; last4: string }): void;
   /** A saved card: its customer and what its charges answer, in order (the last answer repeats). */
   addCard(id: string, card: { customer: string | null; answers: EmulatedAnswer[] }): void;
   /** An intent made outside Recoup (a list a lookup has to page through). */
@@ -141,6 +160,39 @@ export async function startStripeEmulator(
       : { status: 200, body: intent };
   }
 
+  const sessions: EmulatedSession[] = [];
+  let base = '';
+
+  function createSession(form: URLSearchParams): { status: number; body: unknown } {
+    if (form.get('mode') !== 'setup') return { status: 400, body: invalid('Only setup mode is emulated.') };
+    if (!form.get('currency'))
+      return {
+        status: 400,
+        body: invalid('currency is required in setup mode with dynamic payment methods.'),
+      };
+    const metadata: Record<string, string> = {};
+    for (const [key, value] of form) {
+      const name = /^metadata\[(.+)\]$/.exec(key)?.[1];
+      if (name) metadata[name] = value;
+    }
+    const id = newId('cs_test');
+    const session: EmulatedSession = {
+      id,
+      object: 'checkout.session',
+      mode: 'setup',
+      status: 'open',
+      url: `${base}/pay/${id}`,
+      currency: form.get('currency'),
+      customer: form.get('customer'),
+      success_url: (form.get('success_url') ?? '').replace('{CHECKOUT_SESSION_ID}', id),
+      cancel_url: form.get('cancel_url'),
+      metadata,
+      setup_intent: null,
+    };
+    sessions.push(session);
+    return { status: 200, body: session };
+  }
+
   function listIntents(query: URLSearchParams) {
     const customer = query.get('customer');
     const since = Number(query.get('created[gte]') ?? 0);
@@ -174,6 +226,16 @@ export async function startStripeEmulator(
           customer: card.customer,
         });
       }
+      const session = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(url.pathname);
+      if (req.method === 'GET' && session) {
+        const found = sessions.find((x) => x.id === decodeURIComponent(session[1]!));
+        if (!found) return send(res, 404, invalid('No such checkout.session', 'resource_missing'));
+        return send(res, 200, found);
+      }
+      if (req.method === 'POST' && url.pathname === '/v1/checkout/sessions') {
+        const reply = createSession(await formOf(req));
+        return send(res, reply.status, reply.body);
+      }
       if (req.method === 'GET' && url.pathname === '/v1/payment_intents')
         return send(res, 200, listIntents(url.searchParams));
       if (req.method === 'POST' && url.pathname === '/v1/payment_intents') {
@@ -196,10 +258,31 @@ export async function startStripeEmulator(
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  base = `http://127.0.0.1:${port}`;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: base,
     secretKey,
+    sessions: () => sessions.map((x) => ({ ...x })),
+    completeCheckout(sessionId, card) {
+      const session = sessions.find((x) => x.id === sessionId);
+      if (!session) throw new Error(`No checkout session ${sessionId}`);
+      cards.set(card.id, { customer: session.customer, answers: ['approve'], charges: 0 });
+      session.status = 'complete';
+      // Retrieved with `expand: ['setup_intent.payment_method']`, as the adapter asks.
+      session.setup_intent = {
+        id: newId('seti'),
+        object: 'setup_intent',
+        status: 'succeeded',
+        payment_method: {
+          id: card.id,
+          object: 'payment_method',
+          type: 'card',
+          customer: session.customer,
+          card: { brand: card.brand, last4: card.last4 },
+        },
+      };
+    },
     addCard: (id, card) => void cards.set(id, { ...card, charges: 0 }),
     addIntent: (partial) =>
       void intents.push({

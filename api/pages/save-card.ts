@@ -1,0 +1,40 @@
+import { tokenFitsKind } from '../../domain/gateway-kinds.js';
+import type { AppContext } from '../context.js';
+import { cardSaved } from './card-update-views.js';
+import { sendPage } from './layout.js';
+import type { LoadedLink, PageDeps } from './load-link.js';
+import { goneLinkPage } from './notices.js';
+
+/** The hosted card-update page of a link token. */
+export const cardUpdatePath = (token: string) => `/update-card/${token}`;
+
+/** "Visa card ending in 4242". */
+export const cardLabel = (brand: string, last4: string) =>
+  `${brand.charAt(0).toUpperCase()}${brand.slice(1)} card ending in ${last4}`;
+
+/**
+ * The customer's new card replaces the old one: the link is consumed (once: a second save finds it used),
+ * card.updated goes out and queued recoveries on the old card retry with the new one.
+ */
+export async function saveCard(
+  deps: PageDeps,
+  ctx: AppContext,
+  loaded: LoadedLink<'card_update'>,
+  card: { token: string; label: string },
+): Promise<void> {
+  const { account, brand, link } = loaded;
+  const eligibleGateways = account.gateways
+    .filter((g) => tokenFitsKind(g.kind, card.token))
+    .map((g) => g.name);
+  const used = await deps.outcomes.consumeLink(link, {
+    kind: 'card_updated',
+    newPaymentMethodToken: card.token,
+    eligibleGateways,
+  });
+  if (!used) return goneLinkPage(ctx, brand, 'used');
+  sendPage(ctx, 200, {
+    title: 'Card updated',
+    brand,
+    body: cardSaved({ brandName: brand.name, cardLabel: card.label, returnUrl: link.data.returnUrl }),
+  });
+}
