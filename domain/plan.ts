@@ -6,6 +6,7 @@ import {
   contextLiftAt,
   declineFamily,
   depthFactor,
+  evidenceConfidence,
   freshTokenCode,
   optimisticRouteLift,
   sameDayFactor,
@@ -285,7 +286,7 @@ function prediction(facts: PlanFacts, probability: number, reasoning: string): P
   const observed = baseRate(facts.stats, facts.code).observed;
   return {
     score: Math.round(probability * 1000) / 10,
-    confidence: Math.round(40 + 55 * (1 - Math.exp(-observed / 150))),
+    confidence: evidenceConfidence(observed),
     reasoning,
     dataSource: observed > 0 ? 'blended' : 'static',
   };

@@ -1,4 +1,4 @@
-import type { RecoveryState } from './recovery.js';
+import { statusOf, type RecoveryState } from './recovery.js';
 import { compareProportions, type Comparison } from './two-proportions.js';
 
 const day = 86_400_000;
@@ -79,7 +79,7 @@ export function summaryReport(input: ReportInput) {
     to: input.to.toISOString(),
     failedPayments: input.recoveries.length,
     recovered: recovered.length,
-    inProgress: treated.filter((r) => ['processing', 'queued', 'reconciling'].includes(r.state)).length,
+    inProgress: treated.filter((r) => statusOf(r.state) === 'unknown').length,
     recoveryRate: share(recovered.length, treated.length),
     revenueByCurrency: revenue,
     organicSuccesses: input.organicSuccesses,

@@ -1,5 +1,5 @@
 import type { LocalParts } from './local-time.js';
-import { paydayPrior } from './success-model.js';
+import { evidenceConfidence, paydayPrior, pseudoCount } from './success-model.js';
 
 /** How long a card blocked in a recovery (lost, stolen, closed, …) counts against it. */
 export const blockMemoryMs = 180 * 24 * 3_600_000;
@@ -59,8 +59,6 @@ const nightEffect = 1.44;
 const fundsShare = 0.25;
 const failingCardRisk = 0.8;
 const pastDueOdds = 2;
-/** How many reported outcomes a band's prior is worth (as the engine's pseudo-count). */
-const calibrationWeight = 25;
 
 const odds = (p: number) => p / (1 - p);
 const fromOdds = (o: number) => o / (1 + o);
@@ -133,14 +131,15 @@ function rawRisk(f: RiskFacts): { p: number; factors: RiskFactor[] } {
  * Predicts whether a scheduled charge will fail: decisive facts first (a card blocked before, one that
  * will have expired), then the research's base rate moved by what Recoup knows of the card and customer
  * and by the customer's clock, and finally calibrated by the outcomes this account reported for earlier
- * predictions in the same band (shrunk towards the model, so a few outcomes move it little).
+ * predictions in the same band (shrunk towards the model as the engine shrinks its rates, so a few
+ * outcomes move it little).
  */
 export function assessRisk(f: RiskFacts, thresholds: { alert: number }): RiskAssessment {
   const fact = decisive(f);
   const { p: raw, factors } = fact ? { p: 0.99, factors: [fact] } : rawRisk(f);
   const band = Math.min(9, Math.floor(raw * 10));
   const seen = f.calibration[String(band)] ?? { n: 0, failed: 0 };
-  const p = fact ? raw : (seen.failed + calibrationWeight * raw) / (seen.n + calibrationWeight);
+  const p = fact ? raw : (seen.failed + pseudoCount * raw) / (seen.n + pseudoCount);
   const riskScore = Math.round(p * 1000) / 10;
   const recommendation: RiskRecommendation = fact
     ? 'block'
@@ -157,7 +156,7 @@ export function assessRisk(f: RiskFacts, thresholds: { alert: number }): RiskAss
     raw,
     band,
     riskScore,
-    confidence: fact ? 95 : Math.round(40 + 55 * (1 - Math.exp(-seen.n / 150))),
+    confidence: fact ? 95 : evidenceConfidence(seen.n),
     reasoning,
     factors,
     recommendation,

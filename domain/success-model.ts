@@ -140,7 +140,11 @@ const basePrior: Record<Family, number> = { funds: 0.22, issuer: 0.18, technical
 /** Most fresh cards charge. */
 const freshTokenPrior = 0.45;
 const hourPrior = [0.88, 0.92, 1.0, 1.05, 1.05, 1.03, 1.0, 0.97]; // 3-hour buckets, customer local time
-const pseudoCount = 25; // how many observations a prior is worth
+/** How many observations a prior is worth. */
+export const pseudoCount = 25;
+
+/** How confident a prediction is, 40–95, growing with the observations behind it. */
+export const evidenceConfidence = (observed: number) => Math.round(40 + 55 * (1 - Math.exp(-observed / 150)));
 /** A retry within 24 h of the card's last charge keeps about this share of its chance (research §9). */
 const sameDayPrior = 0.5;
 /** Each earlier failed retry of a card leaves about this share of its chance (research §9). */

@@ -32,6 +32,7 @@ export const RiskRequest = z
 export type RiskRequest = z.infer<typeof RiskRequest>;
 
 export const Recommendation = z.enum(['proceed', 'proceed_with_caution', 'delay', 'block']);
+const Outcome = z.enum(['succeeded', 'failed', 'blocked']);
 
 export const RiskResult = z.object({
   success: z.literal(true),
@@ -55,7 +56,7 @@ export const RiskResult = z.object({
 export const OutcomeRequest = z
   .object({
     predictionId: z.string().min(1).max(64),
-    outcome: z.enum(['succeeded', 'failed', 'blocked']),
+    outcome: Outcome,
     declineCode: z.string().trim().min(1).max(64).optional(),
   })
   .strict();
@@ -64,7 +65,7 @@ export const OutcomeResult = z.object({
   success: z.literal(true),
   predictionId: z.string(),
   recommendation: Recommendation,
-  outcome: z.enum(['succeeded', 'failed', 'blocked']),
+  outcome: Outcome,
   predictionMatched: z
     .boolean()
     .describe(
