@@ -458,7 +458,12 @@ describe('the card-update page of a Stripe account', () => {
     const { apiKey, account } = await stripeAccount();
     const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
       key: apiKey,
-      body: { paymentMethodToken: 'pm_old1', amount: amount(), originalDeclineCode: 'processing_error' },
+      body: {
+        paymentMethodToken: 'pm_old1',
+        amount: amount(),
+        currency: 'EUR',
+        originalDeclineCode: 'processing_error',
+      },
     });
     expect(queued.status).toBe(202);
     const transactionId = String(queued.body.transactionId);
@@ -471,7 +476,8 @@ describe('the card-update page of a Stripe account', () => {
     expect(away.headers.get('location')).toBe(session.url);
     expect(session).toMatchObject({
       customer: 'cus_page1',
-      currency: 'usd',
+      // The currency of the recovery the link names.
+      currency: 'eur',
       success_url: `${link.url}?session=${session.id}`,
       cancel_url: `${link.url}?cancelled=1`,
     });

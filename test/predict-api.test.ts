@@ -99,6 +99,27 @@ describe('POST /api/predict/risk', () => {
     expect(prediction(otherCard).factors.map((f) => f.factor)).toEqual(['customer_past_due']);
   });
 
+  it("the account's riskAlertThreshold decides delay and the predict.risk.high webhook", async () => {
+    const { apiKey, account } = await stack.createAccount({ riskAlertThreshold: 5 });
+    const res = await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: '2026-12-09' });
+    expect(prediction(res)).toMatchObject({ riskScore: 8, recommendation: 'delay' });
+    const events = await eventsOf(stack, account.id, ['predict.risk.high']);
+    expect(events.map((e) => e.payload)).toEqual([expect.objectContaining({ riskScore: 8 })]);
+  });
+
+  it("reads the hour on the customer's clock: the card's country, else the account's time zone", async () => {
+    const { apiKey } = await stack.createAccount({ timezone: 'America/New_York' });
+    const at = '2026-12-09T02:30:00Z';
+    const berlin = await predict(apiKey, {
+      paymentMethodToken: 'tok_visa',
+      scheduledDate: at,
+      cardOrigin: 'de',
+    });
+    const newYork = await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: at });
+    expect(prediction(berlin).factors.map((f) => f.factor)).toEqual(['night_hour']);
+    expect(prediction(newYork).factors).toEqual([]);
+  });
+
   it.each([
     [{ paymentMethodToken: 'tok_visa', extra: 1 }, 'extra'],
     [{ paymentMethodToken: '' }, 'paymentMethodToken'],
@@ -126,7 +147,10 @@ describe('POST /api/predict/risk', () => {
 describe('POST /api/predict/outcome', () => {
   it('says whether the prediction called it, keeps the first outcome, and counts it once', async () => {
     const { apiKey, account } = await stack.createAccount();
-    const { predictionId } = prediction(await predict(apiKey, { paymentMethodToken: 'tok_visa' }));
+    // A fixed daytime date: the band the outcome is counted under must not depend on when the test runs.
+    const { predictionId } = prediction(
+      await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: '2026-12-09' }),
+    );
     const first = await report(apiKey, { predictionId, outcome: 'failed', declineCode: 'do_not_honor' });
     expect(first.status).toBe(200);
     expect(first.body).toEqual({
@@ -139,6 +163,28 @@ describe('POST /api/predict/outcome', () => {
     const again = await report(apiKey, { predictionId, outcome: 'succeeded' });
     expect(again.body).toMatchObject({ outcome: 'failed', predictionMatched: false });
     expect(await stack.stores.predictions.calibration(account.id)).toEqual({ '0': { n: 1, failed: 1 } });
+  });
+
+  it('a high risk that did fail, or a low one that succeeded, is a match', async () => {
+    const { apiKey } = await stack.createAccount();
+    const risky = prediction(
+      await predict(apiKey, { paymentMethodToken: 'tok_visa', expiryMonth: 1, expiryYear: 2020 }),
+    );
+    const safe = prediction(
+      await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: '2026-12-09' }),
+    );
+    expect(
+      (await report(apiKey, { predictionId: risky.predictionId, outcome: 'blocked' })).body,
+    ).toMatchObject({
+      recommendation: 'block',
+      predictionMatched: true,
+    });
+    expect(
+      (await report(apiKey, { predictionId: safe.predictionId, outcome: 'succeeded' })).body,
+    ).toMatchObject({
+      recommendation: 'proceed',
+      predictionMatched: true,
+    });
   });
 
   it("another account's prediction and an unknown one are 404", async () => {

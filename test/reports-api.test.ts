@@ -50,6 +50,12 @@ describe('GET /api/reports/summary', () => {
       liftPoints: 25,
       proofMode: null,
     });
+    // Failures outside the range are not counted.
+    const before = await summary(
+      apiKey,
+      `?to=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}`,
+    );
+    expect(before.body).toMatchObject({ failedPayments: 0, recovered: 0, organicSuccesses: 0 });
     // Another account sees none of it.
     const other = await stack.createAccount();
     expect((await summary(other.apiKey)).body).toMatchObject({ failedPayments: 0, organicSuccesses: 0 });
