@@ -4,6 +4,7 @@ import { attemptActivities } from './recovery-attempt.js';
 import { recordActivities } from './recovery-record.js';
 import { screenActivities } from './recovery-screen.js';
 import { webhookActivities } from './webhooks.js';
+import { writeBackActivities } from './write-back.js';
 
 /** Every activity, bound to its dependencies. Workflows import this module's type only. */
 export function createActivities(deps: ActivityDeps) {
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...recordActivities(deps),
     ...webhookActivities(deps),
     ...linkActivities(deps),
+    ...writeBackActivities(deps),
   };
 }
 

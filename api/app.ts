@@ -14,6 +14,7 @@ import { requestId } from './middleware/request-id.js';
 import { buildOpenApi } from './openapi.js';
 import { hostedPages } from './pages/index.js';
 import { mount, reply, route, type Route } from './route.js';
+import { connectorRoutes } from './routes/connectors.js';
 import { healthRoutes } from './routes/health.js';
 import { linkRoutes } from './routes/links.js';
 import { predictRoutes } from './routes/predict.js';
@@ -42,6 +43,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...linkRoutes(deps),
     ...predictRoutes(deps),
     ...reportRoutes(deps),
+    ...connectorRoutes(deps),
   ];
   const openapi = buildOpenApi(routes, deps.publicBaseUrl);
   routes.push(

@@ -25,20 +25,29 @@ async function workflowExists(temporal: Client, workflowId: string): Promise<boo
 }
 
 /**
- * Starts (or resumes) a recovery's workflow and answers with its first phase. A recovery is never left
+ * Starts (or resumes) a recovery's workflow and answers with its first phase (with `wait`; else at once,
+ * as still processing). A recovery is never left
  * silently unstarted: if Temporal fails, either nothing exists and every claim is released (safe to
  * retry), or the recovery is marked so that a retry with the same idempotency key resumes it under the
  * same workflow id — which Temporal runs at most once.
  */
-export async function launchRecovery(deps: Deps, doc: RecoveryDoc, requestId: string): Promise<Reply> {
+export async function launchRecovery(
+  deps: Deps,
+  doc: RecoveryDoc,
+  requestId: string,
+  wait = true,
+): Promise<Reply> {
   const { recoveries } = deps.stores;
   const input = {
     accountId: doc.accountId,
     transactionId: doc._id,
     request: doc.request,
+    ...(doc.connector
+      ? { connector: { platform: doc.connector.platform, invoiceId: doc.connector.invoiceId } }
+      : {}),
   };
   try {
-    const outcome = await startRecovery(deps.temporal, deps.queues, doc.workflowId, input);
+    const outcome = await startRecovery(deps.temporal, deps.queues, doc.workflowId, input, wait);
     if (doc.startFailed) await recoveries.update(doc._id, { startFailed: false }, deps.clock());
     return outcome ? answerFor(outcome, doc._id, doc.isSimulated) : stillProcessing(doc._id);
   } catch (error) {

@@ -1,4 +1,4 @@
-import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import type { FirstPhaseOutcome, RecoveryInput } from '../domain/recovery.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import type { TaskQueues } from '../worker/task-queues.js';
@@ -9,18 +9,22 @@ import { executeUpdate } from '../workflows/recovery-definitions.js';
 export const firstPhaseDeadlineMs = 25_000;
 
 /**
- * Starts the recovery's workflow and asks it for its first-phase outcome in one round trip
+ * Starts the recovery's workflow and, with `wait`, asks it for its first-phase outcome in one round trip
  * (update-with-start). The workflow id is the business key: a second start for it attaches instead.
- * Returns null when the first phase outlives the deadline; the workflow carries on regardless.
+ * Returns null without `wait`, or when the first phase outlives the deadline; the workflow carries on
+ * regardless.
  */
 export async function startRecovery(
   temporal: Client,
   queues: TaskQueues,
   workflowId: string,
   input: RecoveryInput,
+  wait = true,
 ): Promise<FirstPhaseOutcome | null> {
   const r = input.request;
-  const start = new WithStartWorkflowOperation(recoveryWorkflow, {
+  const options: WorkflowStartOptions<typeof recoveryWorkflow> & {
+    workflowIdConflictPolicy: 'USE_EXISTING';
+  } = {
     workflowId,
     taskQueue: r.isTrialConversion ? queues.critical : queues.recovery,
     args: [input],
@@ -31,7 +35,12 @@ export async function startRecovery(
       { key: searchAttributeKeys.recoveryState, value: 'processing' },
       { key: searchAttributeKeys.declineCode, value: r.originalDeclineCode ?? 'unknown' },
     ],
-  });
+  };
+  if (!wait) {
+    await temporal.workflow.start(recoveryWorkflow, options);
+    return null;
+  }
+  const start = new WithStartWorkflowOperation(recoveryWorkflow, options);
   const update = await temporal.workflow.startUpdateWithStart(executeUpdate, {
     startWorkflowOperation: start,
     updateId: input.transactionId,

@@ -5,11 +5,16 @@ import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
 import { taskQueues } from '../worker/task-queues.js';
 import { accountsCommand, accountsUsage } from './commands/accounts.js';
+import { connectorsCommand, connectorsUsage } from './commands/connectors.js';
 import { webhooksCommand, webhooksUsage } from './commands/webhooks.js';
 import type { CliContext, Command } from './context.js';
 import { errorLine, exitCodeFor, UsageError } from './errors.js';
 
-const commands: Record<string, Command> = { accounts: accountsCommand, webhooks: webhooksCommand };
+const commands: Record<string, Command> = {
+  accounts: accountsCommand,
+  connectors: connectorsCommand,
+  webhooks: webhooksCommand,
+};
 
 const usage = [
   'recoup: the Recoup operator CLI. It works on the MongoDB of MONGODB_URI (and DATA_DIR or RECOUP_MASTER_KEY).',
@@ -17,6 +22,7 @@ const usage = [
   'Usage:',
   ...accountsUsage.map((l) => `  ${l}`),
   ...webhooksUsage.map((l) => `  ${l}`),
+  ...connectorsUsage.map((l) => `  ${l}`),
 ];
 
 /** The MongoDB URI without its password, for error messages. */

@@ -1,4 +1,5 @@
 import type { RecommendedAction } from './declines.js';
+import type { ConnectorSource } from './connectors.js';
 import type { RecoveryRequest } from './recovery-request.js';
 
 /** strategyUsed values (decisions.md). */
@@ -7,13 +8,22 @@ export type Strategy =
 
 /** Fine-grained state of a recovery; `status` is derived from it. */
 export type RecoveryState =
-  'processing' | 'queued' | 'reconciling' | 'succeeded' | 'failed' | 'blocked' | 'holdout';
+  | 'processing'
+  | 'queued'
+  | 'reconciling'
+  | 'succeeded'
+  | 'failed'
+  | 'blocked'
+  | 'holdout'
+  /** A billing platform reported the invoice paid outside Recoup; Recoup stopped retrying it. */
+  | 'paid_elsewhere';
 
 /** Status values of the spec; every not-yet-final state reads `unknown`. */
 export type RecoveryStatus = 'succeeded' | 'failed' | 'blocked' | 'unknown';
 
 export function statusOf(state: RecoveryState): RecoveryStatus {
   if (state === 'succeeded' || state === 'failed' || state === 'blocked') return state;
+  if (state === 'paid_elsewhere') return 'succeeded';
   return state === 'holdout' ? 'failed' : 'unknown';
 }
 
@@ -22,6 +32,8 @@ export interface RecoveryInput {
   accountId: string;
   transactionId: string;
   request: RecoveryRequest;
+  /** The billing platform that reported the failure: a recovered payment is written back to its invoice. */
+  connector?: Pick<ConnectorSource, 'platform' | 'invoiceId'>;
 }
 
 /** The engine's explanation of its chosen plan: the `ai` object of the result. */

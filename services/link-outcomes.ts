@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { EventPayload } from '../domain/events.js';
 import type { ChurnOutcome } from '../domain/links.js';
 import type { CancelOffer } from '../domain/settings.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Stores } from '../store/index.js';
 import type { ConsumptionDoc, LinkDoc, LinkOutcome } from '../store/links.js';
-import { cardUpdatedSignal } from '../workflows/recovery-definitions.js';
+import { retryWithNewCard } from './card-retry.js';
 import type { EventPublisher } from './events.js';
 
 /** A use whose effects are still undone after this long was interrupted (the request died): finish it. */
@@ -53,17 +53,7 @@ export function createLinkOutcomes(deps: {
     const queued = await stores.recoveries.queuedOnToken(accountId, data.paymentMethodToken);
     const named = data.transactionId ? await stores.recoveries.find(accountId, data.transactionId) : null;
     if (named?.state === 'queued' && !queued.some((r) => r._id === named._id)) queued.push(named);
-    for (const recovery of queued) {
-      try {
-        await temporal.workflow
-          .getHandle(recovery.workflowId)
-          .signal(cardUpdatedSignal, { newToken, paymentMethodType: 'card' });
-      } catch (error) {
-        // Finished since the read model said queued: nothing left to retry.
-        if (!(error instanceof WorkflowNotFoundError)) throw error;
-        log.info({ workflowId: recovery.workflowId }, 'card update: recovery already finished');
-      }
-    }
+    await retryWithNewCard(temporal, log, queued, newToken);
   }
 
   async function cardUpdated(link: CardUpdateLink, c: ConsumptionDoc, newToken: string, gateways: string[]) {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { generateKey, seal, sha256, unseal, type Sealed } from '../runtime/crypto.js';
 import type { GatewayConfig, Settings } from '../domain/settings.js';
 import type { GatewayKind } from '../domain/gateway-kinds.js';
+import type { ConnectorPlatform } from '../domain/connectors.js';
 import { collections } from './collections.js';
 
 /** A gateway as stored: credentials sealed with the master key. */
@@ -19,6 +20,8 @@ interface AccountDoc {
   settings: Settings;
   gateways: StoredGateway[];
   signingSecret: Sealed;
+  /** Billing-platform connectors: each platform's configuration (webhook secrets, API keys), sealed. */
+  connectors?: Partial<Record<ConnectorPlatform, Sealed>>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -36,6 +39,8 @@ export interface Account {
   name: string;
   settings: Settings;
   gateways: Array<Omit<GatewayConfig, 'credentials'>>;
+  /** Platforms with a configured connector. */
+  connectors: ConnectorPlatform[];
   testMode: boolean;
   createdAt: Date;
   updatedAt: Date;
@@ -54,6 +59,7 @@ function toAccount(doc: AccountDoc): Account {
     name: doc.name,
     settings: doc.settings,
     gateways,
+    connectors: (Object.keys(doc.connectors ?? {}) as ConnectorPlatform[]).sort(),
     testMode: gateways[0]?.test ?? false,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
@@ -96,6 +102,14 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
   const ms = caching.cacheMs ?? 0;
   const now = caching.now ?? Date.now;
   const accountDocs = readThrough(ms, now, (id) => accounts.findOne({ _id: id }));
+
+  const gatewaysOf = (doc: AccountDoc): GatewayConfig[] =>
+    doc.gateways.map((g) => ({
+      name: g.name,
+      kind: g.kind,
+      test: g.test,
+      credentials: unseal<Record<string, string>>(masterKey, g.credentials),
+    }));
 
   async function issueKeys(accountId: string): Promise<IssuedKeys> {
     const issued = { apiKey: generateKey('secret'), publishableKey: generateKey('publishable') };
@@ -149,6 +163,38 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
       return this.find(id);
     },
 
+    /** Sets (or replaces) one platform's connector; its configuration is sealed with the master key. */
+    async setConnector(id: string, platform: ConnectorPlatform, config: Record<string, unknown>) {
+      await accounts.updateOne(
+        { _id: id },
+        { $set: { [`connectors.${platform}`]: seal(masterKey, config), updatedAt: new Date() } },
+      );
+      accountDocs.forget(id);
+      return this.find(id);
+    },
+
+    /** Removes one platform's connector: its intake URL answers 404 from then on. */
+    async removeConnector(id: string, platform: ConnectorPlatform) {
+      await accounts.updateOne(
+        { _id: id },
+        { $unset: { [`connectors.${platform}`]: '' }, $set: { updatedAt: new Date() } },
+      );
+      accountDocs.forget(id);
+      return this.find(id);
+    },
+
+    /** The account, its gateways and one connector's configuration, decrypted; null when either is missing. */
+    async withConnector(id: string, platform: ConnectorPlatform) {
+      const doc = await accountDocs.get(id);
+      const sealed = doc?.connectors?.[platform];
+      if (!doc || !sealed) return null;
+      return {
+        account: toAccount(doc),
+        gateways: gatewaysOf(doc),
+        config: unseal<Record<string, unknown>>(masterKey, sealed),
+      };
+    },
+
     /** Revokes every key of the account at once and issues new ones. */
     async rotateKeys(id: string): Promise<IssuedKeys> {
       await keys.deleteMany({ accountId: id });
@@ -178,14 +224,7 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
     /** The account and its gateways with decrypted credentials, in priority order, from one read. */
     async withGateways(id: string): Promise<{ account: Account; gateways: GatewayConfig[] } | null> {
       const doc = await accountDocs.get(id);
-      if (!doc) return null;
-      const gateways = doc.gateways.map((g) => ({
-        name: g.name,
-        kind: g.kind,
-        test: g.test,
-        credentials: unseal<Record<string, string>>(masterKey, g.credentials),
-      }));
-      return { account: toAccount(doc), gateways };
+      return doc ? { account: toAccount(doc), gateways: gatewaysOf(doc) } : null;
     },
   };
 }

@@ -21,4 +21,5 @@ export const collections = {
   holdouts: 'holdouts',
   attempts: 'attempts',
   sandboxCharges: 'sandboxCharges',
+  connectorEvents: 'connectorEvents',
 } as const;

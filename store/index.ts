@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { createAccountStore, type AccountCaching } from './accounts.js';
+import { createConnectorEventStore } from './connector-events.js';
 import { createEventStore } from './events.js';
 import { createRateLimiter } from './rate-limits.js';
 import { createCardBudgetStore } from './card-budgets.js';
@@ -30,6 +31,7 @@ export function createStores(db: Db, masterKey: Buffer, caching: AccountCaching 
     sandbox: createTestGatewayStore(db),
     links: createLinkStore(db),
     retentionNotices: createRetentionNoticeStore(db),
+    connectorEvents: createConnectorEventStore(db),
   };
 }
 

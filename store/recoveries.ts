@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import type { ConnectorPlatform, ConnectorSource, WriteBackOutcome } from '../domain/connectors.js';
 import type { RecommendedAction } from '../domain/declines.js';
 import type { Prediction, RecoveryState, Strategy } from '../domain/recovery.js';
 import type { RecoveryRequest } from '../domain/recovery-request.js';
@@ -34,6 +35,10 @@ export interface RecoveryDoc {
   isSimulated: boolean;
   /** The request as validated: a resumed start needs all of it. */
   request: RecoveryRequest;
+  /** The billing platform that reported the failure, when it came through a connector. */
+  connector?: ConnectorSource;
+  /** What recording the recovered payment on the platform's invoice did (connector recoveries). */
+  writeBack?: WriteBackOutcome | 'failed';
   /** Temporal could not be reached to start the workflow; a retry with the same key resumes it. */
   startFailed: boolean;
   state: RecoveryState;
@@ -68,6 +73,7 @@ export type RecoveryPatch = Partial<
     | 'ai'
     | 'paymentMethodToken'
     | 'startFailed'
+    | 'writeBack'
   >
 >;
 
@@ -113,6 +119,7 @@ export function createRecoveryStore(db: Db) {
       cardKey: string;
       request: RecoveryRequest;
       isSimulated: boolean;
+      connector?: ConnectorSource;
       now: Date;
     }): Promise<RecoveryDoc> {
       const { request: r, now } = input;
@@ -130,6 +137,7 @@ export function createRecoveryStore(db: Db) {
         isTrialConversion: r.isTrialConversion,
         isSimulated: input.isSimulated,
         request: r,
+        ...(input.connector ? { connector: input.connector } : {}),
         startFailed: false,
         state: 'processing',
         publicId: input.transactionId,
@@ -247,6 +255,22 @@ export function createRecoveryStore(db: Db) {
     /** An account's recoveries waiting for a timed retry on this token (a card update retries them at once). */
     queuedOnToken(accountId: string, paymentMethodToken: string): Promise<RecoveryDoc[]> {
       return recoveries.find({ accountId, paymentMethodToken, state: 'queued' }).toArray();
+    },
+
+    /** An account's recoveries waiting for a timed retry that a platform reported for one of its customers. */
+    queuedForPlatformCustomer(
+      accountId: string,
+      platform: ConnectorPlatform,
+      customerId: string,
+    ): Promise<RecoveryDoc[]> {
+      return recoveries
+        .find({
+          accountId,
+          'connector.platform': platform,
+          'connector.customerId': customerId,
+          state: 'queued',
+        })
+        .toArray();
     },
   };
 }

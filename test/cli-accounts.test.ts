@@ -243,3 +243,108 @@ describe('authentication of a protected route with the keys the CLI issued', () 
     expect((await statusOfUnknown({ 'X-API-KEY': keys.apiKey ?? '' })).status).toBe(404);
   });
 });
+
+describe('recoup connectors', () => {
+  const secret = `whsec_${randomBytes(12).toString('hex')}`;
+  const apiKey = `sk_test_${randomBytes(12).toString('hex')}`;
+
+  it('refuses a configuration the platform cannot work with, and stores nothing', async () => {
+    const created = await createAccount();
+    // A test-gateway account has no Stripe key to read invoices with.
+    const noKey = await recoup(
+      'connectors',
+      'set',
+      created.clientId,
+      'stripe-billing',
+      '--config',
+      JSON.stringify({ webhookSecret: secret }),
+    );
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/apiKey is required/);
+    const badSecret = await recoup(
+      'connectors',
+      'set',
+      created.clientId,
+      'stripe-billing',
+      '--config',
+      '{"webhookSecret":"nope"}',
+    );
+    expect(badSecret.code).toBe(2);
+    expect(badSecret.stderr).toMatch(/webhookSecret: must be a Stripe webhook secret/);
+    const unknown = await recoup('connectors', 'set', created.clientId, 'paddle', '--config', '{}');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/unknown platform "paddle"/);
+    const shown = await recoup('accounts', 'show', created.clientId, '--json');
+    expect((JSON.parse(shown.stdout) as { connectors: string[] }).connectors).toEqual([]);
+  });
+
+  it('set seals the secrets, prints the intake URL, and the API then takes the platform’s signed events', async () => {
+    const created = await createAccount();
+    const set = await recoup(
+      'connectors',
+      'set',
+      created.clientId,
+      'stripe-billing',
+      '--config',
+      JSON.stringify({ webhookSecret: secret, apiKey }),
+      '--json',
+    );
+    expect(set.stderr).toBe('');
+    const out = JSON.parse(set.stdout) as { intakeUrl: string };
+    expect(out.intakeUrl).toBe(
+      `http://localhost:3000/api/connectors/stripe-billing/webhook/${created.clientId}`,
+    );
+    // At rest the secrets are sealed: neither appears in the account document.
+    const raw = JSON.stringify(
+      await stack.stores.db.collection(collections.accounts).findOne({ _id: created.clientId }),
+    );
+    expect(raw).not.toContain(secret);
+    expect(raw).not.toContain(apiKey);
+
+    const body = JSON.stringify({
+      id: 'evt_cli1',
+      object: 'event',
+      type: 'customer.created',
+      data: { object: {} },
+    });
+    const { default: Stripe } = await import('stripe');
+    const res = await fetch(`${stack.baseUrl}/api/connectors/stripe-billing/webhook/${created.clientId}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload: body, secret }),
+      },
+      body,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ action: 'ignored' });
+
+    const list = await recoup('connectors', 'list', created.clientId);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(out.intakeUrl);
+    expect(list.stdout).toMatch(/customer\.created\s+evt_cli1\s+ignored/);
+  });
+
+  it('remove turns the intake URL off (404); removing it again is an error', async () => {
+    const created = await createAccount();
+    await recoup(
+      'connectors',
+      'set',
+      created.clientId,
+      'stripe-billing',
+      '--config',
+      JSON.stringify({ webhookSecret: secret, apiKey }),
+    );
+    const removed = await recoup('connectors', 'remove', created.clientId, 'stripe-billing');
+    expect(removed.code).toBe(0);
+    const res = await fetch(`${stack.baseUrl}/api/connectors/stripe-billing/webhook/${created.clientId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(res.status).toBe(404);
+    const again = await recoup('connectors', 'remove', created.clientId, 'stripe-billing');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/has no stripe-billing connector/);
+  });
+});

@@ -9,6 +9,9 @@ export const executeUpdate = defineUpdate<FirstPhaseOutcome>('execute');
 export const cardUpdatedSignal =
   defineSignal<[{ newToken: string; paymentMethodType: PaymentMethodType }]>('cardUpdated');
 
+/** The billing platform reports the invoice paid outside Recoup: stop retrying it. */
+export const paidElsewhereSignal = defineSignal('paidElsewhere');
+
 /** Current state, for operators and tests. */
 export const stateQuery = defineQuery<{
   state: RecoveryState;

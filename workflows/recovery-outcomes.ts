@@ -11,6 +11,12 @@ const { offerProactiveRetention, reportHighRiskSkip } = proxyActivities<Activiti
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
+/** A billing platform that is down is retried for up to three days; the payment is recovered regardless. */
+const { writeBackPayment } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  scheduleToCloseTimeout: '3 days',
+  retry: { initialInterval: '30 seconds', backoffCoefficient: 2, maximumInterval: '1 hour' },
+});
 
 /** The planner skipped the retry as too unlikely to succeed: recovery.skipped_high_risk with a card-update link. */
 export async function skipHighRisk(ctx: RecoveryContext, ai: Prediction): Promise<void> {
@@ -64,6 +70,36 @@ export async function succeed(
     message: 'Payment recovered',
     strategyUsed: o.strategy,
     ...(o.trigger ? { trigger: o.trigger } : {}),
+  });
+  if (ctx.input.connector) await writeBack(ctx, o.gatewayTransactionId);
+}
+
+/** Records the payment on the billing platform's invoice that reported the failure. */
+async function writeBack(ctx: RecoveryContext, gatewayTransactionId: string): Promise<void> {
+  const { accountId, transactionId, request: r, connector } = ctx.input;
+  if (!connector) return;
+  try {
+    await writeBackPayment({
+      accountId,
+      transactionId,
+      ...connector,
+      amount: r.amount,
+      currency: r.currency,
+      gatewayTransactionId,
+      recoveredAt: Date.now(),
+    });
+  } catch {
+    // Out of retries: the operator finds `writeBack: failed` on the recovery and the failure in its history.
+    await ctx.record('succeeded', { writeBack: 'failed' });
+  }
+}
+
+/** The billing platform reports the invoice paid outside Recoup: no more attempts, no webhook (it knows). */
+export async function paidElsewhere(ctx: RecoveryContext): Promise<void> {
+  await ctx.record('paid_elsewhere', {
+    nextAttemptAt: null,
+    recommendedAction: null,
+    recommendedActionReason: null,
   });
 }
 

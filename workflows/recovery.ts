@@ -22,9 +22,9 @@ import {
   type LoopStep,
 } from '../domain/recovery-loop.js';
 import type { RecoveryInput } from '../domain/recovery.js';
-import { cardUpdatedSignal } from './recovery-definitions.js';
+import { cardUpdatedSignal, paidElsewhereSignal } from './recovery-definitions.js';
 import { RecoveryContext } from './recovery-context.js';
-import { block, expire, fail, holdOut, skipHighRisk, succeed } from './recovery-outcomes.js';
+import { block, expire, fail, holdOut, paidElsewhere, skipHighRisk, succeed } from './recovery-outcomes.js';
 
 // Short steps run as local activities in the worker that runs the workflow: the whole first phase is one
 // workflow task instead of a server round trip per step, which is what the synchronous answer waits on.
@@ -60,6 +60,8 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
   const { workflowId } = workflowInfo();
   let cardUpdate: { newToken: string; paymentMethodType: PaymentMethodType } | undefined;
   setHandler(cardUpdatedSignal, (update) => void (cardUpdate = update));
+  let paidOutside = false;
+  setHandler(paidElsewhereSignal, () => void (paidOutside = true));
 
   const screen = await screenRecovery({ ...input, now: failedAt });
   if (screen.block)
@@ -161,7 +163,9 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
         },
         { kind: 'queued', nextAttemptAt, reason: plan.prediction.reasoning, ai: plan.prediction },
       );
-      await condition(() => cardUpdate !== undefined, step.until - Date.now());
+      await condition(() => cardUpdate !== undefined || paidOutside, step.until - Date.now());
+      // Paid on the billing platform meanwhile: charging now would take the money twice.
+      if (paidOutside) return paidElsewhere(ctx);
       let newToken: string | undefined;
       if (cardUpdate) {
         // The customer's new card replaces the old one and is tried at once.

@@ -33,7 +33,8 @@ export const linkField = 'recoup_link';
 /** How far before the lost request a lookup looks: clocks differ, and Stripe stamps the PaymentIntent. */
 const lookBackSeconds = 15 * 60;
 
-function clientFor(credentials: StripeCredentials): Stripe {
+/** Stripe's official client for these credentials (the gateway and the Stripe Billing connector share it). */
+export function stripeClient(credentials: StripeCredentials): Stripe {
   const base = credentials.apiBase ? new URL(credentials.apiBase) : null;
   return new Stripe(credentials.secretKey, {
     // A network failure is retried by the SDK with the same idempotency key, so it never charges twice;
@@ -120,7 +121,7 @@ function refusal(error: unknown): ChargeOutcome {
  * no token to refresh; a new card is collected by Stripe Checkout, never by Recoup.
  */
 export function createStripeGateway(credentials: StripeCredentials): GatewayAdapter {
-  const stripe = clientFor(credentials);
+  const stripe = stripeClient(credentials);
 
   async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
     // Nothing is charged yet: a failure to read the card throws, and the activity tries again.

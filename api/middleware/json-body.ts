@@ -3,6 +3,8 @@ import type { AppContext } from '../context.js';
 import { HttpError } from '../http-error.js';
 
 export const maxBodyBytes = 64 * 1024;
+/** Billing platforms send whole invoices (every line item), so their intake takes more. */
+export const maxConnectorBodyBytes = 1024 * 1024;
 
 /**
  * Reads the request body as raw bytes (kept for signature checks); over 64 KiB → 413.
@@ -13,13 +15,15 @@ export async function readBody(ctx: AppContext, next: Next): Promise<void> {
     await next();
     return;
   }
+  const limit = ctx.path.startsWith('/api/connectors/') ? maxConnectorBodyBytes : maxBodyBytes;
+  const tooLarge = () => new HttpError(413, { error: `Request body too large (limit ${limit / 1024} KiB)` });
   const declared = Number(ctx.get('Content-Length') || 0);
-  if (declared > maxBodyBytes) throw new HttpError(413, { error: 'Request body too large (limit 64 KiB)' });
+  if (declared > limit) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > maxBodyBytes) throw new HttpError(413, { error: 'Request body too large (limit 64 KiB)' });
+    if (size > limit) throw tooLarge();
     chunks.push(chunk);
   }
   ctx.state.rawBody = Buffer.concat(chunks);

@@ -1,14 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { statusOf, recoveryWorkflowId } from '../../domain/recovery.js';
 import { RecoveryRequest, recoveryRequestFor } from '../../domain/recovery-request.js';
-import { cardKeyOf } from '../../runtime/crypto.js';
 import type { Stores } from '../../store/index.js';
 import type { RecoveryDoc } from '../../store/recoveries.js';
 import { statusRecord } from '../status-record.js';
 import type { TaskQueues } from '../../worker/task-queues.js';
 import { accountOf } from '../context.js';
-import { conflict, notFound } from '../http-error.js';
+import { notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
 import {
   BlockedBody,
@@ -20,6 +17,7 @@ import {
   StatusQuery,
   StatusRecord,
 } from '../schemas/recovery.js';
+import { admitRecovery } from '../admit-recovery.js';
 import { launchRecovery } from '../launch-recovery.js';
 
 interface Deps {
@@ -27,17 +25,6 @@ interface Deps {
   temporal: Client;
   queues: TaskQueues;
   clock: () => Date;
-}
-
-/** 409: the existing recovery, so the merchant can find its outcome instead of charging twice. */
-function duplicate(transactionId: string, existing: RecoveryDoc | null, why: string) {
-  return conflict({
-    error: 'Duplicate request',
-    message: why,
-    existingTransactionId: existing?.publicId ?? transactionId,
-    existingStatus: existing ? statusOf(existing.state) : 'unknown',
-    existingRecovered: existing?.state === 'succeeded',
-  });
 }
 
 const statusResponses = {
@@ -53,7 +40,7 @@ function statusAnswer(doc: RecoveryDoc | null) {
 
 /** POST /api/recovery/execute and the two status lookups. */
 export function recoveryRoutes(deps: Deps) {
-  const { recoveries, claims } = deps.stores;
+  const { recoveries } = deps.stores;
   const { clock } = deps;
   return [
     route({
@@ -84,44 +71,9 @@ export function recoveryRoutes(deps: Deps) {
         429: { description: 'Rate limit exceeded', schema: RateLimitBody },
       },
       async handle(ctx, { body: req }) {
-        const account = accountOf(ctx);
-        const now = clock();
-        const transactionId = randomUUID();
-        if (req.idempotencyKey) {
-          const held = await claims.claimKey(account.id, req.idempotencyKey, transactionId, now);
-          if (held) {
-            const existing = await recoveries.find(account.id, held);
-            if (existing?.startFailed) return launchRecovery(deps, existing, ctx.state.requestId);
-            throw duplicate(held, existing, 'This idempotencyKey was already used.');
-          }
-        }
-        const cardKey = cardKeyOf(account.id, req.paymentMethodToken);
-        const recent = await claims.claimVelocity(
-          account.id,
-          cardKey,
-          req.amount,
-          req.currency,
-          transactionId,
-          now,
-        );
-        if (recent) {
-          if (req.idempotencyKey) await claims.releaseKey(account.id, req.idempotencyKey);
-          throw duplicate(
-            recent,
-            await recoveries.find(account.id, recent),
-            'The same card and amount were submitted within the last 5 minutes.',
-          );
-        }
-        const doc = await recoveries.create({
-          transactionId,
-          accountId: account.id,
-          workflowId: recoveryWorkflowId(account.id, req.idempotencyKey ?? transactionId),
-          cardKey,
-          request: req,
-          isSimulated: account.testMode,
-          now,
-        });
-        return launchRecovery(deps, doc, ctx.state.requestId);
+        const admission = await admitRecovery(deps.stores, accountOf(ctx), req, clock());
+        if (admission.kind === 'duplicate') throw admission.error;
+        return launchRecovery(deps, admission.doc, ctx.state.requestId);
       },
     }),
     route({

@@ -59,7 +59,20 @@ export const RateLimitBody = z.object({ error: z.string(), retryAfter: z.string(
 export const StatusRecord = z.object({
   transactionId: z.string(),
   status: z.enum(['succeeded', 'failed', 'blocked', 'unknown']),
-  state: z.enum(['processing', 'queued', 'reconciling', 'succeeded', 'failed', 'blocked', 'holdout']),
+  state: z
+    .enum([
+      'processing',
+      'queued',
+      'reconciling',
+      'succeeded',
+      'failed',
+      'blocked',
+      'holdout',
+      'paid_elsewhere',
+    ])
+    .describe(
+      'paid_elsewhere: a billing platform reported the invoice paid outside Recoup (status succeeded)',
+    ),
   recovered: z.boolean(),
   amount: z.int(),
   currency: z.string(),

@@ -1,6 +1,7 @@
 import { parseCommand, onePositional } from '../args.js';
 import { accountJson, accountLines, gatewaysLine } from '../account-view.js';
 import type { CliContext } from '../context.js';
+import { jsonFlag, print } from '../output.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { pairs, table } from '../format.js';
 import { parseGateways } from '../gateway-spec.js';
@@ -16,12 +17,7 @@ export const accountsUsage = [
   'recoup accounts rotate-key <clientId> [--json]',
 ];
 
-const json = { json: { type: 'boolean', default: false } } as const;
-
-function print(ctx: CliContext, asJson: boolean, value: unknown, lines: () => string[]): void {
-  if (asJson) ctx.out(JSON.stringify(value, null, 2));
-  else for (const line of lines()) ctx.out(line);
-}
+const json = jsonFlag;
 
 async function existing(ctx: CliContext, clientId: string): Promise<Account> {
   const account = await ctx.stores.accounts.find(clientId);

@@ -3,6 +3,7 @@ import { createEventPublisher, EventNotFoundError } from '../../services/events.
 import type { EventRecord } from '../../store/events.js';
 import { onePositional, parseCommand } from '../args.js';
 import type { CliContext } from '../context.js';
+import { jsonFlag, print } from '../output.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { eventJson, eventLines, eventTable } from '../webhook-view.js';
 
@@ -13,12 +14,7 @@ export const webhooksUsage = [
   'recoup webhooks resend <eventId> [--json]',
 ];
 
-const json = { json: { type: 'boolean', default: false } } as const;
-
-function print(ctx: CliContext, asJson: boolean, value: unknown, lines: () => string[]): void {
-  if (asJson) ctx.out(JSON.stringify(value, null, 2));
-  else for (const line of lines()) ctx.out(line);
-}
+const json = jsonFlag;
 
 function statusFlag(value: string | undefined): DeliveryStatus | undefined {
   if (value === undefined) return undefined;

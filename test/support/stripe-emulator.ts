@@ -52,6 +52,21 @@ export interface EmulatedSession {
   setup_intent: Record<string, unknown> | null;
 }
 
+/** A Stripe Billing invoice, as the emulator holds it. */
+export interface EmulatedInvoice {
+  id: string;
+  object: 'invoice';
+  customer: string;
+  customer_email: string | null;
+  amount_due: number;
+  amount_remaining: number;
+  currency: string;
+  status: 'open' | 'paid' | 'void';
+  paid_out_of_band: boolean;
+  /** Only on invoices of webhook endpoints pinned to API versions before 2025-03-31. */
+  payment_intent?: string;
+}
+
 export interface StripeEmulator {
   url: string;
   secretKey: string;
@@ -64,6 +79,24 @@ export interface StripeEmulator {
   /** An intent made outside Recoup (a list a lookup has to page through). */
   addIntent(intent: Partial<EmulatedIntent> & { customer: string | null }): void;
   intents(): EmulatedIntent[];
+  /**
+   * An open invoice whose automatic payment with `card` failed with `decline`: its PaymentIntent, linked as
+   * an invoice payment (or, `legacy`, on the invoice's own `payment_intent` field).
+   */
+  addFailedInvoice(input: {
+    customer: string;
+    email: string | null;
+    amount: number;
+    currency: string;
+    card: string;
+    decline: string;
+    legacy?: boolean;
+  }): { invoice: EmulatedInvoice; intent: EmulatedIntent };
+  /** Stripe's own retry (or the customer) paid the invoice: its PaymentIntent succeeded. */
+  payInvoiceAtStripe(invoiceId: string): EmulatedIntent;
+  invoice(id: string): EmulatedInvoice | undefined;
+  /** Idempotency keys of every invoice pay call (write-backs), in order. */
+  invoicePays(): string[];
   /** Idempotency keys of every PaymentIntent creation that reached the emulator, in order. */
   creations(): string[];
   close(): Promise<void>;
@@ -162,6 +195,38 @@ export async function startStripeEmulator(
 
   const sessions: EmulatedSession[] = [];
   let base = '';
+  const invoices = new Map<string, EmulatedInvoice>();
+  const invoicePayments: Array<{ id: string; invoice: string; intent: string; created: number }> = [];
+  const pays: string[] = [];
+
+  function listInvoicePayments(query: URLSearchParams) {
+    const invoice = query.get('invoice');
+    const intent = query.get('payment[payment_intent]');
+    const data = invoicePayments
+      .filter((p) => (invoice === null || p.invoice === invoice) && (intent === null || p.intent === intent))
+      .map((p) => ({
+        id: p.id,
+        object: 'invoice_payment',
+        created: p.created,
+        invoice: p.invoice,
+        payment: { type: 'payment_intent', payment_intent: p.intent },
+      }));
+    return { object: 'list', url: '/v1/invoice_payments', data, has_more: false };
+  }
+
+  function payInvoice(id: string, form: URLSearchParams, key: string): { status: number; body: unknown } {
+    const invoice = invoices.get(id);
+    if (!invoice) return { status: 404, body: invalid(`No such invoice: '${id}'`, 'resource_missing') };
+    pays.push(key);
+    if (invoice.status !== 'open')
+      return { status: 400, body: invalid('Invoice is already paid', 'invoice_not_editable') };
+    if (form.get('paid_out_of_band') !== 'true')
+      return { status: 400, body: invalid('Only paying out of band is emulated.') };
+    invoice.status = 'paid';
+    invoice.paid_out_of_band = true;
+    invoice.amount_remaining = 0;
+    return { status: 200, body: invoice };
+  }
 
   function createSession(form: URLSearchParams): { status: number; body: unknown } {
     if (form.get('mode') !== 'setup') return { status: 400, body: invalid('Only setup mode is emulated.') };
@@ -238,6 +303,27 @@ export async function startStripeEmulator(
       }
       if (req.method === 'GET' && url.pathname === '/v1/payment_intents')
         return send(res, 200, listIntents(url.searchParams));
+      const intentPath = /^\/v1\/payment_intents\/([^/]+)$/.exec(url.pathname);
+      if (req.method === 'GET' && intentPath) {
+        const found = intents.find((i) => i.id === decodeURIComponent(intentPath[1]!));
+        if (!found) return send(res, 404, invalid('No such payment_intent', 'resource_missing'));
+        return send(res, 200, found);
+      }
+      if (req.method === 'GET' && url.pathname === '/v1/invoice_payments')
+        return send(res, 200, listInvoicePayments(url.searchParams));
+      const invoicePath = /^\/v1\/invoices\/([^/]+)(\/pay)?$/.exec(url.pathname);
+      if (invoicePath) {
+        const id = decodeURIComponent(invoicePath[1]!);
+        if (req.method === 'POST' && invoicePath[2]) {
+          const reply = payInvoice(id, await formOf(req), String(req.headers['idempotency-key'] ?? ''));
+          return send(res, reply.status, reply.body);
+        }
+        const found = invoices.get(id);
+        if (req.method === 'GET' && !invoicePath[2])
+          return found
+            ? send(res, 200, found)
+            : send(res, 404, invalid(`No such invoice: '${id}'`, 'resource_missing'));
+      }
       if (req.method === 'POST' && url.pathname === '/v1/payment_intents') {
         const key = String(req.headers['idempotency-key'] ?? '');
         const form = await formOf(req);
@@ -300,6 +386,60 @@ export async function startStripeEmulator(
         ...partial,
       }),
     intents: () => intents.map((i) => ({ ...i })),
+    addFailedInvoice(input) {
+      const id = newId('in');
+      const intent: EmulatedIntent = {
+        id: newId('pi'),
+        object: 'payment_intent',
+        created: (last += 1),
+        status: 'requires_payment_method',
+        amount: input.amount,
+        currency: input.currency,
+        customer: input.customer,
+        payment_method: input.card,
+        off_session: true,
+        metadata: {},
+        last_payment_error: {
+          type: 'card_error',
+          code: 'card_declined',
+          decline_code: input.decline,
+          payment_method: { id: input.card, object: 'payment_method', card: { country: 'DE' } },
+        },
+      };
+      intents.push(intent);
+      const invoice: EmulatedInvoice = {
+        id,
+        object: 'invoice',
+        customer: input.customer,
+        customer_email: input.email,
+        amount_due: input.amount,
+        amount_remaining: input.amount,
+        currency: input.currency,
+        status: 'open',
+        paid_out_of_band: false,
+        ...(input.legacy ? { payment_intent: intent.id } : {}),
+      };
+      invoices.set(id, invoice);
+      if (!input.legacy)
+        invoicePayments.push({ id: newId('inpay'), invoice: id, intent: intent.id, created: intent.created });
+      return { invoice: { ...invoice }, intent: { ...intent } };
+    },
+    payInvoiceAtStripe(invoiceId) {
+      const invoice = invoices.get(invoiceId);
+      const link = invoicePayments.find((p) => p.invoice === invoiceId);
+      const intent = intents.find((i) => i.id === (link?.intent ?? invoice?.payment_intent));
+      if (!invoice || !intent) throw new Error(`No failed payment of invoice ${invoiceId}`);
+      intent.status = 'succeeded';
+      intent.last_payment_error = null;
+      invoice.status = 'paid';
+      invoice.amount_remaining = 0;
+      return { ...intent };
+    },
+    invoice: (id) => {
+      const found = invoices.get(id);
+      return found ? { ...found } : undefined;
+    },
+    invoicePays: () => [...pays],
     creations: () => [...creations],
     close: () =>
       new Promise<void>((resolve) => {

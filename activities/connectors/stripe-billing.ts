@@ -1,0 +1,166 @@
+import Stripe from 'stripe';
+import { z } from 'zod';
+import type { ConnectorAction } from '../../domain/connectors.js';
+import type { GatewayConfig } from '../../domain/settings.js';
+import { attemptKeyField, StripeCredentials, stripeClient } from '../gateways/stripe.js';
+import type { ConnectorContext, PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
+
+/**
+ * The Stripe Billing connector's configuration: the webhook endpoint's signing secret and, optionally, an
+ * API key of its own. Invoices do not carry the card, so the connector reads it through the API: with this
+ * key, else with the key of the account's Stripe gateway.
+ */
+export const StripeBillingConfig = z
+  .object({
+    webhookSecret: z.string().regex(/^whsec_[A-Za-z0-9+/=_-]+$/, 'must be a Stripe webhook secret (whsec_…)'),
+    apiKey: StripeCredentials.shape.secretKey.optional(),
+    apiBase: StripeCredentials.shape.apiBase,
+  })
+  .strict();
+export type StripeBillingConfig = z.infer<typeof StripeBillingConfig>;
+
+/** Stripe's default tolerance: a signed event older than 5 minutes is a replay. */
+const toleranceSeconds = 300;
+
+/** The API credentials the connector reads and writes with, or null when it has none. */
+function credentialsOf(config: StripeBillingConfig, gateways: GatewayConfig[]): StripeCredentials | null {
+  if (config.apiKey)
+    return { secretKey: config.apiKey, ...(config.apiBase ? { apiBase: config.apiBase } : {}) };
+  const gateway = gateways.find((g) => g.kind === 'stripe');
+  const parsed = gateway && StripeCredentials.safeParse(gateway.credentials);
+  return parsed?.success ? parsed.data : null;
+}
+
+function clientOf(config: StripeBillingConfig, ctx: ConnectorContext): Stripe {
+  const credentials = credentialsOf(config, ctx.gateways);
+  if (!credentials) throw new Error('The Stripe Billing connector has no API key (checked when it was set)');
+  return stripeClient(credentials);
+}
+
+const idOf = (ref: string | { id: string } | null | undefined) =>
+  typeof ref === 'string' ? ref : (ref?.id ?? null);
+
+/**
+ * The PaymentIntent that last tried to pay an invoice. Webhook endpoints pinned to API versions before
+ * 2025-03-31 still put it on the invoice; newer ones list it among the invoice's payments.
+ */
+async function lastIntentOf(stripe: Stripe, invoice: Stripe.Invoice): Promise<string | null> {
+  const legacy = (invoice as { payment_intent?: string | { id: string } | null }).payment_intent;
+  if (legacy) return idOf(legacy);
+  const payments = await stripe.invoicePayments.list({ invoice: invoice.id, limit: 20 });
+  const intents = payments.data
+    .filter((p) => p.payment.type === 'payment_intent' && p.payment.payment_intent)
+    .sort((a, b) => b.created - a.created);
+  return idOf(intents[0]?.payment.payment_intent);
+}
+
+/** The invoice a PaymentIntent paid, by the legacy field or through the invoice payments. */
+async function invoiceOf(stripe: Stripe, intent: Stripe.PaymentIntent): Promise<string | null> {
+  const legacy = (intent as { invoice?: string | { id: string } | null }).invoice;
+  if (legacy) return idOf(legacy);
+  const payments = await stripe.invoicePayments.list({
+    payment: { type: 'payment_intent', payment_intent: intent.id },
+    limit: 1,
+  });
+  return idOf(payments.data[0]?.invoice);
+}
+
+async function paymentFailed(stripe: Stripe, invoice: Stripe.Invoice): Promise<ConnectorAction> {
+  const intentId = await lastIntentOf(stripe, invoice);
+  if (!intentId) return { kind: 'ignored', reason: 'The invoice has no payment attempt to recover' };
+  const intent = await stripe.paymentIntents.retrieve(intentId);
+  const error = intent.last_payment_error;
+  const method = error?.payment_method ?? null;
+  const token = method?.id ?? idOf(intent.payment_method);
+  if (!token) return { kind: 'ignored', reason: 'The failed payment names no payment method to retry' };
+  const code = error?.decline_code ?? error?.code;
+  const country = method?.card?.country;
+  return {
+    kind: 'failure',
+    failure: {
+      invoiceId: invoice.id,
+      customerId: idOf(invoice.customer),
+      paymentMethodToken: token,
+      amount: invoice.amount_remaining,
+      currency: invoice.currency,
+      ...(code ? { originalDeclineCode: code } : {}),
+      ...(invoice.customer_email ? { customerEmail: invoice.customer_email } : {}),
+      ...(country ? { cardOrigin: country } : {}),
+    },
+  };
+}
+
+async function interpret(
+  event: VerifiedEvent,
+  config: StripeBillingConfig,
+  ctx: ConnectorContext,
+): Promise<ConnectorAction> {
+  const object = (event.payload as Stripe.Event).data.object;
+  switch (event.type) {
+    case 'invoice.payment_failed':
+      return paymentFailed(clientOf(config, ctx), object as Stripe.Invoice);
+    case 'payment_method.attached': {
+      const method = object as Stripe.PaymentMethod;
+      const customerId = idOf(method.customer);
+      return customerId
+        ? { kind: 'card_updated', customerId, newToken: method.id }
+        : { kind: 'ignored', reason: 'The payment method belongs to no customer' };
+    }
+    case 'payment_intent.succeeded': {
+      const intent = object as Stripe.PaymentIntent;
+      if (intent.metadata[attemptKeyField])
+        return { kind: 'ignored', reason: 'A payment Recoup made itself' };
+      const invoiceId = await invoiceOf(clientOf(config, ctx), intent);
+      return invoiceId
+        ? { kind: 'paid', invoiceId }
+        : { kind: 'ignored', reason: 'The payment paid no invoice' };
+    }
+    default:
+      return { kind: 'ignored', reason: `Recoup does not act on ${event.type}` };
+  }
+}
+
+/** Records the recovered payment on the invoice as paid outside Stripe, so Stripe stops collecting it. */
+async function writeBack(config: StripeBillingConfig, payment: WriteBack, ctx: ConnectorContext) {
+  const credentials = credentialsOf(config, ctx.gateways);
+  if (!credentials) return 'not_configured' as const;
+  const stripe = stripeClient(credentials);
+  const invoice = await stripe.invoices.retrieve(payment.invoiceId);
+  if (invoice.status === 'paid') return 'already_paid' as const;
+  if (invoice.status === 'void') return 'closed' as const;
+  await stripe.invoices.pay(
+    payment.invoiceId,
+    { paid_out_of_band: true },
+    { idempotencyKey: `recoup-write-back/${payment.invoiceId}` },
+  );
+  return 'recorded' as const;
+}
+
+/** Stripe Billing: signed with Stripe-Signature, verified by Stripe's own library. */
+export const stripeBilling: PlatformConnector<StripeBillingConfig> = {
+  config: StripeBillingConfig,
+  configProblem: (config, gateways) =>
+    credentialsOf(config, gateways)
+      ? null
+      : 'apiKey is required when the account has no Stripe gateway: invoices do not carry the card to retry',
+  verify(request, config, now) {
+    const header = request.headers['stripe-signature'];
+    if (!header) return Promise.resolve(null);
+    try {
+      const event = Stripe.webhooks.constructEvent(
+        request.rawBody,
+        header,
+        config.webhookSecret,
+        toleranceSeconds,
+        undefined,
+        now.getTime(),
+      );
+      return Promise.resolve({ id: event.id, type: event.type, payload: event });
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeSignatureVerificationError) return Promise.resolve(null);
+      throw error;
+    }
+  },
+  interpret,
+  writeBack,
+};

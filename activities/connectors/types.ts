@@ -1,0 +1,49 @@
+import type { z } from 'zod';
+import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
+import type { GatewayConfig } from '../../domain/settings.js';
+
+/** A platform's webhook request as it arrived: header names in lower case, the exact body bytes. */
+export interface InboundWebhook {
+  headers: Record<string, string | undefined>;
+  rawBody: Buffer;
+  /** The URL the platform called (some platforms sign it). */
+  url: string;
+}
+
+/** A platform event that passed the platform's own authentication. */
+export interface VerifiedEvent {
+  /** The platform's event id: its retries of one event carry the same one. */
+  id: string;
+  type: string;
+  payload: unknown;
+}
+
+/** What interpreting an event may need besides the connector's own configuration. */
+export interface ConnectorContext {
+  /** The account's gateways with their credentials (a platform may reuse its gateway's API key). */
+  gateways: GatewayConfig[];
+}
+
+/** A recovered payment, to be recorded on the platform's invoice. */
+export interface WriteBack {
+  invoiceId: string;
+  amount: number;
+  currency: string;
+  gatewayTransactionId: string;
+  /** Epoch ms. */
+  recoveredAt: number;
+}
+
+/** One billing platform: how its webhooks are authenticated and read, and how a recovery is written back. */
+export interface PlatformConnector<C extends Record<string, unknown>> {
+  /** The connector's configuration (secrets): checked when an operator sets it, sealed at rest. */
+  config: z.ZodType<C>;
+  /** Why this configuration cannot work for this account (e.g. no API key to read invoices), or null. */
+  configProblem?(config: C, gateways: GatewayConfig[]): string | null;
+  /** Authenticates the request with the platform's own scheme; null when it fails (401). */
+  verify(request: InboundWebhook, config: C, now: Date): Promise<VerifiedEvent | null>;
+  /** What the event asks of Recoup; may read the platform's API. */
+  interpret(event: VerifiedEvent, config: C, ctx: ConnectorContext): Promise<ConnectorAction>;
+  /** Marks the invoice paid on the platform; absent where the platform has no such API. */
+  writeBack?(config: C, payment: WriteBack, ctx: ConnectorContext): Promise<WriteBackOutcome>;
+}

@@ -1,0 +1,131 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { ConnectorAction, ConnectorPlatform, ReportedFailure } from '../domain/connectors.js';
+import { tokenFitsKind } from '../domain/gateway-kinds.js';
+import { recoveryRequestFor } from '../domain/recovery-request.js';
+import { statusOf } from '../domain/recovery.js';
+import type { Logger } from '../runtime/logger.js';
+import { retryWithNewCard } from '../services/card-retry.js';
+import type { Account } from '../store/accounts.js';
+import type { Stores } from '../store/index.js';
+import type { TaskQueues } from '../worker/task-queues.js';
+import { paidElsewhereSignal } from '../workflows/recovery-definitions.js';
+import { admitRecovery } from './admit-recovery.js';
+import { HttpError } from './http-error.js';
+import { launchRecovery } from './launch-recovery.js';
+import { formatIssues } from './validate.js';
+
+interface Deps {
+  stores: Stores;
+  temporal: Client;
+  queues: TaskQueues;
+  clock: () => Date;
+  log: Logger;
+}
+
+/** What Recoup did with one platform event: the intake's answer to the platform. */
+export type ConnectorReceipt =
+  | { action: 'recovery_started' | 'already_received'; transactionId: string }
+  | { action: 'card_updated'; recoveriesRetried: number }
+  | { action: 'paid_elsewhere'; transactionId: string | null }
+  | { action: 'ignored'; reason: string };
+
+/**
+ * Carries out what a platform event asks: a failed payment becomes a recovery (through the same intake
+ * checks as execute, keyed by the platform's invoice id), a new card retries the customer's queued
+ * recoveries, a payment made elsewhere stops the invoice's recovery.
+ */
+export function createConnectorIntake(deps: Deps) {
+  const { stores, temporal, clock, log } = deps;
+
+  async function failure(
+    account: Account,
+    platform: ConnectorPlatform,
+    f: ReportedFailure,
+    requestId: string,
+  ): Promise<ConnectorReceipt> {
+    const { invoiceId, customerId, ...fields } = f;
+    const parsed = recoveryRequestFor(account.gateways[0]?.kind ?? 'test').safeParse({
+      ...fields,
+      idempotencyKey: invoiceId,
+    });
+    if (!parsed.success)
+      throw new HttpError(422, {
+        error: 'The failed payment cannot be recovered through this account',
+        details: formatIssues(parsed.error),
+      });
+    const admission = await admitRecovery(stores, account, parsed.data, clock(), {
+      platform,
+      invoiceId,
+      customerId,
+    });
+    if (admission.kind === 'duplicate') {
+      // The platform reported this invoice's failure again (its own retry failed too): one recovery per invoice.
+      if (admission.by === 'idempotencyKey' && admission.existing)
+        return { action: 'already_received', transactionId: admission.existing.publicId };
+      throw admission.error;
+    }
+    await launchRecovery(deps, admission.doc, requestId, false);
+    return { action: 'recovery_started', transactionId: admission.doc._id };
+  }
+
+  async function cardUpdated(
+    account: Account,
+    platform: ConnectorPlatform,
+    customerId: string,
+    newToken: string,
+  ): Promise<ConnectorReceipt> {
+    if (!tokenFitsKind(account.gateways[0]?.kind ?? 'test', newToken))
+      return {
+        action: 'ignored',
+        reason: "The new payment method is not one the account's gateway can charge",
+      };
+    // A recovery already on this card (the customer saved it through Recoup's own page) is not retried twice.
+    const queued = (
+      await stores.recoveries.queuedForPlatformCustomer(account.id, platform, customerId)
+    ).filter((r) => r.paymentMethodToken !== newToken);
+    return {
+      action: 'card_updated',
+      recoveriesRetried: await retryWithNewCard(temporal, log, queued, newToken),
+    };
+  }
+
+  async function paid(
+    account: Account,
+    platform: ConnectorPlatform,
+    invoiceId: string,
+  ): Promise<ConnectorReceipt> {
+    const recovery = await stores.recoveries.findByKey(account.id, invoiceId);
+    if (!recovery || recovery.connector?.platform !== platform)
+      return { action: 'ignored', reason: 'Recoup holds no recovery of this invoice' };
+    if (statusOf(recovery.state) !== 'unknown')
+      return { action: 'ignored', reason: `The invoice's recovery has ended (${recovery.state})` };
+    try {
+      await temporal.workflow.getHandle(recovery.workflowId).signal(paidElsewhereSignal);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+    return { action: 'paid_elsewhere', transactionId: recovery.publicId };
+  }
+
+  return {
+    apply(
+      account: Account,
+      platform: ConnectorPlatform,
+      action: ConnectorAction,
+      requestId: string,
+    ): Promise<ConnectorReceipt> {
+      switch (action.kind) {
+        case 'failure':
+          return failure(account, platform, action.failure, requestId);
+        case 'card_updated':
+          return cardUpdated(account, platform, action.customerId, action.newToken);
+        case 'paid':
+          return paid(account, platform, action.invoiceId);
+        case 'ignored':
+          return Promise.resolve({ action: 'ignored', reason: action.reason });
+      }
+    },
+  };
+}
+
+export type ConnectorIntake = ReturnType<typeof createConnectorIntake>;

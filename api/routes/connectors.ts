@@ -1,0 +1,88 @@
+import type { Client } from '@temporalio/client';
+import { connectorFor } from '../../activities/connectors/registry.js';
+import { ConnectorPlatform, connectorPlatforms } from '../../domain/connectors.js';
+import type { Logger } from '../../runtime/logger.js';
+import type { Stores } from '../../store/index.js';
+import type { TaskQueues } from '../../worker/task-queues.js';
+import { createConnectorIntake } from '../connector-intake.js';
+import { HttpError, notFound } from '../http-error.js';
+import { reply, route } from '../route.js';
+import { ConnectorParams, ConnectorReceipt } from '../schemas/connectors.js';
+
+interface Deps {
+  stores: Stores;
+  temporal: Client;
+  queues: TaskQueues;
+  clock: () => Date;
+  log: Logger;
+  publicBaseUrl: string;
+}
+
+const headersOf = (raw: Record<string, string | string[] | undefined>) =>
+  Object.fromEntries(
+    Object.entries(raw).map(([name, value]) => [
+      name.toLowerCase(),
+      Array.isArray(value) ? value.join(',') : value,
+    ]),
+  );
+
+/** The no-code path: a billing platform's own failed-payment webhooks, one intake URL per account and platform. */
+export function connectorRoutes(deps: Deps) {
+  const { stores, clock } = deps;
+  const intake = createConnectorIntake(deps);
+  return [
+    route({
+      method: 'post',
+      path: '/api/connectors/:platform/webhook/:clientId',
+      tag: 'Connectors',
+      summary: "A billing platform's webhook (paste this URL into the platform's webhook settings)",
+      description: `Platforms: ${connectorPlatforms.join(', ')}. Authenticated with the platform's own scheme (Stripe-Signature, …), not an API key. Platform retries of one event are recognised by its event id.`,
+      auth: 'none',
+      params: ConnectorParams,
+      responses: {
+        200: { description: 'Received: what Recoup did with the event', schema: ConnectorReceipt },
+        401: { description: 'The platform signature or credentials do not match the configured secret' },
+        404: { description: 'Unknown platform or client, or the platform is not configured for the client' },
+        409: { description: 'The same card and amount arrived within 5 minutes for another invoice' },
+        422: {
+          description: 'The failed payment cannot be recovered through this account (details name why)',
+        },
+      },
+      async handle(ctx, { params }) {
+        const platform = ConnectorPlatform.safeParse(params.platform);
+        const connector = platform.success ? connectorFor(platform.data) : null;
+        if (!platform.success || !connector) throw notFound(`Unknown platform "${params.platform}"`);
+        const loaded = await stores.accounts.withConnector(params.clientId, platform.data);
+        if (!loaded) throw notFound('Unknown client, or this platform is not configured for it');
+        const now = clock();
+        const event = await connector.verify(
+          {
+            headers: headersOf(ctx.headers),
+            rawBody: ctx.state.rawBody ?? Buffer.alloc(0),
+            url: `${deps.publicBaseUrl}${ctx.originalUrl}`,
+          },
+          loaded.config,
+          now,
+        );
+        if (!event) throw new HttpError(401, { error: 'Invalid webhook signature or credentials' });
+        const { account, gateways, config } = loaded;
+        const earlier = await stores.connectorEvents.receive(
+          account.id,
+          platform.data,
+          event.id,
+          event.type,
+          now,
+        );
+        if (earlier) return reply(200, { received: true, duplicate: true, action: earlier.outcome });
+        const action = await connector.interpret(event, config, { gateways });
+        const receipt = await intake.apply(account, platform.data, action, ctx.state.requestId);
+        await stores.connectorEvents.done(account.id, platform.data, event.id, receipt.action, clock());
+        ctx.state.log.info(
+          { platform: platform.data, eventId: event.id, type: event.type, ...receipt },
+          'connector event',
+        );
+        return reply(200, { received: true, ...receipt });
+      },
+    }),
+  ];
+}

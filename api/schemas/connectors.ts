@@ -1,0 +1,20 @@
+import { z } from 'zod';
+
+/** Path of the intake URL; the platform is checked by the handler, so an unknown one is a 404. */
+export const ConnectorParams = z.object({
+  platform: z.string().max(64),
+  clientId: z.string().min(1).max(200),
+});
+
+export const ConnectorReceipt = z.object({
+  received: z.literal(true),
+  action: z
+    .enum(['recovery_started', 'already_received', 'card_updated', 'paid_elsewhere', 'ignored'])
+    .describe(
+      'recovery_started: the failure became a recovery (idempotencyKey = the invoice id); already_received: this invoice already has one; card_updated: queued recoveries of the customer retry with the new card; paid_elsewhere: the invoice’s recovery stopped; ignored: nothing to do (reason says why)',
+    ),
+  duplicate: z.boolean().optional().describe('A platform retry of an event already handled'),
+  transactionId: z.string().nullable().optional(),
+  recoveriesRetried: z.int().optional(),
+  reason: z.string().optional(),
+});

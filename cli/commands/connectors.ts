@@ -1,0 +1,125 @@
+import { parseConnectorConfig, supportedPlatforms } from '../../activities/connectors/registry.js';
+import { ConnectorPlatform, connectorIntakeUrl } from '../../domain/connectors.js';
+import type { Account } from '../../store/accounts.js';
+import { parseCommand, parseJsonFlag } from '../args.js';
+import type { CliContext } from '../context.js';
+import { NotFoundError, UsageError } from '../errors.js';
+import { pairs, table } from '../format.js';
+import { jsonFlag, print } from '../output.js';
+
+export const connectorsUsage = [
+  "recoup connectors set <clientId> <platform> --config '<json>' [--json]",
+  'recoup connectors remove <clientId> <platform> [--json]',
+  'recoup connectors list <clientId> [--events <n>] [--json]',
+];
+
+async function existing(ctx: CliContext, clientId: string): Promise<Account> {
+  const account = await ctx.stores.accounts.find(clientId);
+  if (!account) throw new NotFoundError(`no account with clientId ${clientId}`);
+  return account;
+}
+
+/** `<clientId> <platform>`, the platform one this version has a connector for. */
+function target(positionals: string[], usage: string): { clientId: string; platform: ConnectorPlatform } {
+  const [clientId, platformText, ...extra] = positionals;
+  if (!clientId || !platformText) throw new UsageError(`missing <clientId> or <platform>; usage: ${usage}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"; usage: ${usage}`);
+  const platform = ConnectorPlatform.safeParse(platformText);
+  if (!platform.success || !supportedPlatforms.includes(platform.data))
+    throw new UsageError(`unknown platform "${platformText}" (usable: ${supportedPlatforms.join(', ')})`);
+  return { clientId, platform: platform.data };
+}
+
+const intakeUrl = (ctx: CliContext, platform: ConnectorPlatform, clientId: string) =>
+  connectorIntakeUrl(ctx.config.publicBaseUrl, platform, clientId);
+
+async function set(argv: string[], ctx: CliContext): Promise<void> {
+  const usage = connectorsUsage[0]!;
+  const { values, positionals } = parseCommand(argv, { ...jsonFlag, config: { type: 'string' } });
+  const { clientId, platform } = target(positionals, usage);
+  if (values.config === undefined) throw new UsageError(`--config is required; usage: ${usage}`);
+  await existing(ctx, clientId);
+  const loaded = await ctx.stores.accounts.withGateways(clientId);
+  const parsed = parseConnectorConfig(
+    platform,
+    parseJsonFlag('--config', values.config),
+    loaded?.gateways ?? [],
+  );
+  if ('problem' in parsed) throw new UsageError(`--config: ${platform}: ${parsed.problem}`);
+  await ctx.stores.accounts.setConnector(clientId, platform, parsed.config);
+  const url = intakeUrl(ctx, platform, clientId);
+  print(ctx, values.json, { clientId, platform, intakeUrl: url }, () => [
+    `Connected ${platform} to ${clientId}. Paste the intake URL into ${platform}'s webhook settings:`,
+    ...pairs([['intakeUrl', url]]),
+  ]);
+}
+
+async function remove(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, jsonFlag);
+  const { clientId, platform } = target(positionals, connectorsUsage[1]!);
+  const account = await existing(ctx, clientId);
+  if (!account.connectors.includes(platform))
+    throw new NotFoundError(`${clientId} has no ${platform} connector`);
+  await ctx.stores.accounts.removeConnector(clientId, platform);
+  print(ctx, values.json, { clientId, platform, removed: true }, () => [
+    `Removed the ${platform} connector of ${clientId}: its intake URL now answers 404.`,
+  ]);
+}
+
+async function list(argv: string[], ctx: CliContext): Promise<void> {
+  const usage = connectorsUsage[2]!;
+  const { values, positionals } = parseCommand(argv, {
+    ...jsonFlag,
+    events: { type: 'string', default: '10' },
+  });
+  const [clientId, ...extra] = positionals;
+  if (!clientId) throw new UsageError(`missing <clientId>; usage: ${usage}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"; usage: ${usage}`);
+  const limit = Number(values.events);
+  if (!Number.isInteger(limit) || limit < 0 || limit > 1000)
+    throw new UsageError(`--events must be an integer from 0 to 1000; got "${values.events}"`);
+  const account = await existing(ctx, clientId);
+  const connectors = account.connectors.map((platform) => ({
+    platform,
+    intakeUrl: intakeUrl(ctx, platform, clientId),
+  }));
+  const events = limit > 0 ? await ctx.stores.connectorEvents.latest(clientId, limit) : [];
+  const eventRows = events.map((e) => ({
+    platform: e.platform,
+    eventId: e.eventId,
+    type: e.type,
+    receivedAt: e.receivedAt.toISOString(),
+    outcome: e.outcome ?? 'unfinished',
+  }));
+  print(ctx, values.json, { clientId, connectors, events: eventRows }, () => [
+    ...(connectors.length === 0
+      ? [`${clientId} has no connectors: add one with \`recoup connectors set\`.`]
+      : table(
+          ['PLATFORM', 'INTAKE URL'],
+          connectors.map((c) => [c.platform, c.intakeUrl]),
+        )),
+    ...(eventRows.length === 0
+      ? []
+      : [
+          '',
+          'Latest platform events:',
+          ...table(
+            ['RECEIVED', 'PLATFORM', 'TYPE', 'EVENT ID', 'OUTCOME'],
+            eventRows.map((e) => [e.receivedAt, e.platform, e.type, e.eventId, e.outcome]),
+          ),
+        ]),
+  ]);
+}
+
+const subcommands: Record<string, (argv: string[], ctx: CliContext) => Promise<void>> = { set, remove, list };
+
+/** `recoup connectors <subcommand> …`: billing-platform connectors of an account. */
+export async function connectorsCommand(argv: string[], ctx: CliContext): Promise<void> {
+  const [name, ...rest] = argv;
+  const run = name === undefined ? undefined : subcommands[name];
+  if (!run)
+    throw new UsageError(
+      `unknown connectors command "${name ?? ''}" (one of: ${Object.keys(subcommands).join(', ')}); run \`recoup help\``,
+    );
+  await run(rest, ctx);
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/** Billing platforms whose failed-payment webhooks Recoup takes in (decisions.md). */
+export const connectorPlatforms = [
+  'stripe-billing',
+  'chargebee',
+  'recurly',
+  'braintree',
+  'zuora',
+  'shopify-recharge',
+] as const;
+export const ConnectorPlatform = z.enum(connectorPlatforms);
+export type ConnectorPlatform = z.infer<typeof ConnectorPlatform>;
+
+/** Where a recovery that a platform reported came from: what write-back and card updates need. */
+export interface ConnectorSource {
+  platform: ConnectorPlatform;
+  invoiceId: string;
+  /** The platform's customer id; a later payment-method update of this customer retries the recovery. */
+  customerId: string | null;
+}
+
+/** What a failed-payment event says about the payment, before it is validated as a recovery request. */
+export interface ReportedFailure {
+  invoiceId: string;
+  customerId: string | null;
+  paymentMethodToken: string;
+  amount: number;
+  currency: string;
+  originalDeclineCode?: string;
+  customerEmail?: string;
+  cardOrigin?: string;
+  binPrefix?: string;
+}
+
+/** What one platform event asks of Recoup. */
+export type ConnectorAction =
+  | { kind: 'failure'; failure: ReportedFailure }
+  /** The customer saved a new payment method on the platform: queued recoveries retry with it. */
+  | { kind: 'card_updated'; customerId: string; newToken: string }
+  /** The invoice was paid outside Recoup (the platform's own retry, the customer): stop retrying it. */
+  | { kind: 'paid'; invoiceId: string }
+  | { kind: 'ignored'; reason: string };
+
+/**
+ * What a write-back did: recorded the payment; found the invoice paid already; found it closed without
+ * payment (voided: the merchant must refund or re-invoice by hand); or had no API credentials to do it.
+ */
+export type WriteBackOutcome = 'recorded' | 'already_paid' | 'closed' | 'not_configured';
+
+/** The intake URL of one account's connector, to paste into the platform's webhook settings. */
+export function connectorIntakeUrl(baseUrl: string, platform: ConnectorPlatform, clientId: string): string {
+  return `${baseUrl}/api/connectors/${platform}/webhook/${encodeURIComponent(clientId)}`;
+}

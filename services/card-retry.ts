@@ -1,0 +1,29 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Logger } from '../runtime/logger.js';
+import type { RecoveryDoc } from '../store/recoveries.js';
+import { cardUpdatedSignal } from '../workflows/recovery-definitions.js';
+
+/**
+ * Queued recoveries retry at once with the customer's new card. Returns how many were told; a recovery
+ * that finished since the read model said queued has nothing left to retry and is skipped.
+ */
+export async function retryWithNewCard(
+  temporal: Client,
+  log: Logger,
+  queued: RecoveryDoc[],
+  newToken: string,
+): Promise<number> {
+  let told = 0;
+  for (const recovery of queued) {
+    try {
+      await temporal.workflow
+        .getHandle(recovery.workflowId)
+        .signal(cardUpdatedSignal, { newToken, paymentMethodType: 'card' });
+      told += 1;
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      log.info({ workflowId: recovery.workflowId }, 'card update: recovery already finished');
+    }
+  }
+  return told;
+}

@@ -1,0 +1,270 @@
+import { randomBytes } from 'node:crypto';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attemptKeyField } from '../activities/gateways/stripe.js';
+import type { GatewayConfig } from '../domain/settings.js';
+import { postWebhook, recoveryOfInvoice } from './support/connectors.js';
+import { call, startStack, type Stack } from './support/stack.js';
+import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
+
+let stack: Stack;
+let stripe: StripeEmulator;
+let n = 0;
+const webhookSecret = `whsec_${randomBytes(16).toString('hex')}`;
+
+beforeAll(async () => {
+  [stack, stripe] = await Promise.all([startStack(), startStripeEmulator()]);
+});
+afterAll(async () => {
+  await stack.close();
+  await stripe.close();
+});
+
+/** An account charging through Stripe (the emulator) with a Stripe Billing connector that reuses its key. */
+async function connectedAccount() {
+  const gateway: GatewayConfig = {
+    name: 'stripe',
+    kind: 'stripe',
+    test: false,
+    credentials: { secretKey: stripe.secretKey, apiBase: stripe.url },
+  };
+  const created = await stack.createAccount({}, [gateway]);
+  await stack.stores.accounts.setConnector(created.account.id, 'stripe-billing', { webhookSecret });
+  return { id: created.account.id, apiKey: created.apiKey };
+}
+
+/** A Stripe event as Stripe sends it: JSON body and a Stripe-Signature header made by Stripe's own library. */
+function signed(
+  type: string,
+  object: unknown,
+  opts: { secret?: string; timestamp?: number; id?: string } = {},
+) {
+  const body = JSON.stringify({
+    id: opts.id ?? `evt_${randomBytes(8).toString('hex')}`,
+    object: 'event',
+    type,
+    api_version: '2026-10-28.endive',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    data: { object },
+  });
+  const header = Stripe.webhooks.generateTestHeaderString({
+    payload: body,
+    secret: opts.secret ?? webhookSecret,
+    ...(opts.timestamp ? { timestamp: opts.timestamp } : {}),
+  });
+  return { body, headers: { 'stripe-signature': header } };
+}
+
+/** Stripe reports the automatic payment of a new invoice failed; the card answers `answers` to Recoup. */
+function failedInvoice(answers: Parameters<StripeEmulator['addCard']>[1]['answers'], legacy = false) {
+  n += 1;
+  const customer = `cus_billing${n}`;
+  const card = `pm_billing${n}`;
+  stripe.addCard(card, { customer, answers });
+  const failed = stripe.addFailedInvoice({
+    customer,
+    email: `Billing${n}@Example.com`,
+    amount: 2900,
+    currency: 'eur',
+    card,
+    // A technical failure: Recoup charges again at once (a soft decline would wait for a better time).
+    decline: 'processing_error',
+    legacy,
+  });
+  return { ...failed, customer, card, event: signed('invoice.payment_failed', failed.invoice) };
+}
+
+describe('Stripe Billing connector: invoice.payment_failed', () => {
+  it('becomes a recovery keyed by the invoice, charged on the invoice’s card, written back as paid out of band', async () => {
+    const account = await connectedAccount();
+    const { invoice, card, event } = failedInvoice(['approve']);
+    const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ received: true, action: 'recovery_started' });
+
+    const doc = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.writeBack !== undefined);
+    expect(doc).toMatchObject({
+      idempotencyKey: invoice.id,
+      paymentMethodToken: card,
+      amount: 2900,
+      currency: 'EUR',
+      customerEmail: `billing${n}@example.com`,
+      originalDeclineCode: 'processing_error',
+      state: 'succeeded',
+      writeBack: 'recorded',
+      connector: { platform: 'stripe-billing', invoiceId: invoice.id, customerId: `cus_billing${n}` },
+    });
+    expect(doc?.request.cardOrigin).toBe('DE');
+    expect(stripe.intents().filter((i) => i.metadata[attemptKeyField])).toEqual([
+      expect.objectContaining({ payment_method: card, amount: 2900, currency: 'eur', status: 'succeeded' }),
+    ]);
+    expect(stripe.invoice(invoice.id)).toMatchObject({ status: 'paid', paid_out_of_band: true });
+    expect(stripe.invoicePays()).toEqual([`recoup-write-back/${invoice.id}`]);
+
+    // The merchant can look the recovery up by the invoice id.
+    const status = await call(stack.baseUrl, 'GET', `/api/recovery/status?idempotencyKey=${invoice.id}`, {
+      key: account.apiKey,
+    });
+    expect(status.body).toMatchObject({ status: 'succeeded', recovered: true, amount: 2900 });
+  });
+
+  it('a platform retry of the event changes nothing; a second event for the same invoice is the same recovery', async () => {
+    const account = await connectedAccount();
+    const { invoice, event } = failedInvoice(['approve']);
+    const first = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    const again = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(again).toEqual({
+      status: 200,
+      body: { received: true, duplicate: true, action: 'recovery_started' },
+    });
+    const other = signed('invoice.payment_failed', invoice);
+    const second = await postWebhook(stack, 'stripe-billing', account.id, other.body, other.headers);
+    expect(second.body).toMatchObject({
+      action: 'already_received',
+      transactionId: first.body.transactionId,
+    });
+    await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'succeeded');
+    expect(
+      stripe.intents().filter((i) => i.customer === invoice.customer && i.metadata[attemptKeyField]),
+    ).toHaveLength(1);
+  });
+
+  it('reads the invoice’s payment from the invoice itself on endpoints pinned to API versions before 2025-03-31', async () => {
+    const account = await connectedAccount();
+    const { invoice, card, event } = failedInvoice(['approve'], true);
+    const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(res.body).toMatchObject({ action: 'recovery_started' });
+    const doc = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'succeeded');
+    expect(doc).toMatchObject({ paymentMethodToken: card, originalDeclineCode: 'processing_error' });
+  });
+
+  it('takes a signed invoice larger than the API’s 64 KiB body limit (invoices carry every line)', async () => {
+    const account = await connectedAccount();
+    const { invoice } = failedInvoice(['approve']);
+    const lines = Array.from({ length: 400 }, (_, i) => ({ id: `il_${i}`, description: 'x'.repeat(200) }));
+    const event = signed('invoice.payment_failed', { ...invoice, lines: { object: 'list', data: lines } });
+    expect(event.body.length).toBeGreaterThan(64 * 1024);
+    const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(res).toMatchObject({ status: 200, body: { action: 'recovery_started' } });
+  });
+});
+
+describe('Stripe Billing connector: authentication and addressing', () => {
+  it('refuses a wrong secret, a stale signature and a missing one with 401, and records nothing', async () => {
+    const account = await connectedAccount();
+    const { invoice } = failedInvoice(['approve']);
+    const wrong = signed('invoice.payment_failed', invoice, { secret: 'whsec_other' });
+    const stale = signed('invoice.payment_failed', invoice, {
+      timestamp: Math.floor(Date.now() / 1000) - 600,
+    });
+    for (const attempt of [wrong, stale, { body: wrong.body, headers: {} }]) {
+      const res = await postWebhook(stack, 'stripe-billing', account.id, attempt.body, attempt.headers);
+      expect(res).toEqual({ status: 401, body: { error: 'Invalid webhook signature or credentials' } });
+    }
+    // A body changed after signing fails too.
+    const tampered = signed('invoice.payment_failed', invoice);
+    const res = await postWebhook(
+      stack,
+      'stripe-billing',
+      account.id,
+      tampered.body.replace('2900', '29'),
+      tampered.headers,
+    );
+    expect(res.status).toBe(401);
+    expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toBeNull();
+    expect(await stack.stores.connectorEvents.latest(account.id, 10)).toEqual([]);
+  });
+
+  it('answers 404 for an unknown platform, an unknown client, and a platform the client has not configured', async () => {
+    const account = await connectedAccount();
+    const { event } = failedInvoice(['approve']);
+    for (const [platform, client] of [
+      ['paddle', account.id],
+      ['stripe-billing', 'acct_nobody'],
+      ['chargebee', account.id],
+    ] as const) {
+      const res = await postWebhook(stack, platform, client, event.body, event.headers);
+      expect(res.status, `${platform}/${client}`).toBe(404);
+      expect(res.body.error).toEqual(expect.any(String));
+    }
+    await stack.stores.accounts.removeConnector(account.id, 'stripe-billing');
+    const removed = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(removed.status).toBe(404);
+  });
+});
+
+describe('Stripe Billing connector: after the failure', () => {
+  it('a card the customer attaches at Stripe retries the queued recovery with it at once', async () => {
+    const account = await connectedAccount();
+    const { invoice, customer, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    const queued = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'queued');
+    expect(queued?.state).toBe('queued');
+
+    const fresh = `pm_fresh${n}`;
+    stripe.addCard(fresh, { customer, answers: ['approve'] });
+    const attached = signed('payment_method.attached', { id: fresh, object: 'payment_method', customer });
+    const res = await postWebhook(stack, 'stripe-billing', account.id, attached.body, attached.headers);
+    expect(res.body).toEqual({ received: true, action: 'card_updated', recoveriesRetried: 1 });
+    const done = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.writeBack !== undefined);
+    expect(done).toMatchObject({ state: 'succeeded', paymentMethodToken: fresh, writeBack: 'recorded' });
+    expect(stripe.intents().filter((i) => i.payment_method === fresh)).toHaveLength(1);
+  });
+
+  it('an invoice Stripe collected itself stops the queued recovery: paid elsewhere, nothing more charged', async () => {
+    const account = await connectedAccount();
+    const { invoice, card, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'queued');
+    const charged = stripe.intents().filter((i) => i.payment_method === card).length;
+
+    const paid = signed('payment_intent.succeeded', stripe.payInvoiceAtStripe(invoice.id));
+    const res = await postWebhook(stack, 'stripe-billing', account.id, paid.body, paid.headers);
+    expect(res.body).toMatchObject({ received: true, action: 'paid_elsewhere' });
+    const doc = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'paid_elsewhere');
+    expect(doc).toMatchObject({ state: 'paid_elsewhere', nextAttemptAt: null });
+    const status = await call(stack.baseUrl, 'GET', `/api/recovery/status?idempotencyKey=${invoice.id}`, {
+      key: account.apiKey,
+    });
+    expect(status.body).toMatchObject({ status: 'succeeded', state: 'paid_elsewhere', recovered: false });
+    expect(stripe.intents().filter((i) => i.payment_method === card)).toHaveLength(charged);
+    // The customer no longer owes anything.
+    const paywall = await call(
+      stack.baseUrl,
+      'GET',
+      `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(doc!.customerEmail!)}`,
+      { key: account.apiKey },
+    );
+    expect(paywall.body).toMatchObject({ isPastDue: false });
+  });
+
+  it('ignores Recoup’s own payments, payments of no invoice, invoices with no payment and other events', async () => {
+    const account = await connectedAccount();
+    const own = signed('payment_intent.succeeded', {
+      id: 'pi_own',
+      object: 'payment_intent',
+      metadata: { [attemptKeyField]: 'recovery/x/1' },
+    });
+    const loose = signed('payment_intent.succeeded', {
+      id: 'pi_loose',
+      object: 'payment_intent',
+      metadata: {},
+    });
+    const unpaid = signed('invoice.payment_failed', {
+      id: 'in_nopayment',
+      object: 'invoice',
+      customer: 'cus_x',
+      amount_remaining: 100,
+      currency: 'usd',
+      customer_email: null,
+    });
+    const other = signed('customer.created', { id: 'cus_new', object: 'customer' });
+    for (const event of [own, loose, unpaid, other]) {
+      const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ received: true, action: 'ignored', reason: expect.any(String) });
+    }
+    expect(await stack.stores.recoveries.findByKey(account.id, 'in_nopayment')).toBeNull();
+  });
+});
