@@ -296,7 +296,9 @@ describe('recoup connectors', () => {
     );
     // At rest the secrets are sealed: neither appears in the account document.
     const raw = JSON.stringify(
-      await stack.stores.db.collection(collections.accounts).findOne({ _id: created.clientId }),
+      await stack.stores.db
+        .collection<{ _id: string }>(collections.accounts)
+        .findOne({ _id: created.clientId }),
     );
     expect(raw).not.toContain(secret);
     expect(raw).not.toContain(apiKey);

@@ -1,5 +1,7 @@
 import type { ConnectorPlatform } from '../../domain/connectors.js';
 import type { GatewayConfig } from '../../domain/settings.js';
+import { chargebee } from './chargebee.js';
+import { recurly } from './recurly.js';
 import { stripeBilling } from './stripe-billing.js';
 import type { PlatformConnector } from './types.js';
 
@@ -7,6 +9,8 @@ type AnyConnector = PlatformConnector<Record<string, unknown>>;
 
 const connectors: Partial<Record<ConnectorPlatform, AnyConnector>> = {
   'stripe-billing': stripeBilling,
+  recurly,
+  chargebee,
 };
 
 /** Platforms this version has a connector for; accounts may only configure these. */

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { RecoveryDoc } from '../../store/recoveries.js';
 import type { Stack } from './stack.js';
 
@@ -35,4 +36,60 @@ export async function recoveryOfInvoice(
     if ((doc && ready(doc)) || Date.now() > deadline) return doc;
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Waits until the invoice's recovery has written its payment back, and checks what every recovered
+ * platform failure shares: keyed by the invoice, succeeded, written back as `writeBack`.
+ */
+export async function writtenBack(
+  stack: Stack,
+  accountId: string,
+  invoiceId: string,
+  writeBack: RecoveryDoc['writeBack'] = 'recorded',
+): Promise<RecoveryDoc> {
+  const doc = await recoveryOfInvoice(stack, accountId, invoiceId, (d) => d.writeBack !== undefined);
+  expect(doc).toMatchObject({ idempotencyKey: invoiceId, state: 'succeeded', writeBack });
+  return doc!;
+}
+
+/**
+ * The platform's failure of `invoiceId` was declined again and queued; `sendUpdate` reports the customer's
+ * new card: the queued recovery retries with it at once, succeeds on `newToken` and is written back.
+ */
+export async function cardUpdateRecovers(
+  stack: Stack,
+  accountId: string,
+  invoiceId: string,
+  sendUpdate: () => Promise<{ body: Record<string, unknown> }>,
+  newToken: string,
+): Promise<RecoveryDoc> {
+  const queued = await recoveryOfInvoice(stack, accountId, invoiceId, (d) => d.state === 'queued');
+  expect(queued).toMatchObject({ state: 'queued', lastDeclineCode: 'do_not_honor' });
+  const res = await sendUpdate();
+  expect(res.body).toEqual({ received: true, action: 'card_updated', recoveriesRetried: 1 });
+  const done = await writtenBack(stack, accountId, invoiceId);
+  expect(done.paymentMethodToken).toBe(newToken);
+  return done;
+}
+
+/**
+ * The platform delivers one failure event twice: the second answer is a duplicate, and the one recovery
+ * (the first answer's) ends written back.
+ */
+export async function redeliveryIsDuplicate(
+  stack: Stack,
+  accountId: string,
+  invoiceId: string,
+  deliver: () => Promise<{ status: number; body: Record<string, unknown> }>,
+): Promise<RecoveryDoc> {
+  const first = await deliver();
+  const again = await deliver();
+  expect(again).toEqual({
+    status: 200,
+    body: { received: true, duplicate: true, action: 'recovery_started' },
+  });
+  const doc = await writtenBack(stack, accountId, invoiceId);
+  expect(doc._id).toBe(first.body.transactionId);
+  return doc;
 }

@@ -1,0 +1,235 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import Chargebee, { basicAuthValidator, WebhookAuthenticationError } from 'chargebee';
+import { z } from 'zod';
+import type { ConnectorAction } from '../../domain/connectors.js';
+import type { PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
+
+/**
+ * The Chargebee connector's configuration: the basic-auth pair the merchant types into Chargebee's webhook
+ * settings and, for write-back, the site and an API key. `apiBase` replaces https://{site}.chargebee.com
+ * (tests point it at a loopback emulator).
+ */
+export const ChargebeeConfig = z
+  .object({
+    // Basic auth splits the pair at the first colon, so a username holding one could never match.
+    username: z.string().regex(/^[^:]{1,256}$/, 'must be 1–256 characters without a colon'),
+    password: z.string().min(1).max(256),
+    site: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/i, 'must be the site name (acme in acme.chargebee.com)')
+      .optional(),
+    apiKey: z.string().min(1).max(256).optional(),
+    apiBase: z.url({ protocol: /^https?$/ }).optional(),
+  })
+  .strict()
+  .refine((c) => (c.site === undefined) === (c.apiKey === undefined), {
+    message: 'site and apiKey go together (both for write-back, or neither)',
+    path: ['apiKey'],
+  });
+export type ChargebeeConfig = z.infer<typeof ChargebeeConfig>;
+
+/** Constant-time equality; a length mismatch fails at once (only the length leaks). */
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given, 'utf8');
+  const b = Buffer.from(expected, 'utf8');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+// The envelope and the content fields read, as the SDK types them (types/resources/WebhookEvent.d.ts,
+// Transaction.d.ts, Customer.d.ts, Card.d.ts, PaymentSource.d.ts). Chargebee leaves absent fields out.
+const text = z.string().nullish();
+const Envelope = z.object({ id: z.string().min(1), event_type: z.string().min(1) });
+const PaymentFailedEvent = z.object({
+  content: z.object({
+    transaction: z.object({
+      amount: z.int().nullish(),
+      currency_code: text,
+      customer_id: text,
+      error_code: text,
+      error_detail: z.object({ decline_code: text }).nullish(),
+      linked_invoices: z.array(z.object({ invoice_id: z.string() })).nullish(),
+      iin: text,
+    }),
+    invoice: z.object({ id: z.string(), amount_due: z.int().nullish(), currency_code: text }).nullish(),
+    customer: z
+      .object({ id: z.string(), email: text, payment_method: z.object({ reference_id: text }).nullish() })
+      .nullish(),
+    card: z.object({ iin: text, issuing_country: text, billing_country: text }).nullish(),
+  }),
+});
+const PaymentSourceUpdatedEvent = z.object({
+  content: z.object({
+    payment_source: z.object({
+      customer_id: z.string(),
+      reference_id: z.string(),
+      status: z.string(),
+      deleted: z.boolean().nullish(),
+    }),
+  }),
+});
+
+/**
+ * The token Recoup charges: card gateways' reference_id is `<gateway customer>/<gateway payment method>`
+ * (Stripe: cus_…/pm_… or cus_…/card_…), and the gateway charges the last part.
+ */
+function tokenOf(referenceId: string | null | undefined): string | null {
+  return referenceId?.split('/').at(-1)?.trim() || null;
+}
+
+const ignored = (reason: string): ConnectorAction => ({ kind: 'ignored', reason });
+
+function paymentFailed(payload: unknown): ConnectorAction {
+  const parsed = PaymentFailedEvent.safeParse(payload);
+  if (!parsed.success) return ignored('The payment_failed event lacks the transaction Recoup needs');
+  const { transaction: t, invoice, customer, card } = parsed.data.content;
+  const invoiceId = invoice?.id ?? t.linked_invoices?.[0]?.invoice_id;
+  if (!invoiceId) return ignored('The failed payment was for no invoice');
+  // The event names the gateway reference of the customer's primary payment method only.
+  const token = tokenOf(customer?.payment_method?.reference_id);
+  if (!token) return ignored('The customer has no gateway payment method to retry');
+  const amount = invoice?.amount_due ?? t.amount;
+  const currency = invoice?.currency_code ?? t.currency_code;
+  if (amount == null || !currency) return ignored('The failed payment names no amount');
+  // Chargebee passes the gateway's codes through; Stripe's specific decline code sits under error_detail.
+  const code = (t.error_detail?.decline_code ?? t.error_code)?.toLowerCase();
+  const iin = card?.iin ?? t.iin;
+  const country = card?.issuing_country ?? card?.billing_country;
+  return {
+    kind: 'failure',
+    failure: {
+      invoiceId,
+      customerId: customer?.id ?? t.customer_id ?? null,
+      paymentMethodToken: token,
+      amount,
+      currency,
+      ...(code ? { originalDeclineCode: code } : {}),
+      ...(customer?.email ? { customerEmail: customer.email } : {}),
+      ...(country ? { cardOrigin: country } : {}),
+      ...(iin && /^\d{6}/.test(iin) ? { binPrefix: iin.slice(0, 6) } : {}),
+    },
+  };
+}
+
+function paymentSourceUpdated(payload: unknown): ConnectorAction {
+  const parsed = PaymentSourceUpdatedEvent.safeParse(payload);
+  if (!parsed.success) return ignored('The payment_source_updated event lacks its payment source');
+  const source = parsed.data.content.payment_source;
+  // An expired or invalid source would only decline again.
+  if (source.deleted || !['valid', 'expiring'].includes(source.status))
+    return ignored(`The payment source is not chargeable (${source.deleted ? 'deleted' : source.status})`);
+  const newToken = tokenOf(source.reference_id);
+  return newToken
+    ? { kind: 'card_updated', customerId: source.customer_id, newToken }
+    : ignored('The payment source has no gateway reference');
+}
+
+/**
+ * Chargebee's official client. The SDK builds the host as `{site}{hostSuffix}`, so an `apiBase` override
+ * takes the whole host as the "site" with an empty suffix, plus its protocol and port.
+ */
+function clientOf(site: string, apiKey: string, apiBase: string | undefined): Chargebee {
+  const base = apiBase ? new URL(apiBase) : null;
+  const protocol = base?.protocol === 'http:' ? 'http' : 'https';
+  return new Chargebee({
+    site: base ? base.hostname : site,
+    apiKey,
+    // Inside the write-back activity's one-minute timeout (the SDK's default is 80 s).
+    timeout: 20_000,
+    ...(base
+      ? { hostSuffix: '', protocol, port: Number(base.port) || (protocol === 'http' ? 80 : 443) }
+      : {}),
+  });
+}
+
+const ApiError = z.object({ http_status_code: z.number(), api_error_code: text, message: text });
+
+/** The SDK rejects with Chargebee's error body, not an Error: one with a message and a stack for the logs. */
+async function callApi<T>(send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    const body = ApiError.safeParse(error);
+    if (error instanceof Error || !body.success) throw error;
+    const { http_status_code: status, api_error_code: code, message } = body.data;
+    throw new Error(`Chargebee answered ${status} (${code ?? 'no code'}): ${message ?? ''}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Records the recovered payment on the invoice (paid outside Chargebee), so Chargebee's dunning stops.
+ * Retried by the activity: the invoice's status is read first and the record carries an idempotency key.
+ */
+async function writeBack(config: ChargebeeConfig, payment: WriteBack) {
+  if (!config.site || !config.apiKey) return 'not_configured' as const;
+  const client = clientOf(config.site, config.apiKey, config.apiBase);
+  const { invoice } = await callApi(() => client.invoice.retrieve(payment.invoiceId));
+  if (invoice.status === 'paid') return 'already_paid' as const;
+  if (invoice.status === 'voided') return 'closed' as const;
+  await callApi(() =>
+    client.invoice.recordPayment(
+      payment.invoiceId,
+      {
+        comment: 'Recovered by Recoup',
+        transaction: {
+          amount: payment.amount,
+          payment_method: 'other',
+          reference_number: payment.gatewayTransactionId,
+          date: Math.floor(payment.recoveredAt / 1000),
+        },
+      },
+      { 'chargebee-idempotency-key': `recoup-write-back/${payment.invoiceId}` },
+    ),
+  );
+  return 'recorded' as const;
+}
+
+/** The event in an authenticated body. */
+function eventOf(rawBody: Buffer): VerifiedEvent {
+  let json: unknown;
+  try {
+    json = JSON.parse(rawBody.toString('utf8'));
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+  }
+  const envelope = Envelope.safeParse(json);
+  if (envelope.success) return { id: envelope.data.id, type: envelope.data.event_type, payload: json };
+  // The merchant's own Chargebee sent it, yet it is no event: 200 and ignored, since an error would only
+  // bring the same bytes back for days. Their hash stands in for the event id, so retries are duplicates.
+  const digest = createHash('sha256').update(rawBody).digest('hex');
+  return { id: `body-sha256:${digest}`, type: 'not_an_event', payload: null };
+}
+
+/** Chargebee: authenticated by the basic-auth pair set on the webhook, checked with the SDK's validator. */
+export const chargebee: PlatformConnector<ChargebeeConfig> = {
+  config: ChargebeeConfig,
+  async verify(request, config) {
+    const validate = basicAuthValidator((username, password) => {
+      // Both compared, whatever the first answers, so the time says nothing about which one is wrong.
+      const userMatches = sameSecret(username, config.username);
+      const passwordMatches = sameSecret(password, config.password);
+      return userMatches && passwordMatches;
+    });
+    try {
+      await validate(request.headers);
+    } catch (error) {
+      if (error instanceof WebhookAuthenticationError) return null;
+      throw error;
+    }
+    return eventOf(request.rawBody);
+  },
+  interpret(event) {
+    switch (event.type) {
+      case 'payment_failed':
+        return Promise.resolve(paymentFailed(event.payload));
+      case 'payment_source_updated':
+        return Promise.resolve(paymentSourceUpdated(event.payload));
+      case 'not_an_event':
+        return Promise.resolve(ignored('The body is not a Chargebee event'));
+      default:
+        return Promise.resolve(ignored(`Recoup does not act on ${event.type}`));
+    }
+  },
+  writeBack,
+};

@@ -1,0 +1,214 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import Recurly from 'recurly';
+import adapterModule from 'recurly/lib/recurly/DefaultHttpAdapter.js';
+import { z } from 'zod';
+import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
+import { tokenFitsKind } from '../../domain/gateway-kinds.js';
+import { zeroDecimalCurrencies } from '../../domain/money.js';
+import type { ConnectorContext, PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
+
+/**
+ * The Recurly connector's configuration: the webhook endpoint's secret key and a private API key. Recurly's
+ * JSON notifications carry ids only, so the connector cannot work without reading the API.
+ */
+export const RecurlyConfig = z
+  .object({
+    webhookSecret: z.string().trim().min(1, "must be the webhook endpoint's secret key"),
+    apiKey: z
+      .string({ error: 'is required: Recurly notifications name the payment, the API tells the rest' })
+      .trim()
+      .min(1, 'is required: Recurly notifications name the payment, the API tells the rest'),
+    apiBase: z.url({ protocol: /^https?$/ }).optional(),
+  })
+  .strict();
+export type RecurlyConfig = z.infer<typeof RecurlyConfig>;
+
+/** The 5 minutes Recurly's own verifiers allow (Ruby client: `Recurly::Webhooks::DEFAULT_TOLERANCE`). */
+const toleranceMs = 5 * 60 * 1000;
+
+/**
+ * Recurly's JSON signature (docs.recurly.com "Signature verification"; the official Ruby and Go clients):
+ * `recurly-signature: <unix ms>,<sig>[,<sig>]`, each a hex HMAC-SHA256 of `<unix ms>.<raw body>` keyed with
+ * the endpoint's secret. Two signatures appear for 24 h after the secret is regenerated; either suffices.
+ * The Node client has no verifier, so this is the documented manual check.
+ */
+function signedByRecurly(header: string | undefined, body: Buffer, secret: string, now: Date): boolean {
+  const [timestamp, ...signatures] = (header ?? '').split(',').map((part) => part.trim());
+  if (!timestamp || !/^\d{1,15}$/.test(timestamp)) return false;
+  if (Math.abs(now.getTime() - Number(timestamp)) > toleranceMs) return false;
+  const expected = createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest();
+  return signatures.some(
+    (s) => /^[0-9a-f]{64}$/i.test(s) && timingSafeEqual(Buffer.from(s, 'hex'), expected),
+  );
+}
+
+/** The JSON notification envelope: ids only (payment events name the transaction's `uuid`). */
+const Notification = z.object({
+  id: z.string().min(1),
+  object_type: z.string().min(1),
+  event_type: z.string().min(1),
+  uuid: z.string().min(1).optional(),
+  account_code: z.string().min(1).optional(),
+});
+type Notification = z.infer<typeof Notification>;
+
+// The package's .d.ts declares an ES default export, but the file sets `module.exports` to the class itself,
+// which is what a default import of CommonJS yields under Node.
+const DefaultHttpAdapter = adapterModule as unknown as typeof adapterModule.default;
+
+/** The official adapter, sending to `base` instead of Recurly's host (the client has no base-URL option). */
+class RebasedAdapter extends DefaultHttpAdapter {
+  constructor(private readonly base: string) {
+    super({ timeout: 20_000 });
+  }
+  override execute(method: string, url: string, headers: Record<string, string>, body: string | null) {
+    const { pathname, search } = new URL(url);
+    return super.execute(method, `${this.base.replace(/\/$/, '')}${pathname}${search}`, headers, body);
+  }
+}
+
+function clientOf(config: RecurlyConfig): Recurly.Client {
+  return new Recurly.Client(config.apiKey, {
+    httpAdapter: config.apiBase
+      ? new RebasedAdapter(config.apiBase)
+      : new DefaultHttpAdapter({ timeout: 20_000 }),
+  });
+}
+
+/**
+ * Recurly's own decline codes (its "API transaction errors" reference) where Recoup names the same decline
+ * differently; the rest (insufficient_funds, call_issuer, expired_card, …) already agree.
+ */
+const declineCodes: Record<string, string> = {
+  declined: 'generic_decline',
+  declined_saveable: 'generic_decline',
+  temporary_hold: 'do_not_honor',
+  try_again: 'try_again_later',
+};
+
+/** Recurly amounts are decimals in the currency's major unit (minor units as domain/money counts them). */
+function minorUnits(amount: number, currency: string): number {
+  return Math.round(amount * (zeroDecimalCurrencies.has(currency.toUpperCase()) ? 1 : 100));
+}
+
+/** The account's card on Recurly as the account's primary gateway charges it, or null. */
+async function cardOf(client: Recurly.Client, accountCode: string, ctx: ConnectorContext) {
+  const kind = ctx.gateways[0]?.kind ?? 'test';
+  try {
+    const info = await client.getBillingInfo(`code-${accountCode}`);
+    // Recurly keeps an external gateway's ids as typed references and as gateway_token (one may be a
+    // customer id, not a card): the card is the one the account's gateway can charge.
+    const candidates = [
+      ...(info.paymentGatewayReferences ?? []).map((r) => r.token),
+      info.paymentMethod?.gatewayToken,
+    ];
+    return candidates.find((t): t is string => !!t && tokenFitsKind(kind, t)) ?? null;
+  } catch (error) {
+    if (error instanceof Recurly.errors.NotFoundError) return null;
+    throw error;
+  }
+}
+
+async function paymentFailed(
+  client: Recurly.Client,
+  n: Notification,
+  ctx: ConnectorContext,
+): Promise<ConnectorAction> {
+  if (!n.uuid) return { kind: 'ignored', reason: 'The notification names no transaction' };
+  const transaction = await client.getTransaction(`uuid-${n.uuid}`);
+  const invoiceId = transaction.invoice?.id;
+  const accountCode = transaction.account?.code;
+  // A declined card check (`verify`) or a customer's own checkout leaves no invoice to recover.
+  if (!invoiceId || !accountCode || transaction.type === 'verify')
+    return { kind: 'ignored', reason: 'The failed payment was for no invoice' };
+  const invoice = await client.getInvoice(invoiceId);
+  // Processing is a bank payment under way; failed means dunning has ended (the subscription may be gone).
+  if (!invoice.balance || !['pending', 'past_due'].includes(invoice.state ?? ''))
+    return { kind: 'ignored', reason: `The invoice is ${invoice.state ?? 'unknown'}, nothing is owed` };
+  const token = await cardOf(client, accountCode, ctx);
+  if (!token) return { kind: 'ignored', reason: "The account has no card the account's gateway can charge" };
+  const currency = invoice.currency ?? transaction.currency ?? '';
+  const method = transaction.paymentMethod;
+  const status = transaction.statusCode?.toLowerCase();
+  const code = status ? (declineCodes[status] ?? status) : undefined;
+  const email = transaction.account?.email;
+  return {
+    kind: 'failure',
+    failure: {
+      invoiceId,
+      customerId: accountCode,
+      paymentMethodToken: token,
+      amount: minorUnits(invoice.balance, currency),
+      currency,
+      ...(code ? { originalDeclineCode: code } : {}),
+      ...(email ? { customerEmail: email } : {}),
+      ...(method?.ccBinCountry ? { cardOrigin: method.ccBinCountry } : {}),
+      ...(method?.firstSix ? { binPrefix: method.firstSix } : {}),
+    },
+  };
+}
+
+async function billingInfoUpdated(
+  client: Recurly.Client,
+  n: Notification,
+  ctx: ConnectorContext,
+): Promise<ConnectorAction> {
+  if (!n.account_code) return { kind: 'ignored', reason: 'The notification names no account' };
+  const token = await cardOf(client, n.account_code, ctx);
+  return token
+    ? { kind: 'card_updated', customerId: n.account_code, newToken: token }
+    : { kind: 'ignored', reason: "The new card is not one the account's gateway can charge" };
+}
+
+function interpret(
+  event: VerifiedEvent,
+  config: RecurlyConfig,
+  ctx: ConnectorContext,
+): Promise<ConnectorAction> {
+  const n = event.payload as Notification;
+  switch (event.type) {
+    case 'payment.failed':
+      return paymentFailed(clientOf(config), n, ctx);
+    case 'billing_info.updated':
+      return billingInfoUpdated(clientOf(config), n, ctx);
+    default:
+      return Promise.resolve({ kind: 'ignored', reason: `Recoup does not act on ${event.type}` });
+  }
+}
+
+/**
+ * Marks the invoice paid outside Recurly, which stops Recurly's dunning. `record_external_transaction` would
+ * carry the amount but refuses auto-collecting invoices (the kind a failed renewal leaves); `mark_successful`
+ * takes pending, processing, past_due and failed ones. A retry re-reads the state first, so it is idempotent.
+ */
+async function writeBack(config: RecurlyConfig, payment: WriteBack): Promise<WriteBackOutcome> {
+  const client = clientOf(config);
+  const invoice = await client.getInvoice(payment.invoiceId);
+  if (invoice.state === 'paid') return 'already_paid';
+  if (invoice.state === 'voided' || invoice.state === 'closed') return 'closed';
+  await client.markInvoiceSuccessful(payment.invoiceId);
+  return 'recorded';
+}
+
+/** Recurly: JSON notifications signed with `recurly-signature`, read through Recurly's official client. */
+export const recurly: PlatformConnector<RecurlyConfig> = {
+  config: RecurlyConfig,
+  verify(request, config, now) {
+    if (!signedByRecurly(request.headers['recurly-signature'], request.rawBody, config.webhookSecret, now))
+      return Promise.resolve(null);
+    let body: unknown;
+    try {
+      body = JSON.parse(request.rawBody.toString('utf8'));
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error;
+      return Promise.resolve(null);
+    }
+    // Signed but not a notification envelope (no id to deduplicate by): treated like a bad request.
+    const parsed = Notification.safeParse(body);
+    if (!parsed.success) return Promise.resolve(null);
+    const n = parsed.data;
+    return Promise.resolve({ id: n.id, type: `${n.object_type}.${n.event_type}`, payload: n });
+  },
+  interpret,
+  writeBack,
+};

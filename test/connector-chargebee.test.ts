@@ -1,0 +1,255 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startChargebeeEmulator, type ChargebeeEmulator } from './support/chargebee-emulator.js';
+import {
+  cardUpdateRecovers,
+  postWebhook,
+  recoveryOfInvoice,
+  redeliveryIsDuplicate,
+  writtenBack,
+} from './support/connectors.js';
+import { startStack, type Stack } from './support/stack.js';
+
+let stack: Stack;
+let chargebee: ChargebeeEmulator;
+let n = 0;
+const username = 'recoup-webhooks';
+const password = randomBytes(12).toString('hex');
+
+beforeAll(async () => {
+  [stack, chargebee] = await Promise.all([startStack(), startChargebeeEmulator()]);
+});
+afterAll(async () => {
+  await stack.close();
+  await chargebee.close();
+});
+
+const basicAuth = (user: string, pass: string) => ({
+  authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`,
+});
+const webhookAuth = basicAuth(username, password);
+
+/** An account on the test gateway with a Chargebee connector; with `writeBack`, the emulator's API key. */
+async function connectedAccount(writeBack = true) {
+  const created = await stack.createAccount();
+  const api = { site: chargebee.site, apiKey: chargebee.apiKey, apiBase: chargebee.url };
+  await stack.stores.accounts.setConnector(created.account.id, 'chargebee', {
+    username,
+    password,
+    ...(writeBack ? api : {}),
+  });
+  return created.account.id;
+}
+
+/** A Chargebee event as Chargebee posts it (envelope from the SDK's WebhookEvent type). */
+function event(eventType: string, content: Record<string, unknown>) {
+  return {
+    id: `ev_${randomBytes(8).toString('hex')}`,
+    occurred_at: Math.floor(Date.now() / 1000),
+    source: 'scheduled_job',
+    object: 'event',
+    api_version: 'v2',
+    event_type: eventType,
+    webhook_status: 'scheduled',
+    content,
+  };
+}
+
+/** Chargebee's automatic collection of a new invoice failed on the customer's card `reference`. */
+function paymentFailed(reference: string, opts: { errorCode?: string; invoiceStatus?: 'paid' } = {}) {
+  n += 1;
+  const invoiceId = `inv_${n}_${randomBytes(4).toString('hex')}`;
+  const customerId = `AzZcb${n}`;
+  const amount = 1900 + n;
+  chargebee.addInvoice({
+    id: invoiceId,
+    customer_id: customerId,
+    amount_due: amount,
+    currency_code: 'USD',
+    ...(opts.invoiceStatus ? { status: opts.invoiceStatus } : {}),
+  });
+  const body = event('payment_failed', {
+    transaction: {
+      id: `txn_${n}`,
+      customer_id: customerId,
+      payment_source_id: `pm_cb${n}`,
+      payment_method: 'card',
+      gateway: 'stripe',
+      type: 'payment',
+      status: 'failure',
+      amount,
+      currency_code: 'USD',
+      error_code: opts.errorCode ?? 'PROCESSING_ERROR',
+      error_text: 'The card was declined',
+      linked_invoices: [{ invoice_id: invoiceId, applied_amount: 0, invoice_status: 'payment_due' }],
+    },
+    invoice: {
+      id: invoiceId,
+      customer_id: customerId,
+      status: 'payment_due',
+      amount_due: amount,
+      currency_code: 'USD',
+    },
+    customer: {
+      id: customerId,
+      email: `Payer${n}@Example.com`,
+      primary_payment_source_id: `pm_cb${n}`,
+      payment_method: { type: 'card', gateway: 'stripe', status: 'valid', reference_id: reference },
+    },
+    card: {
+      payment_source_id: `pm_cb${n}`,
+      iin: '42424242',
+      last4: '4242',
+      issuing_country: 'fr',
+      billing_country: 'US',
+    },
+  });
+  return { invoiceId, customerId, amount, body: JSON.stringify(body) };
+}
+
+const post = (accountId: string, body: string, headers: Record<string, string> = webhookAuth) =>
+  postWebhook(stack, 'chargebee', accountId, body, headers);
+
+describe('Chargebee connector: payment_failed', () => {
+  it('becomes a recovery keyed by the invoice, charged on the card’s gateway token, recorded on the invoice once', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_visa');
+    const res = await post(accountId, failed.body);
+    expect(res).toMatchObject({ status: 200, body: { received: true, action: 'recovery_started' } });
+
+    const doc = await writtenBack(stack, accountId, failed.invoiceId);
+    expect(doc).toMatchObject({
+      paymentMethodToken: 'tok_visa',
+      amount: failed.amount,
+      currency: 'USD',
+      customerEmail: `payer${n}@example.com`,
+      originalDeclineCode: 'processing_error',
+      connector: { platform: 'chargebee', invoiceId: failed.invoiceId, customerId: failed.customerId },
+    });
+    expect(doc?.request).toMatchObject({ binPrefix: '424242', cardOrigin: 'FR' });
+    const records = chargebee.recordPayments(failed.invoiceId);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({
+      idempotencyKey: `recoup-write-back/${failed.invoiceId}`,
+      form: {
+        'transaction[amount]': String(failed.amount),
+        'transaction[payment_method]': 'other',
+        'transaction[reference_number]': doc?.gatewayTransactionId,
+      },
+    });
+    const date = Number(records[0]?.form['transaction[date]']);
+    expect(Math.abs(date - Date.now() / 1000)).toBeLessThan(120);
+    expect(chargebee.invoice(failed.invoiceId)).toMatchObject({ status: 'paid', amount_due: 0 });
+  });
+
+  it('a redelivery of the event is a duplicate: 200, nothing new', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_visa');
+    await redeliveryIsDuplicate(stack, accountId, failed.invoiceId, () => post(accountId, failed.body));
+    expect(chargebee.recordPayments(failed.invoiceId)).toHaveLength(1);
+  });
+
+  it('a Stripe token on an account whose gateway is the test gateway is refused with 422, and nothing is stored', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/pm_123');
+    const res = await post(accountId, failed.body);
+    expect(res.status).toBe(422);
+    expect(JSON.stringify(res.body.details)).toContain('paymentMethodToken');
+    expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toBeNull();
+  });
+
+  it('without API credentials the recovery succeeds and the write-back is not_configured', async () => {
+    const accountId = await connectedAccount(false);
+    const failed = paymentFailed('cus_1/tok_visa');
+    await post(accountId, failed.body);
+    const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.writeBack !== undefined);
+    expect(doc).toMatchObject({ state: 'succeeded', writeBack: 'not_configured' });
+    expect(chargebee.calls().filter((c) => c.path.includes(failed.invoiceId))).toEqual([]);
+  });
+
+  it('an invoice paid in Chargebee meanwhile is left alone: already_paid, no payment recorded', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_visa', { invoiceStatus: 'paid' });
+    await post(accountId, failed.body);
+    const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.writeBack !== undefined);
+    expect(doc?.writeBack).toBe('already_paid');
+    expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
+  });
+});
+
+describe('Chargebee connector: payment_source_updated', () => {
+  it('the customer’s new card retries the queued recovery at once with its gateway token', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_decline_do_not_honor_x1');
+    await post(accountId, failed.body);
+    const updated = event('payment_source_updated', {
+      customer: { id: failed.customerId, email: `payer${n}@example.com` },
+      payment_source: {
+        id: `pm_new${n}`,
+        customer_id: failed.customerId,
+        type: 'card',
+        reference_id: 'cus_1/tok_mastercard',
+        status: 'valid',
+        gateway: 'stripe',
+        deleted: false,
+      },
+    });
+    await cardUpdateRecovers(
+      stack,
+      accountId,
+      failed.invoiceId,
+      () => post(accountId, JSON.stringify(updated)),
+      'tok_mastercard',
+    );
+  });
+});
+
+describe('Chargebee connector: authentication, addressing and other events', () => {
+  it('refuses a missing, wrong or non-Basic authorization with 401 and records nothing', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_visa');
+    for (const headers of [
+      {},
+      basicAuth(username, `${password}x`),
+      basicAuth(username, password.slice(0, -1) + (password.endsWith('0') ? '1' : '0')),
+      basicAuth('someone-else', password),
+      { authorization: `Bearer ${password}` },
+      { authorization: `Basic ${Buffer.from(`${username}${password}`).toString('base64')}` },
+    ]) {
+      const res = await post(accountId, failed.body, headers);
+      expect(res).toEqual({ status: 401, body: { error: 'Invalid webhook signature or credentials' } });
+    }
+    expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toBeNull();
+    expect(await stack.stores.connectorEvents.latest(accountId, 10)).toEqual([]);
+  });
+
+  it('answers 404 for an unknown client and for an account that has not configured Chargebee', async () => {
+    const failed = paymentFailed('cus_1/tok_visa');
+    const unconfigured = (await stack.createAccount()).account.id;
+    for (const client of ['acct_nobody', unconfigured]) {
+      const res = await post(client, failed.body);
+      expect(res.status, client).toBe(404);
+      expect(res.body.error).toEqual(expect.any(String));
+    }
+  });
+
+  it('answers 200 and ignores events it does not act on, and an authenticated body that is no event', async () => {
+    const accountId = await connectedAccount();
+    const other = event('subscription_created', { subscription: { id: 'sub_1' } });
+    const expired = event('payment_source_updated', {
+      payment_source: {
+        customer_id: 'AzZx',
+        reference_id: 'cus_1/tok_old',
+        status: 'expired',
+        deleted: false,
+      },
+    });
+    for (const body of [JSON.stringify(other), JSON.stringify(expired), '{"not json', '{"hello":"world"}']) {
+      const res = await post(accountId, body);
+      expect(res.status, body).toBe(200);
+      expect(res.body).toMatchObject({ received: true, action: 'ignored', reason: expect.any(String) });
+    }
+    // The same malformed bytes again are a redelivery.
+    expect((await post(accountId, '{"not json')).body).toMatchObject({ duplicate: true, action: 'ignored' });
+  });
+});

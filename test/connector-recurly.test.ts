@@ -1,0 +1,162 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConnectorConfig } from '../activities/connectors/registry.js';
+import {
+  cardUpdateRecovers,
+  postWebhook,
+  redeliveryIsDuplicate,
+  writtenBack,
+} from './support/connectors.js';
+import { startRecurlyEmulator, type RecurlyEmulator } from './support/recurly-emulator.js';
+import { startStack, type Stack } from './support/stack.js';
+
+let stack: Stack;
+let recurly: RecurlyEmulator;
+let n = 0;
+const webhookSecret = randomBytes(16).toString('hex');
+
+beforeAll(async () => {
+  [stack, recurly] = await Promise.all([startStack(), startRecurlyEmulator()]);
+});
+afterAll(async () => {
+  await stack.close();
+  await recurly.close();
+});
+
+/** The `recurly-signature` header Recurly sends: `<unix ms>,<hex HMAC-SHA256 of "<unix ms>.<body>">`. */
+function signature(body: string, { secret = webhookSecret, at = Date.now() } = {}) {
+  const sig = createHmac('sha256', secret).update(`${at}.${body}`).digest('hex');
+  return { 'recurly-signature': `${at},${sig}` };
+}
+
+/** An account on the test gateway with a Recurly connector whose API is the emulator. */
+async function connectedAccount() {
+  const created = await stack.createAccount();
+  const input = { webhookSecret, apiKey: recurly.apiKey, apiBase: recurly.url };
+  const parsed = parseConnectorConfig('recurly', input, []);
+  if (!('config' in parsed)) throw new Error(parsed.problem);
+  await stack.stores.accounts.setConnector(created.account.id, 'recurly', parsed.config);
+  return created.account.id;
+}
+
+/** A JSON notification as Recurly posts it: ids only. */
+const notification = (objectType: string, eventType: string, ids: Record<string, string>) =>
+  JSON.stringify({
+    id: randomBytes(6).toString('hex'),
+    object_type: objectType,
+    site_id: 'qc326l1hl8k9',
+    event_type: eventType,
+    event_time: new Date().toISOString(),
+    ...ids,
+  });
+
+/** Recurly's renewal of a $49.00 invoice declined (`try_again`) on `token`; its `payment.failed` notification. */
+function renewalFailed(token: string) {
+  n += 1;
+  const accountCode = `verena-${n}`;
+  const { transactionUuid, invoiceId } = recurly.addFailedRenewal({
+    accountCode,
+    email: `Verena${n}@Example.com`,
+    token,
+    amount: 49,
+    currency: 'USD',
+    statusCode: 'Try_Again',
+    firstSix: '411111',
+    country: 'de',
+  });
+  return { accountCode, invoiceId, body: notification('payment', 'failed', { uuid: transactionUuid }) };
+}
+
+const post = (accountId: string, body: string, headers: Record<string, string> = signature(body)) =>
+  postWebhook(stack, 'recurly', accountId, body, headers);
+
+describe('Recurly connector: authentication', () => {
+  it.each([
+    ['no signature', () => ({})],
+    ['a signature made with another secret', (b: string) => signature(b, { secret: 'not-the-secret' })],
+    ['a signature six minutes old', (b: string) => signature(b, { at: Date.now() - 6 * 60_000 })],
+    ['a signature of another body', (b: string) => signature(`${b} `)],
+  ])('%s is refused with 401 and starts nothing', async (_, headers) => {
+    const accountId = await connectedAccount();
+    const failed = renewalFailed('tok_visa');
+    const res = await post(accountId, failed.body, headers(failed.body));
+    expect(res.status).toBe(401);
+    expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toBeNull();
+  });
+
+  it('an unknown client gets 404', async () => {
+    const failed = renewalFailed('tok_visa');
+    const res = await post('acct_unknown', failed.body);
+    expect(res.status).toBe(404);
+  });
+
+  it('the config needs an API key: the notifications carry ids only', () => {
+    const parsed = parseConnectorConfig('recurly', { webhookSecret }, []);
+    expect(parsed).toMatchObject({ problem: expect.stringContaining('apiKey') });
+  });
+});
+
+describe('Recurly connector: payment.failed', () => {
+  it('becomes a recovery of the invoice on the card’s gateway token, and the invoice is marked paid once', async () => {
+    const accountId = await connectedAccount();
+    const failed = renewalFailed('tok_visa');
+    const res = await post(accountId, failed.body);
+    expect(res).toMatchObject({ status: 200, body: { received: true, action: 'recovery_started' } });
+
+    const doc = await writtenBack(stack, accountId, failed.invoiceId);
+    expect(doc).toMatchObject({
+      paymentMethodToken: 'tok_visa',
+      amount: 4900,
+      currency: 'USD',
+      customerEmail: `verena${n}@example.com`,
+      // Recurly's try_again is Recoup's try_again_later: a technical decline, charged again at once.
+      originalDeclineCode: 'try_again_later',
+      connector: { platform: 'recurly', invoiceId: failed.invoiceId, customerId: failed.accountCode },
+    });
+    expect(doc?.request).toMatchObject({ binPrefix: '411111', cardOrigin: 'DE' });
+    expect(recurly.markedSuccessful().filter((id) => id === failed.invoiceId)).toHaveLength(1);
+  });
+
+  it('a redelivery of the notification is a duplicate: 200, one recovery, one write-back', async () => {
+    const accountId = await connectedAccount();
+    const failed = renewalFailed('tok_visa');
+    await redeliveryIsDuplicate(stack, accountId, failed.invoiceId, () => post(accountId, failed.body));
+    expect(recurly.markedSuccessful().filter((id) => id === failed.invoiceId)).toHaveLength(1);
+  });
+
+  it('an invoice paid in Recurly before the notification is read is ignored', async () => {
+    const accountId = await connectedAccount();
+    const failed = renewalFailed('tok_visa');
+    recurly.setInvoiceState(failed.invoiceId, 'paid');
+    const res = await post(accountId, failed.body);
+    expect(res).toMatchObject({ status: 200, body: { action: 'ignored' } });
+    expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toBeNull();
+  });
+});
+
+describe('Recurly connector: billing_info.updated', () => {
+  it('the customer’s new card retries the queued recovery at once, and it succeeds', async () => {
+    const accountId = await connectedAccount();
+    const failed = renewalFailed('tok_decline_do_not_honor_x1');
+    await post(accountId, failed.body);
+    const updated = notification('billing_info', 'updated', { account_code: failed.accountCode });
+    await cardUpdateRecovers(
+      stack,
+      accountId,
+      failed.invoiceId,
+      () => {
+        recurly.setCard(failed.accountCode, 'tok_mastercard');
+        return post(accountId, updated);
+      },
+      'tok_mastercard',
+    );
+  });
+});
+
+describe('Recurly connector: other notifications', () => {
+  it('are answered 200 and ignored', async () => {
+    const accountId = await connectedAccount();
+    const res = await post(accountId, notification('account', 'created', { account_code: 'verena' }));
+    expect(res).toMatchObject({ status: 200, body: { received: true, action: 'ignored' } });
+  });
+});

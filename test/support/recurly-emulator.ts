@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local emulator of the part of Recurly's v3 API (2021-02-25) the Recurly connector reads and writes:
+ * transactions, invoices, an account's billing info and marking an invoice successful. It answers with
+ * Recurly's auth (HTTP Basic, the API key as user), its `Accept` version check and its error bodies, so the
+ * official client runs unchanged against loopback.
+ */
+export interface RecurlyEmulator {
+  url: string;
+  apiKey: string;
+  /**
+   * A renewal the card declined: an account whose card is `token`, its past-due invoice and the failed
+   * transaction. Returns the ids a `payment.failed` notification and its checks name.
+   */
+  addFailedRenewal(renewal: {
+    accountCode: string;
+    email: string;
+    token: string;
+    /** In the currency's major unit, as Recurly writes amounts. */
+    amount: number;
+    currency: string;
+    statusCode: string;
+    firstSix?: string;
+    country?: string;
+  }): { transactionUuid: string; invoiceId: string };
+  /** The customer saves a new card on Recurly. */
+  setCard(accountCode: string, token: string): void;
+  /** Sets an invoice's state as Recurly would (the customer paid it, the merchant voided it). */
+  setInvoiceState(invoiceId: string, state: string): void;
+  /** Invoice ids of every `mark_successful` that reached the emulator, in order. */
+  markedSuccessful(): string[];
+  close(): Promise<void>;
+}
+
+interface Invoice {
+  id: string;
+  number: string;
+  state: string;
+  currency: string;
+  balance: number;
+  accountCode: string;
+}
+
+const newId = () => randomBytes(6).toString('hex');
+
+function send(res: ServerResponse, status: number, body: unknown) {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': newId() });
+  res.end(JSON.stringify(body));
+}
+
+const error = (type: string, message: string) => ({ error: { type, message } });
+
+export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
+  const apiKey = randomBytes(16).toString('hex');
+  const accounts = new Map<string, { id: string; email: string; token: string | null }>();
+  const invoices = new Map<string, Invoice>();
+  const transactions = new Map<string, Record<string, unknown>>();
+  const marks: string[] = [];
+  let invoiceNumber = 1000;
+
+  const invoiceBody = (i: Invoice) => ({
+    id: i.id,
+    object: 'invoice',
+    type: 'charge',
+    number: i.number,
+    state: i.state,
+    collection_method: 'automatic',
+    currency: i.currency,
+    total: i.balance,
+    balance: i.state === 'paid' ? 0 : i.balance,
+    paid: i.state === 'paid' ? i.balance : 0,
+    account: { id: accounts.get(i.accountCode)?.id, object: 'account', code: i.accountCode },
+  });
+
+  function billingInfo(code: string) {
+    const account = accounts.get(code);
+    if (!account?.token) return null;
+    return {
+      id: newId(),
+      object: 'billing_info',
+      account_id: account.id,
+      valid: true,
+      primary_payment_method: true,
+      payment_method: {
+        object: 'credit_card',
+        card_type: 'Visa',
+        last_four: '4242',
+        gateway_token: account.token,
+      },
+      payment_gateway_references: [],
+    };
+  }
+
+  function route(method: string, path: string): { status: number; body: unknown } {
+    const transaction = /^\/transactions\/uuid-([^/]+)$/.exec(path);
+    if (method === 'GET' && transaction) {
+      const found = transactions.get(transaction[1]!);
+      return found
+        ? { status: 200, body: found }
+        : {
+            status: 404,
+            body: error('not_found', `Couldn't find Transaction with uuid = ${transaction[1]}`),
+          };
+    }
+    const billing = /^\/accounts\/code-([^/]+)\/billing_info$/.exec(path);
+    if (method === 'GET' && billing) {
+      const info = billingInfo(decodeURIComponent(billing[1]!));
+      return info
+        ? { status: 200, body: info }
+        : { status: 404, body: error('not_found', "Couldn't find BillingInfo with account_id") };
+    }
+    const invoice = /^\/invoices\/([^/]+)(\/mark_successful)?$/.exec(path);
+    const found = invoice && invoices.get(invoice[1]!);
+    if (invoice && !found) return { status: 404, body: error('not_found', `Couldn't find Invoice`) };
+    if (method === 'GET' && found && !invoice[2]) return { status: 200, body: invoiceBody(found) };
+    if (method === 'PUT' && found && invoice[2]) {
+      marks.push(found.id);
+      if (!['pending', 'processing', 'past_due', 'failed'].includes(found.state))
+        return { status: 422, body: error('validation', `Invoice is ${found.state} and cannot be marked`) };
+      found.state = 'paid';
+      return { status: 200, body: invoiceBody(found) };
+    }
+    return { status: 404, body: error('not_found', `No route ${method} ${path}`) };
+  }
+
+  const basic = `Basic ${Buffer.from(`${apiKey}:`).toString('base64')}`;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.headers.authorization !== basic)
+        return send(res, 401, error('unauthorized', 'Invalid API key'));
+      if (req.headers.accept !== 'application/vnd.recurly.v2021-02-25')
+        return send(res, 406, error('invalid_api_version', 'Unknown or missing API version'));
+      const reply = route(req.method ?? 'GET', new URL(req.url ?? '/', 'http://emulator').pathname);
+      send(res, reply.status, reply.body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    apiKey,
+    addFailedRenewal(r) {
+      const account = { id: newId(), email: r.email, token: r.token };
+      accounts.set(r.accountCode, account);
+      const invoice: Invoice = {
+        id: newId(),
+        number: String((invoiceNumber += 1)),
+        state: 'past_due',
+        currency: r.currency,
+        balance: r.amount,
+        accountCode: r.accountCode,
+      };
+      invoices.set(invoice.id, invoice);
+      const uuid = randomBytes(16).toString('hex');
+      transactions.set(uuid, {
+        id: newId(),
+        object: 'transaction',
+        uuid,
+        type: 'purchase',
+        origin: 'recurring',
+        currency: r.currency,
+        amount: r.amount,
+        status: 'declined',
+        success: false,
+        status_code: r.statusCode,
+        invoice: { id: invoice.id, object: 'invoice', number: invoice.number, type: 'charge' },
+        account: { id: account.id, object: 'account', code: r.accountCode, email: r.email },
+        payment_method: {
+          object: 'credit_card',
+          card_type: 'Visa',
+          last_four: '0002',
+          gateway_token: r.token,
+          ...(r.firstSix ? { first_six: r.firstSix } : {}),
+          ...(r.country ? { cc_bin_country: r.country } : {}),
+        },
+      });
+      return { transactionUuid: uuid, invoiceId: invoice.id };
+    },
+    setCard(code, token) {
+      const account = accounts.get(code);
+      if (!account) throw new Error(`No account ${code}`);
+      account.token = token;
+    },
+    setInvoiceState(id, state) {
+      const invoice = invoices.get(id);
+      if (!invoice) throw new Error(`No invoice ${id}`);
+      invoice.state = state;
+    },
+    markedSuccessful: () => [...marks],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
