@@ -149,6 +149,69 @@ describe('smart retries on the time-skipping server', () => {
     expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
   });
 
+  it.each([
+    ['down for two hours: the payment is recorded on the invoice once it is back', 2 * 3_600_000, 'recorded'],
+    ['down for good: retried for three days, then recorded as failed; the recovery stands', null, 'failed'],
+  ] as const)('a write-back to a billing platform that is %s', async (_, outageMs, writeBack) => {
+    const { account } = await stack.createAccount({}, [
+      {
+        name: 'stripe',
+        kind: 'stripe',
+        test: false,
+        credentials: { secretKey: stripe.secretKey, apiBase: stripe.url },
+      },
+    ]);
+    const webhookSecret = 'whsec_schedule';
+    await stack.stores.accounts.setConnector(account.id, 'stripe-billing', { webhookSecret });
+    const card = `pm_writeback${(n += 1)}`;
+    stripe.addCard(card, { customer: `cus_writeback${n}`, answers: ['approve'] });
+    const { invoice } = stripe.addFailedInvoice({
+      customer: `cus_writeback${n}`,
+      email: null,
+      amount: amount(),
+      currency: 'usd',
+      card,
+      decline: 'processing_error',
+    });
+    const now = await env.currentTimeMs();
+    stripe.invoiceOutage(outageMs === null ? Number.POSITIVE_INFINITY : now + outageMs);
+    const body = JSON.stringify({
+      id: `evt_wb${n}`,
+      type: 'invoice.payment_failed',
+      data: { object: invoice },
+    });
+    const { default: Stripe } = await import('stripe');
+    const signature = Stripe.webhooks.generateTestHeaderString({
+      payload: body,
+      secret: webhookSecret,
+      timestamp: Math.floor(now / 1000),
+    });
+    const res = await fetch(`${stack.baseUrl}/api/connectors/stripe-billing/webhook/${account.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+      body,
+    });
+    expect(res.status).toBe(200);
+    const doc = await stack.stores.recoveries.findByKey(account.id, invoice.id);
+    const handle = env.client.workflow.getHandle(doc!.workflowId);
+    await handle.result();
+    const { startTime, closeTime } = await handle.describe();
+    stripe.invoiceOutage(null);
+    const final = await stack.stores.recoveries.findByKey(account.id, invoice.id);
+    expect(final).toMatchObject({ state: 'succeeded', writeBack });
+    const ran = closeTime!.getTime() - startTime.getTime();
+    if (outageMs === null) {
+      // Temporal gives up once the next retry would land past the 3-day schedule-to-close timeout.
+      expect(ran).toBeGreaterThan(2 * day);
+      expect(ran).toBeLessThanOrEqual(3 * day);
+      expect(stripe.invoice(invoice.id)).toMatchObject({ status: 'open' });
+    } else {
+      expect(ran).toBeGreaterThanOrEqual(outageMs);
+      expect(ran).toBeLessThan(outageMs + 3_600_000);
+      expect(stripe.invoice(invoice.id)).toMatchObject({ status: 'paid', paid_out_of_band: true });
+    }
+  });
+
   it('a gateway that never charged (5xx) is confirmed at the gateway before the next attempt', async () => {
     const { apiKey, account } = await stack.createAccount({
       retryPolicy: { maxAttempts: 2, maxDays: 21 },

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { connectorFor } from '../../activities/connectors/registry.js';
-import { ConnectorPlatform, connectorPlatforms } from '../../domain/connectors.js';
+import { connectorFor, supportedPlatforms } from '../../activities/connectors/registry.js';
+import { ConnectorPlatform } from '../../domain/connectors.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { Stores } from '../../store/index.js';
 import type { TaskQueues } from '../../worker/task-queues.js';
@@ -36,7 +36,7 @@ export function connectorRoutes(deps: Deps) {
       path: '/api/connectors/:platform/webhook/:clientId',
       tag: 'Connectors',
       summary: "A billing platform's webhook (paste this URL into the platform's webhook settings)",
-      description: `Platforms: ${connectorPlatforms.join(', ')}. Authenticated with the platform's own scheme (Stripe-Signature, …), not an API key. Platform retries of one event are recognised by its event id.`,
+      description: `Platforms: ${supportedPlatforms.join(', ')}. Authenticated with the platform's own scheme (Stripe-Signature, …), not an API key. Platform retries of one event are recognised by its event id.`,
       auth: 'none',
       params: ConnectorParams,
       responses: {

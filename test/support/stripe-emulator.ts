@@ -97,6 +97,8 @@ export interface StripeEmulator {
   invoice(id: string): EmulatedInvoice | undefined;
   /** Idempotency keys of every invoice pay call (write-backs), in order. */
   invoicePays(): string[];
+  /** Invoice requests answer 500 until `until` (epoch ms, the emulator's clock); null ends the outage. */
+  invoiceOutage(until: number | null): void;
   /** Idempotency keys of every PaymentIntent creation that reached the emulator, in order. */
   creations(): string[];
   close(): Promise<void>;
@@ -198,6 +200,7 @@ export async function startStripeEmulator(
   const invoices = new Map<string, EmulatedInvoice>();
   const invoicePayments: Array<{ id: string; invoice: string; intent: string; created: number }> = [];
   const pays: string[] = [];
+  let outageUntil: number | null = null;
 
   function listInvoicePayments(query: URLSearchParams) {
     const invoice = query.get('invoice');
@@ -312,6 +315,8 @@ export async function startStripeEmulator(
       if (req.method === 'GET' && url.pathname === '/v1/invoice_payments')
         return send(res, 200, listInvoicePayments(url.searchParams));
       const invoicePath = /^\/v1\/invoices\/([^/]+)(\/pay)?$/.exec(url.pathname);
+      if (invoicePath && outageUntil !== null && (await clock()).getTime() < outageUntil)
+        return send(res, 500, { error: { type: 'api_error', message: 'Invoices are down' } });
       if (invoicePath) {
         const id = decodeURIComponent(invoicePath[1]!);
         if (req.method === 'POST' && invoicePath[2]) {
@@ -440,6 +445,7 @@ export async function startStripeEmulator(
       return found ? { ...found } : undefined;
     },
     invoicePays: () => [...pays],
+    invoiceOutage: (until) => void (outageUntil = until),
     creations: () => [...creations],
     close: () =>
       new Promise<void>((resolve) => {
