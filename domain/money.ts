@@ -21,3 +21,29 @@ export function formatMoney({ amount, currency }: Money, locale = 'en-US'): stri
     amount / 10 ** digits,
   );
 }
+
+/**
+ * A decimal amount in the currency's major unit, as billing platforms send it ("49.50", "1,049.00",
+ * 49.5), in minor units, rounded half up past the currency's decimals; null when it is not a plain
+ * non-negative decimal. Text is converted digit by digit, never through floating point.
+ */
+export function minorUnitsOf(amount: string | number, currency: string): number | null {
+  const text =
+    typeof amount === 'number'
+      ? Number.isFinite(amount) && amount >= 0
+        ? amount.toFixed(6)
+        : ''
+      : amount.replaceAll(',', '').trim();
+  const match = /^(\d+)(?:\.(\d*))?$/.exec(text);
+  if (!match) return null;
+  const digits = zeroDecimalCurrencies.has(currency.toUpperCase()) ? 0 : 2;
+  const fraction = (match[2] ?? '').padEnd(digits + 1, '0');
+  const units = Number(match[1]) * 10 ** digits + Number(fraction.slice(0, digits) || '0');
+  return Number(fraction[digits]) >= 5 ? units + 1 : units;
+}
+
+/** Minor units as the decimal in the major unit that platform APIs take (4950 USD → "49.50"). */
+export function majorUnitsOf(amount: number, currency: string): string {
+  if (zeroDecimalCurrencies.has(currency.toUpperCase())) return String(amount);
+  return `${Math.floor(amount / 100)}.${String(amount % 100).padStart(2, '0')}`;
+}

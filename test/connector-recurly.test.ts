@@ -1,12 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
-import {
-  cardUpdateRecovers,
-  postWebhook,
-  redeliveryIsDuplicate,
-  writtenBack,
-} from './support/connectors.js';
+import { cardUpdateRecovers, postWebhook, redeliveryIsDuplicate, writtenBack } from './support/connectors.js';
 import { startRecurlyEmulator, type RecurlyEmulator } from './support/recurly-emulator.js';
 import { startStack, type Stack } from './support/stack.js';
 

@@ -158,6 +158,13 @@ describe('Stripe Billing connector: authentication and addressing', () => {
       const res = await postWebhook(stack, 'stripe-billing', account.id, attempt.body, attempt.headers);
       expect(res).toEqual({ status: 401, body: { error: 'Invalid webhook signature or credentials' } });
     }
+    // The challenge lets platforms that send basic auth only when asked (Zuora) answer it.
+    const challenged = await fetch(`${stack.baseUrl}/api/connectors/stripe-billing/webhook/${account.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: wrong.body,
+    });
+    expect(challenged.headers.get('www-authenticate')).toMatch(/^Basic realm=/);
     // A body changed after signing fails too.
     const tampered = signed('invoice.payment_failed', invoice);
     const res = await postWebhook(

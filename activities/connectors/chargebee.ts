@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import Chargebee, { basicAuthValidator, WebhookAuthenticationError } from 'chargebee';
 import { z } from 'zod';
 import type { ConnectorAction } from '../../domain/connectors.js';
 import type { PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
+import { bodyDigestId, jsonOf, samePair } from './webhook-body.js';
 
 /**
  * The Chargebee connector's configuration: the basic-auth pair the merchant types into Chargebee's webhook
@@ -27,13 +27,6 @@ export const ChargebeeConfig = z
     path: ['apiKey'],
   });
 export type ChargebeeConfig = z.infer<typeof ChargebeeConfig>;
-
-/** Constant-time equality; a length mismatch fails at once (only the length leaks). */
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given, 'utf8');
-  const b = Buffer.from(expected, 'utf8');
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 // The envelope and the content fields read, as the SDK types them (types/resources/WebhookEvent.d.ts,
 // Transaction.d.ts, Customer.d.ts, Card.d.ts, PaymentSource.d.ts). Chargebee leaves absent fields out.
@@ -187,30 +180,19 @@ async function writeBack(config: ChargebeeConfig, payment: WriteBack) {
 
 /** The event in an authenticated body. */
 function eventOf(rawBody: Buffer): VerifiedEvent {
-  let json: unknown;
-  try {
-    json = JSON.parse(rawBody.toString('utf8'));
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-  }
+  const json = jsonOf(rawBody);
   const envelope = Envelope.safeParse(json);
   if (envelope.success) return { id: envelope.data.id, type: envelope.data.event_type, payload: json };
   // The merchant's own Chargebee sent it, yet it is no event: 200 and ignored, since an error would only
   // bring the same bytes back for days. Their hash stands in for the event id, so retries are duplicates.
-  const digest = createHash('sha256').update(rawBody).digest('hex');
-  return { id: `body-sha256:${digest}`, type: 'not_an_event', payload: null };
+  return { id: bodyDigestId(rawBody), type: 'not_an_event', payload: null };
 }
 
 /** Chargebee: authenticated by the basic-auth pair set on the webhook, checked with the SDK's validator. */
 export const chargebee: PlatformConnector<ChargebeeConfig> = {
   config: ChargebeeConfig,
   async verify(request, config) {
-    const validate = basicAuthValidator((username, password) => {
-      // Both compared, whatever the first answers, so the time says nothing about which one is wrong.
-      const userMatches = sameSecret(username, config.username);
-      const passwordMatches = sameSecret(password, config.password);
-      return userMatches && passwordMatches;
-    });
+    const validate = basicAuthValidator((username, password) => samePair({ username, password }, config));
     try {
       await validate(request.headers);
     } catch (error) {

@@ -4,8 +4,9 @@ import adapterModule from 'recurly/lib/recurly/DefaultHttpAdapter.js';
 import { z } from 'zod';
 import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
 import { tokenFitsKind } from '../../domain/gateway-kinds.js';
-import { zeroDecimalCurrencies } from '../../domain/money.js';
+import { minorUnitsOf } from '../../domain/money.js';
 import type { ConnectorContext, PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
+import { jsonOf } from './webhook-body.js';
 
 /**
  * The Recurly connector's configuration: the webhook endpoint's secret key and a private API key. Recurly's
@@ -86,11 +87,6 @@ const declineCodes: Record<string, string> = {
   try_again: 'try_again_later',
 };
 
-/** Recurly amounts are decimals in the currency's major unit (minor units as domain/money counts them). */
-function minorUnits(amount: number, currency: string): number {
-  return Math.round(amount * (zeroDecimalCurrencies.has(currency.toUpperCase()) ? 1 : 100));
-}
-
 /** The account's card on Recurly as the account's primary gateway charges it, or null. */
 async function cardOf(client: Recurly.Client, accountCode: string, ctx: ConnectorContext) {
   const kind = ctx.gateways[0]?.kind ?? 'test';
@@ -138,7 +134,7 @@ async function paymentFailed(
       invoiceId,
       customerId: accountCode,
       paymentMethodToken: token,
-      amount: minorUnits(invoice.balance, currency),
+      amount: minorUnitsOf(invoice.balance, currency) ?? 0,
       currency,
       ...(code ? { originalDeclineCode: code } : {}),
       ...(email ? { customerEmail: email } : {}),
@@ -196,15 +192,8 @@ export const recurly: PlatformConnector<RecurlyConfig> = {
   verify(request, config, now) {
     if (!signedByRecurly(request.headers['recurly-signature'], request.rawBody, config.webhookSecret, now))
       return Promise.resolve(null);
-    let body: unknown;
-    try {
-      body = JSON.parse(request.rawBody.toString('utf8'));
-    } catch (error) {
-      if (!(error instanceof SyntaxError)) throw error;
-      return Promise.resolve(null);
-    }
     // Signed but not a notification envelope (no id to deduplicate by): treated like a bad request.
-    const parsed = Notification.safeParse(body);
+    const parsed = Notification.safeParse(jsonOf(request.rawBody));
     if (!parsed.success) return Promise.resolve(null);
     const n = parsed.data;
     return Promise.resolve({ id: n.id, type: `${n.object_type}.${n.event_type}`, payload: n });

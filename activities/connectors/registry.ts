@@ -2,8 +2,10 @@ import type { ConnectorPlatform } from '../../domain/connectors.js';
 import type { GatewayConfig } from '../../domain/settings.js';
 import { chargebee } from './chargebee.js';
 import { recurly } from './recurly.js';
+import { shopifyRecharge } from './shopify-recharge.js';
 import { stripeBilling } from './stripe-billing.js';
 import type { PlatformConnector } from './types.js';
+import { zuora } from './zuora.js';
 
 type AnyConnector = PlatformConnector<Record<string, unknown>>;
 
@@ -11,6 +13,8 @@ const connectors: Partial<Record<ConnectorPlatform, AnyConnector>> = {
   'stripe-billing': stripeBilling,
   recurly,
   chargebee,
+  zuora,
+  'shopify-recharge': shopifyRecharge,
 };
 
 /** Platforms this version has a connector for; accounts may only configure these. */

@@ -64,7 +64,13 @@ export function connectorRoutes(deps: Deps) {
           loaded.config,
           now,
         );
-        if (!event) throw new HttpError(401, { error: 'Invalid webhook signature or credentials' });
+        // The realm lets platforms that send basic auth only when challenged (Zuora's default) answer it.
+        if (!event)
+          throw new HttpError(
+            401,
+            { error: 'Invalid webhook signature or credentials' },
+            { 'WWW-Authenticate': 'Basic realm="Recoup connector", charset="UTF-8"' },
+          );
         const { account, gateways, config } = loaded;
         const earlier = await stores.connectorEvents.receive(
           account.id,

@@ -1,0 +1,33 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** Constant-time equality of a given secret with the expected one; a length mismatch fails at once. */
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given, 'utf8');
+  const b = Buffer.from(expected, 'utf8');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** A basic-auth pair against the configured one: both parts compared, so timing tells nothing of which failed. */
+export function samePair(
+  given: { username: string; password: string },
+  expected: { username: string; password: string },
+): boolean {
+  const userMatches = sameSecret(given.username, expected.username);
+  const passwordMatches = sameSecret(given.password, expected.password);
+  return userMatches && passwordMatches;
+}
+
+/** The body as JSON, or undefined when it is not JSON (an authenticated platform may still send that). */
+export function jsonOf(rawBody: Buffer): unknown {
+  try {
+    return JSON.parse(rawBody.toString('utf8')) as unknown;
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return undefined;
+  }
+}
+
+/** An id for a body that carries none: the hash of its bytes, which a platform's resend repeats. */
+export function bodyDigestId(rawBody: Buffer): string {
+  return `body-sha256:${createHash('sha256').update(rawBody).digest('hex')}`;
+}

@@ -1,0 +1,242 @@
+import { z } from 'zod';
+import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
+import { tokenFitsKind } from '../../domain/gateway-kinds.js';
+import { majorUnitsOf, minorUnitsOf } from '../../domain/money.js';
+import type { ConnectorContext, PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
+import { bodyDigestId, jsonOf, samePair } from './webhook-body.js';
+
+/**
+ * The Zuora connector's configuration: the basic-auth pair set on the callout template, and an OAuth client
+ * (Settings > Administration > Manage Users) to read the payment method's gateway token and to record the
+ * recovered payment. Zuora's REST host differs per data centre (https://rest.zuora.com,
+ * https://rest.eu.zuora.com, sandboxes…), so `apiBase` has no default.
+ */
+export const ZuoraConfig = z
+  .object({
+    // Basic auth splits the pair at the first colon, so a username holding one could never match.
+    username: z.string().regex(/^[^:]{1,256}$/, 'must be 1–256 characters without a colon'),
+    password: z.string().min(1).max(256),
+    clientId: z
+      .string()
+      .trim()
+      .min(1, 'is required: the callout names the payment method, the API its token'),
+    clientSecret: z.string().trim().min(1).max(256),
+    apiBase: z.url({
+      protocol: /^https?$/,
+      error: "must be the tenant's REST base, e.g. https://rest.zuora.com",
+    }),
+  })
+  .strict();
+export type ZuoraConfig = z.infer<typeof ZuoraConfig>;
+
+/** The one event Recoup acts on (decisions.md); the documented callout template says it in its `event` field. */
+const paymentFailure = 'Payment.Failure';
+
+/**
+ * The body of the callout template docs/connectors.md gives (Zuora lets the merchant write the body, with
+ * `{{DataSource.<Object>.<Field>}}` merge fields; a merge field renders as text, and an empty one as "").
+ */
+const text = z.string().trim();
+const Callout = z.object({
+  event: z.literal(paymentFailure),
+  paymentId: text.min(1),
+  invoiceId: text,
+  accountId: text.min(1),
+  paymentMethodId: text.min(1),
+  amount: z.union([z.string(), z.number()]).transform(String),
+  currency: text.min(3),
+  gatewayResponseCode: text.optional(),
+  bin: text.optional(),
+  email: text.optional(),
+});
+type Callout = z.infer<typeof Callout>;
+
+/** RFC 7617 credentials, as Zuora sends them with "Enable Preemptive Authentication" on. */
+function basicAuthMatches(header: string | undefined, config: ZuoraConfig): boolean {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  const user = colon < 0 ? '' : decoded.slice(0, colon);
+  const pass = colon < 0 ? '' : decoded.slice(colon + 1);
+  return samePair({ username: user, password: pass }, config) && colon >= 0;
+}
+
+// Zuora's v1 errors: `{ success: false, reasons: [{ code, message }] }`, sometimes with HTTP 200
+// (developer.zuora.com "Error codes", "Error handling"); CRUD calls use `{ Success, Errors: [{ Code, Message }] }`.
+const ApiBody = z
+  .object({
+    success: z.boolean().optional(),
+    Success: z.boolean().optional(),
+    reasons: z.array(z.object({ code: z.unknown(), message: z.string() })).optional(),
+    Errors: z.array(z.object({ Code: z.unknown(), Message: z.string() })).optional(),
+  })
+  .loose();
+const Token = z.object({ access_token: z.string().min(1), expires_in: z.number().optional() });
+const PaymentMethod = z.object({ TokenId: z.string().nullish(), SecondTokenId: z.string().nullish() });
+const Invoice = z.object({ balance: z.number(), status: z.string(), accountId: z.string() });
+
+/** One Zuora REST call: the body, or null on 404; any other failure throws (the activity retries). */
+async function call(base: string, path: string, init: RequestInit): Promise<unknown> {
+  const res = await fetch(`${base.replace(/\/$/, '')}${path}`, {
+    ...init,
+    signal: AbortSignal.timeout(20_000),
+  });
+  const raw = await res.text();
+  let body: unknown = null;
+  try {
+    body = raw ? JSON.parse(raw) : null;
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+  }
+  if (res.status === 404) return null;
+  const parsed = ApiBody.safeParse(body);
+  const failed = parsed.success && (parsed.data.success === false || parsed.data.Success === false);
+  if (res.ok && !failed) return body;
+  const reasons = parsed.success
+    ? [
+        ...(parsed.data.reasons ?? []).map((r) => `${String(r.code)} ${r.message}`),
+        ...(parsed.data.Errors ?? []).map((r) => `${String(r.Code)} ${r.Message}`),
+      ]
+    : [];
+  throw new Error(`Zuora answered ${res.status} to ${init.method ?? 'GET'} ${path}: ${reasons.join('; ')}`);
+}
+
+// Zuora asks clients to reuse a token until it expires rather than mint many ("Create an OAuth token").
+const tokens = new Map<string, { token: string; until: number }>();
+
+/** A bearer token of the connector's OAuth client (POST /oauth/token, client credentials). */
+async function bearer(config: ZuoraConfig): Promise<string> {
+  const key = `${config.apiBase}|${config.clientId}`;
+  const cached = tokens.get(key);
+  if (cached && cached.until > Date.now()) return cached.token;
+  const body = await call(config.apiBase, '/oauth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      client_id: config.clientId,
+      client_secret: config.clientSecret,
+      grant_type: 'client_credentials',
+    }),
+  });
+  const { access_token: token, expires_in: ttl = 3600 } = Token.parse(body);
+  // A minute's margin, so a token never expires between this check and Zuora's.
+  tokens.set(key, { token, until: Date.now() + Math.max(ttl - 60, 0) * 1000 });
+  return token;
+}
+
+async function api(config: ZuoraConfig, path: string, init: RequestInit = {}): Promise<unknown> {
+  const auth = { authorization: `Bearer ${await bearer(config)}`, accept: 'application/json' };
+  return call(config.apiBase, path, { ...init, headers: { ...auth, ...init.headers } });
+}
+
+/**
+ * The card as the account's primary gateway charges it. A credit card reference transaction payment method
+ * keeps the gateway's ids as TokenId / SecondTokenId (Stripe: card_…/pm_… and cus_…), so the one that fits
+ * the gateway's token shape is the card. When neither fits, TokenId goes on, so the intake's 422 tells the
+ * merchant (in Zuora's callout history) that this gateway cannot charge the card.
+ */
+async function cardOf(config: ZuoraConfig, paymentMethodId: string, ctx: ConnectorContext) {
+  const body = await api(config, `/v1/object/payment-method/${encodeURIComponent(paymentMethodId)}`);
+  if (body === null) return null;
+  const method = PaymentMethod.parse(body);
+  const kind = ctx.gateways[0]?.kind ?? 'test';
+  const candidates = [method.TokenId, method.SecondTokenId].map((t) => t?.trim());
+  return candidates.find((t): t is string => !!t && tokenFitsKind(kind, t)) ?? (candidates[0] || null);
+}
+
+const ignored = (reason: string): ConnectorAction => ({ kind: 'ignored', reason });
+
+async function paymentFailed(
+  c: Callout,
+  config: ZuoraConfig,
+  ctx: ConnectorContext,
+): Promise<ConnectorAction> {
+  // An empty merge field: the payment was for no invoice (e.g. a standalone payment).
+  if (!c.invoiceId) return ignored('The failed payment was for no invoice');
+  const amount = minorUnitsOf(c.amount, c.currency);
+  if (amount === null) return ignored(`The callout's amount "${c.amount}" is not a decimal amount`);
+  const token = await cardOf(config, c.paymentMethodId, ctx);
+  if (!token) return ignored('The payment method has no gateway token');
+  const code = c.gatewayResponseCode?.toLowerCase();
+  return {
+    kind: 'failure',
+    failure: {
+      invoiceId: c.invoiceId,
+      customerId: c.accountId,
+      paymentMethodToken: token,
+      amount,
+      currency: c.currency.toUpperCase(),
+      ...(code ? { originalDeclineCode: code } : {}),
+      ...(c.email ? { customerEmail: c.email } : {}),
+      ...(c.bin && /^\d{6}/.test(c.bin) ? { binPrefix: c.bin.slice(0, 6) } : {}),
+    },
+  };
+}
+
+/**
+ * Records the recovered payment as an External payment applied to the invoice, which stops Zuora's
+ * collection of it. The invoice is read first (a retry finds it paid), and the POST carries an idempotency
+ * key (Zuora keeps one 24 h: developer.zuora.com "Idempotent requests").
+ */
+async function writeBack(config: ZuoraConfig, payment: WriteBack): Promise<WriteBackOutcome> {
+  const path = `/v1/invoices/${encodeURIComponent(payment.invoiceId)}`;
+  const found = await api(config, path);
+  if (found === null) throw new Error(`Zuora has no invoice ${payment.invoiceId}`);
+  const invoice = Invoice.parse(found);
+  if (invoice.status === 'Canceled' || invoice.status === 'Cancelled') return 'closed';
+  if (invoice.balance <= 0) return 'already_paid';
+  const amount = majorUnitsOf(payment.amount, payment.currency);
+  await api(config, '/v1/payments', {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'idempotency-key': `recoup-write-back/${payment.invoiceId}`,
+    },
+    body: JSON.stringify({
+      type: 'External',
+      accountId: invoice.accountId,
+      amount,
+      currency: payment.currency,
+      effectiveDate: new Date(payment.recoveredAt).toISOString().slice(0, 10),
+      invoices: [{ invoiceId: payment.invoiceId, amount }],
+      referenceId: payment.gatewayTransactionId,
+      comment: 'Recovered by Recoup',
+    }),
+  });
+  return 'recorded';
+}
+
+/**
+ * The event of an authenticated callout. Zuora's `Zuora-Notification-Id` header is the same on every retry
+ * of one notification (docs.zuora.com "Callout notification overview"), so it is the event id; a callout
+ * without it (a Workflow callout task) falls back to the failed payment's id, which one decline has once.
+ */
+function eventOf(request: { headers: Record<string, string | undefined>; rawBody: Buffer }): VerifiedEvent {
+  const notificationId = request.headers['zuora-notification-id']?.trim();
+  const parsed = Callout.safeParse(jsonOf(request.rawBody));
+  if (parsed.success)
+    return {
+      id: notificationId || `payment:${parsed.data.paymentId}`,
+      type: paymentFailure,
+      payload: parsed.data,
+    };
+  // The merchant's own Zuora sent it, yet not in the documented template: 200 and ignored, since an error
+  // would only bring the same bytes back. Their hash stands in for a missing notification id.
+  return { id: notificationId || bodyDigestId(request.rawBody), type: 'not_in_template', payload: null };
+}
+
+/** Zuora: callout notifications with basic auth, in the JSON template docs/connectors.md gives. */
+export const zuora: PlatformConnector<ZuoraConfig> = {
+  config: ZuoraConfig,
+  verify(request, config) {
+    if (!basicAuthMatches(request.headers.authorization, config)) return Promise.resolve(null);
+    return Promise.resolve(eventOf(request));
+  },
+  interpret(event, config, ctx) {
+    if (event.type === paymentFailure) return paymentFailed(event.payload as Callout, config, ctx);
+    return Promise.resolve(
+      ignored('The body is not the Recoup callout template for Payment Declined (docs/connectors.md)'),
+    );
+  },
+  writeBack,
+};

@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConnectorConfig } from '../activities/connectors/registry.js';
+import { postWebhook, redeliveryIsDuplicate, writtenBack } from './support/connectors.js';
+import { startStack, type Stack } from './support/stack.js';
+import { startZuoraEmulator, type ZuoraEmulator } from './support/zuora-emulator.js';
+
+let stack: Stack;
+let zuora: ZuoraEmulator;
+let n = 0;
+const username = 'recoup-callouts';
+const password = randomBytes(12).toString('hex');
+
+beforeAll(async () => {
+  [stack, zuora] = await Promise.all([startStack(), startZuoraEmulator()]);
+});
+afterAll(async () => {
+  await stack.close();
+  await zuora.close();
+});
+
+const basicAuth = (user: string, pass: string) => ({
+  authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`,
+});
+
+/** An account on the test gateway with a Zuora connector whose REST API is the emulator. */
+async function connectedAccount() {
+  const created = await stack.createAccount();
+  const input = {
+    username,
+    password,
+    clientId: zuora.clientId,
+    clientSecret: zuora.clientSecret,
+    apiBase: zuora.url,
+  };
+  const parsed = parseConnectorConfig('zuora', input, []);
+  if (!('config' in parsed)) throw new Error(parsed.problem);
+  await stack.stores.accounts.setConnector(created.account.id, 'zuora', parsed.config);
+  return created.account.id;
+}
+
+/**
+ * Zuora declined the payment of a $49.50 invoice on a card reference payment method (`tokenId` + a
+ * customer id); the callout as the documented template renders it, with its notification id header.
+ */
+function paymentDeclined(tokenId: string, code = 'processing_error') {
+  n += 1;
+  const accountId = `8a8aa0${n}${randomBytes(6).toString('hex')}`;
+  const invoiceId = zuora.addInvoice(accountId, 49.5);
+  const body = JSON.stringify({
+    event: 'Payment.Failure',
+    paymentId: randomBytes(16).toString('hex'),
+    invoiceId,
+    accountId,
+    paymentMethodId: zuora.addPaymentMethod(tokenId, `cus_${n}`),
+    amount: '49.50',
+    currency: 'USD',
+    gatewayResponseCode: code,
+    gatewayResponse: 'Your card was declined.',
+    bin: '424242',
+    email: `Jonas${n}@Example.com`,
+  });
+  const headers = { 'zuora-notification-id': randomBytes(16).toString('hex') };
+  return { accountId, invoiceId, body, headers };
+}
+
+const post = (client: string, body: string, headers: Record<string, string>) =>
+  postWebhook(stack, 'zuora', client, body, { ...basicAuth(username, password), ...headers });
+
+describe('Zuora connector: authentication and addressing', () => {
+  it.each([
+    ['no credentials', {}],
+    ['a wrong password', basicAuth(username, `${password}x`)],
+    ['another username', basicAuth('someone-else', password)],
+    ['a bearer token', { authorization: `Bearer ${password}` }],
+  ])('%s is refused with 401 and nothing is stored', async (_, auth: Record<string, string>) => {
+    const accountId = await connectedAccount();
+    const declined = paymentDeclined('tok_visa');
+    const res = await postWebhook(stack, 'zuora', accountId, declined.body, { ...declined.headers, ...auth });
+    expect(res).toEqual({ status: 401, body: { error: 'Invalid webhook signature or credentials' } });
+    expect(await stack.stores.recoveries.findByKey(accountId, declined.invoiceId)).toBeNull();
+    expect(await stack.stores.connectorEvents.latest(accountId, 10)).toEqual([]);
+  });
+
+  it('an unknown client gets 404', async () => {
+    const declined = paymentDeclined('tok_visa');
+    const res = await post('acct_unknown', declined.body, declined.headers);
+    expect(res.status).toBe(404);
+  });
+
+  it('the config needs the OAuth client and the REST base: the callout names the payment method only', () => {
+    const parsed = parseConnectorConfig('zuora', { username, password }, []);
+    expect(parsed).toMatchObject({ problem: expect.stringContaining('clientId') });
+    expect(parsed).toMatchObject({ problem: expect.stringContaining('apiBase') });
+  });
+});
+
+describe('Zuora connector: Payment Declined callout', () => {
+  it('becomes a recovery of the invoice on the card’s gateway token, recorded once as an External payment', async () => {
+    const accountId = await connectedAccount();
+    const declined = paymentDeclined('tok_visa');
+    const res = await post(accountId, declined.body, declined.headers);
+    expect(res).toMatchObject({ status: 200, body: { received: true, action: 'recovery_started' } });
+
+    const doc = await writtenBack(stack, accountId, declined.invoiceId);
+    expect(doc).toMatchObject({
+      paymentMethodToken: 'tok_visa',
+      amount: 4950,
+      currency: 'USD',
+      customerEmail: `jonas${n}@example.com`,
+      originalDeclineCode: 'processing_error',
+      connector: { platform: 'zuora', invoiceId: declined.invoiceId, customerId: declined.accountId },
+    });
+    expect(doc.request).toMatchObject({ binPrefix: '424242' });
+    const payments = zuora.payments().filter((p) => p.idempotencyKey?.endsWith(declined.invoiceId));
+    expect(payments).toEqual([
+      {
+        idempotencyKey: `recoup-write-back/${declined.invoiceId}`,
+        body: expect.objectContaining({
+          type: 'External',
+          accountId: declined.accountId,
+          amount: '49.50',
+          currency: 'USD',
+          effectiveDate: new Date().toISOString().slice(0, 10),
+          invoices: [{ invoiceId: declined.invoiceId, amount: '49.50' }],
+          referenceId: doc.gatewayTransactionId,
+        }),
+      },
+    ]);
+  });
+
+  it('a redelivery of the callout is a duplicate: 200, one recovery, one payment', async () => {
+    const accountId = await connectedAccount();
+    const declined = paymentDeclined('tok_visa');
+    await redeliveryIsDuplicate(stack, accountId, declined.invoiceId, () =>
+      post(accountId, declined.body, declined.headers),
+    );
+    expect(zuora.payments().filter((p) => p.idempotencyKey?.endsWith(declined.invoiceId))).toHaveLength(1);
+  });
+
+  it('a Stripe card on an account whose gateway is the test gateway is refused with 422, nothing stored', async () => {
+    const accountId = await connectedAccount();
+    const declined = paymentDeclined('pm_1Nabc');
+    const res = await post(accountId, declined.body, declined.headers);
+    expect(res.status).toBe(422);
+    expect(JSON.stringify(res.body.details)).toContain('paymentMethodToken');
+    expect(await stack.stores.recoveries.findByKey(accountId, declined.invoiceId)).toBeNull();
+  });
+
+  it('a body not in the template’s shape is answered 200 and ignored, with the reason', async () => {
+    const accountId = await connectedAccount();
+    for (const body of [
+      '{"PaymentId":"2c92c0f8"}',
+      'Payment <Payment.Id> declined',
+      '{"event":"Payment.Failure"}',
+    ]) {
+      const res = await post(accountId, body, { 'zuora-notification-id': randomBytes(8).toString('hex') });
+      expect(res.status, body).toBe(200);
+      expect(res.body).toMatchObject({
+        received: true,
+        action: 'ignored',
+        reason: expect.stringContaining('template'),
+      });
+    }
+  });
+});
