@@ -1,4 +1,4 @@
-import { proxyActivities, uuid4 } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { classifyDecline, type RecommendedAction } from '../domain/declines.js';
 import type { Prediction, Strategy } from '../domain/recovery.js';
@@ -88,7 +88,8 @@ async function writeBack(ctx: RecoveryContext, gatewayTransactionId: string): Pr
       gatewayTransactionId,
       recoveredAt: Date.now(),
     });
-  } catch {
+  } catch (error) {
+    if (isCancellation(error)) throw error;
     // Out of retries: the operator finds `writeBack: failed` on the recovery and the failure in its history.
     await ctx.record('succeeded', { writeBack: 'failed' });
   }
