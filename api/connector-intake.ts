@@ -22,6 +22,9 @@ interface Deps {
   log: Logger;
 }
 
+/** Request fields a platform adds to the payment itself: helpful to the engine, never worth refusing it for. */
+const enrichment = new Set(['customerEmail', 'cardOrigin', 'binPrefix', 'originalDeclineCode']);
+
 /** What Recoup did with one platform event: the intake's answer to the platform. */
 export type ConnectorReceipt =
   | { action: 'recovery_started' | 'already_received'; transactionId: string }
@@ -44,10 +47,15 @@ export function createConnectorIntake(deps: Deps) {
     requestId: string,
   ): Promise<ConnectorReceipt> {
     const { invoiceId, customerId, ...fields } = f;
-    const parsed = recoveryRequestFor(account.gateways[0]?.kind ?? 'test').safeParse({
-      ...fields,
-      idempotencyKey: invoiceId,
-    });
+    const schema = recoveryRequestFor(account.gateways[0]?.kind ?? 'test');
+    const request: Record<string, unknown> = { ...fields, idempotencyKey: invoiceId };
+    let parsed = schema.safeParse(request);
+    const refused = parsed.success ? [] : parsed.error.issues.map((i) => String(i.path[0]));
+    if (refused.length > 0 && refused.every((field) => enrichment.has(field))) {
+      // A platform's odd email or country must not cost the merchant the recovery: go on without it.
+      for (const field of refused) delete request[field];
+      parsed = schema.safeParse(request);
+    }
     if (!parsed.success)
       throw new HttpError(422, {
         error: 'The failed payment cannot be recovered through this account',

@@ -135,6 +135,16 @@ describe('Stripe Billing connector: invoice.payment_failed', () => {
     expect(doc).toMatchObject({ paymentMethodToken: card, originalDeclineCode: 'processing_error' });
   });
 
+  it('an email the platform holds that Recoup would refuse does not cost the recovery: it goes on without it', async () => {
+    const account = await connectedAccount();
+    const { invoice } = failedInvoice(['approve']);
+    const event = signed('invoice.payment_failed', { ...invoice, customer_email: 'not an email' });
+    const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(res.body).toMatchObject({ action: 'recovery_started' });
+    const doc = await writtenBack(stack, account.id, invoice.id);
+    expect(doc.customerEmail).toBeNull();
+  });
+
   it('takes a signed invoice larger than the API’s 64 KiB body limit (invoices carry every line)', async () => {
     const account = await connectedAccount();
     const { invoice } = failedInvoice(['approve']);
