@@ -14,7 +14,8 @@ import { HttpError } from './http-error.js';
 import { launchRecovery } from './launch-recovery.js';
 import { formatIssues } from './validate.js';
 
-interface Deps {
+/** What the connector intake needs; the route adds the public base URL. */
+export interface ConnectorIntakeDeps {
   stores: Stores;
   temporal: Client;
   queues: TaskQueues;
@@ -37,7 +38,7 @@ export type ConnectorReceipt =
  * checks as execute, keyed by the platform's invoice id), a new card retries the customer's queued
  * recoveries, a payment made elsewhere stops the invoice's recovery.
  */
-export function createConnectorIntake(deps: Deps) {
+export function createConnectorIntake(deps: ConnectorIntakeDeps) {
   const { stores, temporal, clock, log } = deps;
 
   async function failure(

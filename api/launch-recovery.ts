@@ -42,9 +42,7 @@ export async function launchRecovery(
     accountId: doc.accountId,
     transactionId: doc._id,
     request: doc.request,
-    ...(doc.connector
-      ? { connector: { platform: doc.connector.platform, invoiceId: doc.connector.invoiceId } }
-      : {}),
+    ...(doc.connector ? { connector: doc.connector } : {}),
   };
   try {
     const outcome = await startRecovery(deps.temporal, deps.queues, doc.workflowId, input, wait);

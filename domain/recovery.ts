@@ -33,7 +33,7 @@ export interface RecoveryInput {
   transactionId: string;
   request: RecoveryRequest;
   /** The billing platform that reported the failure: a recovered payment is written back to its invoice. */
-  connector?: Pick<ConnectorSource, 'platform' | 'invoiceId'>;
+  connector?: ConnectorSource;
 }
 
 /** The engine's explanation of its chosen plan: the `ai` object of the result. */

@@ -247,31 +247,31 @@ describe('authentication of a protected route with the keys the CLI issued', () 
 describe('recoup connectors', () => {
   const secret = `whsec_${randomBytes(12).toString('hex')}`;
   const apiKey = `sk_test_${randomBytes(12).toString('hex')}`;
+  /** `recoup connectors set <clientId> <platform> --config <config> …extra`. */
+  const setConnector = (clientId: string, platform: string, config: unknown, ...extra: string[]) =>
+    recoup(
+      'connectors',
+      'set',
+      clientId,
+      platform,
+      '--config',
+      typeof config === 'string' ? config : JSON.stringify(config),
+      ...extra,
+    );
 
   it('refuses a configuration the platform cannot work with, and stores nothing', async () => {
     const created = await createAccount();
     // A test-gateway account has no Stripe key to read invoices with.
-    const noKey = await recoup(
-      'connectors',
-      'set',
-      created.clientId,
-      'stripe-billing',
-      '--config',
-      JSON.stringify({ webhookSecret: secret }),
-    );
+    const noKey = await setConnector(created.clientId, 'stripe-billing', { webhookSecret: secret });
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toMatch(/apiKey is required/);
-    const badSecret = await recoup(
-      'connectors',
-      'set',
-      created.clientId,
-      'stripe-billing',
-      '--config',
-      '{"webhookSecret":"nope"}',
-    );
+    const badSecret = await setConnector(created.clientId, 'stripe-billing', '{"webhookSecret":"nope"}');
     expect(badSecret.code).toBe(2);
     expect(badSecret.stderr).toMatch(/webhookSecret: must be a Stripe webhook secret/);
-    const unknown = await recoup('connectors', 'set', created.clientId, 'paddle', '--config', '{}');
+    const nobody = await setConnector('acct_nope', 'stripe-billing', { webhookSecret: secret, apiKey });
+    expect(nobody.code).toBe(1);
+    expect(nobody.stderr).toContain('no account with clientId acct_nope');
+    const unknown = await setConnector(created.clientId, 'paddle', {});
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/unknown platform "paddle"/);
     const shown = await recoup('accounts', 'show', created.clientId, '--json');
@@ -280,13 +280,10 @@ describe('recoup connectors', () => {
 
   it('set seals the secrets, prints the intake URL, and the API then takes the platform’s signed events', async () => {
     const created = await createAccount();
-    const set = await recoup(
-      'connectors',
-      'set',
+    const set = await setConnector(
       created.clientId,
       'stripe-billing',
-      '--config',
-      JSON.stringify({ webhookSecret: secret, apiKey }),
+      { webhookSecret: secret, apiKey },
       '--json',
     );
     expect(set.stderr).toBe('');
@@ -329,14 +326,7 @@ describe('recoup connectors', () => {
 
   it('remove turns the intake URL off (404); removing it again is an error', async () => {
     const created = await createAccount();
-    await recoup(
-      'connectors',
-      'set',
-      created.clientId,
-      'stripe-billing',
-      '--config',
-      JSON.stringify({ webhookSecret: secret, apiKey }),
-    );
+    await setConnector(created.clientId, 'stripe-billing', { webhookSecret: secret, apiKey });
     const removed = await recoup('connectors', 'remove', created.clientId, 'stripe-billing');
     expect(removed.code).toBe(0);
     const res = await fetch(`${stack.baseUrl}/api/connectors/stripe-billing/webhook/${created.clientId}`, {

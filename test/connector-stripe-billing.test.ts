@@ -126,6 +126,27 @@ describe('Stripe Billing connector: invoice.payment_failed', () => {
     ).toHaveLength(1);
   });
 
+  it('another invoice for the same card and amount within 5 minutes is refused like a duplicate execute (409)', async () => {
+    const account = await connectedAccount();
+    const first = failedInvoice(['approve']);
+    await postWebhook(stack, 'stripe-billing', account.id, first.event.body, first.event.headers);
+    const { invoice } = stripe.addFailedInvoice({
+      customer: first.customer,
+      email: null,
+      amount: 2900,
+      currency: 'eur',
+      card: first.card,
+      decline: 'processing_error',
+    });
+    const second = signed('invoice.payment_failed', invoice);
+    const res = await postWebhook(stack, 'stripe-billing', account.id, second.body, second.headers);
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ error: 'Duplicate request', existingTransactionId: expect.any(String) });
+    expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toBeNull();
+    // Not marked handled: Stripe's retry after the 5 minutes is taken in.
+    expect((await stack.stores.connectorEvents.latest(account.id, 5))[0]).toMatchObject({ doneAt: null });
+  });
+
   it('reads the invoice’s payment from the invoice itself on endpoints pinned to API versions before 2025-03-31', async () => {
     const account = await connectedAccount();
     const { invoice, card, event } = failedInvoice(['approve'], true);

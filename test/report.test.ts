@@ -92,6 +92,22 @@ describe('summary report', () => {
     });
   });
 
+  it('an invoice its billing platform collected (paid_elsewhere) is neither recovered by Recoup nor in progress', () => {
+    const summary = report({
+      recoveries: [
+        recovery({ state: 'succeeded', recoveredAt: at(2), amount: 2500 }),
+        recovery({ state: 'paid_elsewhere', amount: 700 }),
+      ],
+    });
+    expect(summary).toMatchObject({
+      failedPayments: 2,
+      recovered: 1,
+      inProgress: 0,
+      recoveryRate: 0.5,
+      revenueByCurrency: { USD: { failed: 3200, recovered: 2500 } },
+    });
+  });
+
   it('a control counts as recovered when its customer paid on their own within 30 days, and once decided', () => {
     const summary = report({
       to: at(40),

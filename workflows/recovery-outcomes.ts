@@ -82,7 +82,8 @@ async function writeBack(ctx: RecoveryContext, gatewayTransactionId: string): Pr
     await writeBackPayment({
       accountId,
       transactionId,
-      ...connector,
+      platform: connector.platform,
+      invoiceId: connector.invoiceId,
       amount: r.amount,
       currency: r.currency,
       gatewayTransactionId,

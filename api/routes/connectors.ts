@@ -1,29 +1,16 @@
-import type { Client } from '@temporalio/client';
 import { connectorFor, supportedPlatforms } from '../../activities/connectors/registry.js';
 import { ConnectorPlatform } from '../../domain/connectors.js';
-import type { Logger } from '../../runtime/logger.js';
-import type { Stores } from '../../store/index.js';
-import type { TaskQueues } from '../../worker/task-queues.js';
-import { createConnectorIntake } from '../connector-intake.js';
+import { createConnectorIntake, type ConnectorIntakeDeps } from '../connector-intake.js';
 import { HttpError, notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
 import { ConnectorParams, ConnectorReceipt } from '../schemas/connectors.js';
 
-interface Deps {
-  stores: Stores;
-  temporal: Client;
-  queues: TaskQueues;
-  clock: () => Date;
-  log: Logger;
-  publicBaseUrl: string;
-}
+type Deps = ConnectorIntakeDeps & { publicBaseUrl: string };
 
+/** Node gives header names in lower case; a repeated header becomes one comma-joined value. */
 const headersOf = (raw: Record<string, string | string[] | undefined>) =>
   Object.fromEntries(
-    Object.entries(raw).map(([name, value]) => [
-      name.toLowerCase(),
-      Array.isArray(value) ? value.join(',') : value,
-    ]),
+    Object.entries(raw).map(([name, value]) => [name, Array.isArray(value) ? value.join(',') : value]),
   );
 
 /** The no-code path: a billing platform's own failed-payment webhooks, one intake URL per account and platform. */

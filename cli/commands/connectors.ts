@@ -38,13 +38,9 @@ async function set(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, { ...jsonFlag, config: { type: 'string' } });
   const { clientId, platform } = target(positionals, usage);
   if (values.config === undefined) throw new UsageError(`--config is required; usage: ${usage}`);
-  await existing(ctx, clientId);
   const loaded = await ctx.stores.accounts.withGateways(clientId);
-  const parsed = parseConnectorConfig(
-    platform,
-    parseJsonFlag('--config', values.config),
-    loaded?.gateways ?? [],
-  );
+  if (!loaded) throw new NotFoundError(`no account with clientId ${clientId}`);
+  const parsed = parseConnectorConfig(platform, parseJsonFlag('--config', values.config), loaded.gateways);
   if ('problem' in parsed) throw new UsageError(`--config: ${platform}: ${parsed.problem}`);
   await ctx.stores.accounts.setConnector(clientId, platform, parsed.config);
   const url = intakeUrl(ctx, platform, clientId);
