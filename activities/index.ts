@@ -1,3 +1,4 @@
+import { cardSweepActivities } from './card-sweep.js';
 import type { ActivityDeps } from './deps.js';
 import { linkActivities } from './links.js';
 import { attemptActivities } from './recovery-attempt.js';
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
     ...webhookActivities(deps),
     ...linkActivities(deps),
     ...writeBackActivities(deps),
+    ...cardSweepActivities(deps),
   };
 }
 

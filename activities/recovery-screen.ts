@@ -65,7 +65,7 @@ export function screenActivities(deps: ActivityDeps) {
       const s = account.settings;
       const now = new Date(input.now);
       const decline = classifyDecline(r.originalDeclineCode);
-      const byName = adaptersFor(stores, loaded.gateways);
+      const byName = adaptersFor(stores, account.id, loaded.gateways);
       const adapters = account.gateways.map((g) => byName.get(g.name)!);
       const gateways = account.gateways.map((g, i) => ({ ...g, wallets: adapters[i]!.capabilities.wallets }));
       const simulate = account.testMode ? (r.simulateOutcome ?? null) : null;

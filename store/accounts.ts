@@ -156,6 +156,15 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
       return (await accounts.find().sort({ createdAt: 1 }).toArray()).map(toAccount);
     },
 
+    /** The ids of the accounts whose card health sweep is enabled. */
+    async sweepEnabled(): Promise<string[]> {
+      const docs = await accounts
+        .find({ 'settings.cardHealthSweep.enabled': true }, { projection: { _id: 1 } })
+        .sort({ createdAt: 1 })
+        .toArray();
+      return docs.map((d) => d._id);
+    },
+
     /** Replaces the settings (already validated as a whole by the caller). */
     async updateSettings(id: string, settings: Settings): Promise<Account | null> {
       await accounts.updateOne({ _id: id }, { $set: { settings, updatedAt: new Date() } });

@@ -21,5 +21,6 @@ export const collections = {
   holdouts: 'holdouts',
   attempts: 'attempts',
   sandboxCharges: 'sandboxCharges',
+  sandboxCards: 'sandboxCards',
   connectorEvents: 'connectorEvents',
 } as const;

@@ -35,6 +35,7 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   holdouts: [],
   attempts: [[{ accountId: 1, at: -1 }], [{ accountId: 1, fromCode: 1 }]],
   sandboxCharges: [[{ gateway: 1, token: 1 }]],
+  sandboxCards: [[{ accountId: 1, gateway: 1 }]],
   connectorEvents: [[{ accountId: 1, receivedAt: -1 }]],
 };
 

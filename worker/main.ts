@@ -3,6 +3,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { loadConfig } from '../runtime/config.js';
 import { createLogger } from '../runtime/logger.js';
+import { ensureCardHealthSweep } from '../services/card-sweep.js';
 import { createEventPublisher } from '../services/events.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
@@ -41,7 +42,8 @@ async function main(): Promise<void> {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
   });
-  log.info({ queues }, 'worker started');
+  const sweep = await ensureCardHealthSweep(temporal, queues);
+  log.info({ queues, cardHealthSweep: sweep }, 'worker started');
   await runWorkers(workers, stop);
   await Promise.all([connection.close(), clientConnection.close(), mongo.close()]);
   log.info('worker stopped');

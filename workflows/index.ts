@@ -1,3 +1,4 @@
 // Every workflow the workers run. Deterministic code only: see eslint.config.js.
 export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { recoveryWorkflow } from './recovery.js';
+export { cardHealthSweepWorkflow, cardSweepWorkflow } from './card-health-sweep.js';

@@ -5,8 +5,9 @@ import { createStripeGateway, StripeCredentials } from './stripe.js';
 import { createTestGateway, testGatewaySettings, type IssuerWorld } from './test-gateway.js';
 import type { GatewayAdapter } from './types.js';
 
-/** What an adapter factory gets: the gateway's name, its decrypted credentials and the sandbox store. */
+/** What an adapter factory gets: the gateway's account and name, its decrypted credentials and the sandbox store. */
 export interface AdapterContext {
+  accountId: string;
   name: string;
   credentials: Record<string, string>;
   sandbox: TestGatewayStore;
@@ -25,8 +26,7 @@ interface AdapterKind {
 
 const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
   test: {
-    create: (ctx) =>
-      createTestGateway(ctx.name, testGatewaySettings(ctx.credentials), ctx.sandbox, ctx.world),
+    create: (ctx) => createTestGateway(ctx, testGatewaySettings(ctx.credentials), ctx.sandbox, ctx.world),
   },
   stripe: {
     credentials: StripeCredentials,

@@ -7,6 +7,7 @@ import type { GatewayAdapter } from './types.js';
 /** Adapters of an account's gateways (as loaded with their credentials), by name; `world`: see AdapterContext. */
 export function adaptersFor(
   stores: Stores,
+  accountId: string,
   gateways: GatewayConfig[],
   world?: IssuerWorld,
 ): Map<string, GatewayAdapter> {
@@ -14,6 +15,7 @@ export function adaptersFor(
     gateways.map((g) => [
       g.name,
       createAdapter(g.kind, {
+        accountId,
         name: g.name,
         credentials: g.credentials,
         sandbox: stores.sandbox,
@@ -31,7 +33,7 @@ export async function gatewayFor(
   world?: IssuerWorld,
 ): Promise<GatewayAdapter> {
   const loaded = await stores.accounts.withGateways(accountId);
-  const adapter = loaded && adaptersFor(stores, loaded.gateways, world).get(gatewayName);
+  const adapter = loaded && adaptersFor(stores, accountId, loaded.gateways, world).get(gatewayName);
   if (!adapter) throw new Error(`Gateway ${gatewayName} of account ${accountId} not found`);
   return adapter;
 }

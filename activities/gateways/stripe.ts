@@ -1,6 +1,8 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
 import type {
+  CardOnFile,
+  CardPage,
   ChargeOutcome,
   ChargeRequest,
   GatewayAdapter,
@@ -206,5 +208,39 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
     },
   };
 
-  return { capabilities: { wallets: ['apple_pay', 'google_pay'] }, charge, lookup, hostedCardForm };
+  /**
+   * The card each customer's invoices and renewals are charged to by default (the customer's
+   * `invoice_settings.default_payment_method`), 100 customers to a page; customers without one are skipped.
+   */
+  async function listCards(after: string | null): Promise<CardPage> {
+    const page = await stripe.customers.list({
+      limit: 100,
+      ...(after ? { starting_after: after } : {}),
+      expand: ['data.invoice_settings.default_payment_method'],
+    });
+    const cards = page.data.flatMap((customer): CardOnFile[] => {
+      const method = customer.invoice_settings.default_payment_method;
+      if (!method || typeof method === 'string' || !method.card) return [];
+      const { brand, last4, exp_month, exp_year } = method.card;
+      return [
+        {
+          token: method.id,
+          brand,
+          last4,
+          expMonth: exp_month,
+          expYear: exp_year,
+          customerEmail: customer.email ?? null,
+        },
+      ];
+    });
+    return { cards, next: page.has_more ? (page.data.at(-1)?.id ?? null) : null };
+  }
+
+  return {
+    capabilities: { wallets: ['apple_pay', 'google_pay'] },
+    charge,
+    lookup,
+    hostedCardForm,
+    listCards,
+  };
 }

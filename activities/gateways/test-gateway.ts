@@ -4,6 +4,7 @@ import { paymentMethodTypes, type PaymentMethodType } from '../../domain/gateway
 import type { TestGatewayStore } from '../../store/test-gateway.js';
 import type {
   CardDetails,
+  CardPage,
   ChargeOutcome,
   ChargeRequest,
   GatewayAdapter,
@@ -34,6 +35,8 @@ export const testCards: Record<string, { brand: string } | { error: string }> = 
   '5555555555554444': { brand: 'mastercard' },
   '4000000000000002': { error: 'card_declined' },
 };
+
+const cardPageSize = 100;
 
 /** Per-gateway sandbox settings, from the gateway's credentials. */
 export interface TestGatewaySettings {
@@ -81,11 +84,12 @@ export interface IssuerWorld {
  * `world`, its answers come from that world (set only by the benchmark's composition root).
  */
 export function createTestGateway(
-  name: string,
+  owner: { accountId: string; name: string },
   settings: TestGatewaySettings,
   store: TestGatewayStore,
   world?: IssuerWorld,
 ): GatewayAdapter {
+  const { accountId, name } = owner;
   const keyOf = (idempotencyKey: string) => `${name}|${idempotencyKey}`;
   const adviceOf = (key: string, token: string) =>
     world ? (world.answered(key)?.advice ?? null) : (declinePattern.exec(token)?.groups?.mac ?? null);
@@ -169,14 +173,42 @@ export function createTestGateway(
       );
     },
 
-    /** A new approving token (`tok_<brand>_<random>`) for a test card; the number itself is not kept. */
-    tokenize(card: CardDetails): Promise<TokenizeOutcome> {
+    /**
+     * A new approving token (`tok_<brand>_<random>`) for a test card, kept in the sandbox vault with its
+     * brand, last four digits, expiry and the customer's email; the number itself is not kept.
+     */
+    async tokenize(card: CardDetails, customer: { email: string | null }): Promise<TokenizeOutcome> {
       const known = testCards[card.number] ?? { error: 'test_card_required' };
-      if ('error' in known) return Promise.resolve(known);
-      return Promise.resolve({
-        token: `tok_${known.brand}_${randomBytes(12).toString('hex')}`,
+      if ('error' in known) return known;
+      const token = `tok_${known.brand}_${randomBytes(12).toString('hex')}`;
+      await store.saveCard({
+        _id: token,
+        accountId,
+        gateway: name,
         brand: known.brand,
+        last4: card.number.slice(-4),
+        expMonth: card.expMonth,
+        expYear: card.expYear,
+        customerEmail: customer.email,
+        createdAt: new Date(),
       });
+      return { token, brand: known.brand };
+    },
+
+    /** The cards this account saved in the sandbox vault, 100 at a time. */
+    async listCards(after: string | null): Promise<CardPage> {
+      const page = await store.listCards(accountId, name, after, cardPageSize);
+      return {
+        cards: page.map((c) => ({
+          token: c._id,
+          brand: c.brand,
+          last4: c.last4,
+          expMonth: c.expMonth,
+          expYear: c.expYear,
+          customerEmail: c.customerEmail,
+        })),
+        next: page.length === cardPageSize ? (page.at(-1)?._id ?? null) : null,
+      };
     },
   };
 }

@@ -72,6 +72,22 @@ export interface HostedCardForm {
   finish(session: string, reference: string): Promise<SavedCard | null>;
 }
 
+/** A card a gateway keeps for a customer, with its expiry: what the card health sweep looks at. */
+export interface CardOnFile {
+  token: string;
+  brand: string;
+  last4: string;
+  expMonth: number;
+  expYear: number;
+  customerEmail: string | null;
+}
+
+/** One page of a gateway's cards on file; `next` continues the listing, null after the last page. */
+export interface CardPage {
+  cards: CardOnFile[];
+  next: string | null;
+}
+
 /** What a gateway can do; the planner routes by it. */
 export interface GatewayCapabilities {
   /** Wallet types this gateway can charge for recurring payments (card is always supported). */
@@ -93,7 +109,12 @@ export interface GatewayAdapter {
    * Turns card details into a reusable gateway token (hosted card-update page). Absent when the gateway
    * collects card data in its own client-side form, so that it never passes through Recoup.
    */
-  tokenize?(card: CardDetails): Promise<TokenizeOutcome>;
+  tokenize?(card: CardDetails, customer: { email: string | null }): Promise<TokenizeOutcome>;
   /** The gateway's own card form, for the hosted card-update page when the gateway has no `tokenize`. */
   readonly hostedCardForm?: HostedCardForm;
+  /**
+   * The account's cards on file with their expiry, a page at a time from the cursor `after` (null: the
+   * first page), for the card health sweep. Absent when the gateway cannot list them.
+   */
+  listCards?(after: string | null): Promise<CardPage>;
 }

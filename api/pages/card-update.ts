@@ -75,7 +75,7 @@ export function cardUpdatePage(deps: PageDeps) {
       const checked = checkCardForm(typed, clock());
       if ('errors' in checked)
         return showForm(ctx, 422, loaded, token, { errors: checked.errors, expiry: typed.expiry });
-      const tokenized = await tokenize(checked.card);
+      const tokenized = await tokenize(checked.card, { email: link.data.customerEmail });
       if ('error' in tokenized)
         return showForm(ctx, 422, loaded, token, {
           refusal: refusalMessage(tokenized.error),

@@ -12,7 +12,7 @@ import { serveExecute } from './execute-server.js';
 const [port, mongoUri, latencyMs] = process.argv.slice(2);
 const { db } = await connectMongo(mongoUri ?? 'mongodb://127.0.0.1:27017/recoup');
 const gateway = createTestGateway(
-  'baseline',
+  { accountId: 'baseline', name: 'baseline' },
   testGatewaySettings({ latencyMs: latencyMs ?? '0' }),
   createTestGatewayStore(db),
 );

@@ -15,6 +15,7 @@ export const accountsUsage = [
   'recoup accounts show <clientId> [--json]',
   'recoup accounts update <clientId> --settings <json merge patch> [--json]',
   'recoup accounts rotate-key <clientId> [--json]',
+  'recoup accounts sweep <clientId> [--json]',
 ];
 
 const json = jsonFlag;
@@ -119,12 +120,41 @@ async function rotateKey(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
+/** Runs the account's card health sweep now, on the workers, and prints what it did. */
+async function sweep(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, json);
+  const clientId = onePositional(positionals, 'clientId', 'recoup accounts sweep <clientId>');
+  const account = await existing(ctx, clientId);
+  if (!account.settings.cardHealthSweep.enabled)
+    throw new Error(
+      `the card health sweep of ${clientId} is disabled; enable it with recoup accounts update ${clientId} --settings '{"cardHealthSweep":{"enabled":true}}'`,
+    );
+  // Loaded here: the other accounts commands never need the Temporal SDK.
+  const { runCardSweep } = await import('../../services/card-sweep.js');
+  const { workflowId, result } = await runCardSweep(await ctx.temporal(), ctx.queues, clientId);
+  print(ctx, values.json, { clientId, workflowId, ...result }, () => [
+    result.outcome === 'unsupported'
+      ? `The primary gateway ${result.gateway ?? ''} of ${clientId} cannot list its cards: nothing to sweep.`
+      : `Swept the cards of ${clientId} on gateway ${result.gateway ?? ''}.`,
+    ...pairs([
+      ['workflowId', workflowId],
+      ['cards', String(result.cards)],
+      [
+        `expiring within ${account.settings.cardHealthSweep.daysBeforeExpiry} days`,
+        String(result.expiringSoon),
+      ],
+      ['warned now (card.expiring_soon)', String(result.warned)],
+    ]),
+  ]);
+}
+
 const subcommands: Record<string, (argv: string[], ctx: CliContext) => Promise<void>> = {
   create,
   list,
   show,
   update,
   'rotate-key': rotateKey,
+  sweep,
 };
 
 /** `recoup accounts <subcommand> …`: create, inspect and change merchant accounts and their keys. */

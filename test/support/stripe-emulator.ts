@@ -76,6 +76,14 @@ export interface StripeEmulator {
   completeCheckout(sessionId: string, card: { id: string; brand: string; last4: string }): void;
   /** A saved card: its customer and what its charges answer, in order (the last answer repeats). */
   addCard(id: string, card: { customer: string | null; answers: EmulatedAnswer[] }): void;
+  /**
+   * A customer, with `card` as the default payment method of its invoices (what renewals are charged to);
+   * returns the customer's id.
+   */
+  addCustomer(input: {
+    email: string | null;
+    card?: { id: string; brand: string; last4: string; expMonth: number; expYear: number };
+  }): string;
   /** An intent made outside Recoup (a list a lookup has to page through). */
   addIntent(intent: Partial<EmulatedIntent> & { customer: string | null }): void;
   intents(): EmulatedIntent[];
@@ -127,6 +135,7 @@ export async function startStripeEmulator(
 ): Promise<StripeEmulator> {
   const secretKey = `sk_test_${randomBytes(12).toString('hex')}`;
   const cards = new Map<string, Card>();
+  const customers: Array<{ id: string; email: string | null; method: Record<string, unknown> | null }> = [];
   const intents: EmulatedIntent[] = [];
   const replies = new Map<string, { status: number; body: unknown } | 'lost'>();
   const creations: string[] = [];
@@ -278,6 +287,29 @@ export async function startStripeEmulator(
     };
   }
 
+  /** GET /v1/customers: oldest first here (Stripe lists newest first; only the cursor matters). */
+  function listCustomers(query: URLSearchParams) {
+    const limit = Number(query.get('limit') ?? 10);
+    const after = query.get('starting_after');
+    const expanded = [...query.entries()].some(
+      ([k, v]) => /^expand\[\d*\]$/.test(k) && v === 'data.invoice_settings.default_payment_method',
+    );
+    const rest = after ? customers.slice(customers.findIndex((c) => c.id === after) + 1) : customers;
+    return {
+      object: 'list',
+      url: '/v1/customers',
+      data: rest.slice(0, limit).map((c) => ({
+        id: c.id,
+        object: 'customer',
+        email: c.email,
+        invoice_settings: {
+          default_payment_method: c.method && (expanded ? c.method : c.method.id),
+        },
+      })),
+      has_more: rest.length > limit,
+    };
+  }
+
   const server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://emulator');
@@ -306,6 +338,8 @@ export async function startStripeEmulator(
       }
       if (req.method === 'GET' && url.pathname === '/v1/payment_intents')
         return send(res, 200, listIntents(url.searchParams));
+      if (req.method === 'GET' && url.pathname === '/v1/customers')
+        return send(res, 200, listCustomers(url.searchParams));
       const intentPath = /^\/v1\/payment_intents\/([^/]+)$/.exec(url.pathname);
       if (req.method === 'GET' && intentPath) {
         const found = intents.find((i) => i.id === decodeURIComponent(intentPath[1]!));
@@ -375,6 +409,21 @@ export async function startStripeEmulator(
       };
     },
     addCard: (id, card) => void cards.set(id, { ...card, charges: 0 }),
+    addCustomer({ email, card }) {
+      const id = newId('cus');
+      if (card) cards.set(card.id, { customer: id, answers: ['approve'], charges: 0 });
+      const method = card
+        ? {
+            id: card.id,
+            object: 'payment_method',
+            type: 'card',
+            customer: id,
+            card: { brand: card.brand, last4: card.last4, exp_month: card.expMonth, exp_year: card.expYear },
+          }
+        : null;
+      customers.push({ id, email, method });
+      return id;
+    },
     addIntent: (partial) =>
       void intents.push({
         id: newId('pi'),

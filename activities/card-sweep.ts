@@ -1,0 +1,132 @@
+import { activityInfo, heartbeat } from '@temporalio/activity';
+import { z } from 'zod';
+import { daysUntilExpiry, expiresSoon } from '../domain/card-health.js';
+import { sha256 } from '../runtime/crypto.js';
+import { createLinkService } from '../services/links.js';
+import type { Account } from '../store/accounts.js';
+import type { ActivityDeps } from './deps.js';
+import { adaptersFor } from './gateways/resolve.js';
+import type { CardOnFile } from './gateways/types.js';
+
+/** What one account's sweep did. */
+export interface CardSweepResult {
+  /** `disabled`: the account's sweep is off; `unsupported`: its primary gateway cannot list cards. */
+  outcome: 'swept' | 'disabled' | 'unsupported';
+  gateway: string | null;
+  /** Cards on file looked at. */
+  cards: number;
+  /** Of those, cards still valid that expire within the account's `daysBeforeExpiry`. */
+  expiringSoon: number;
+  /** card.expiring_soon warnings this sweep sent (a card is warned about once per expiry). */
+  warned: number;
+}
+
+/** Where a sweep had got to: saved with each heartbeat, so a retried sweep goes on from the next page. */
+const Progress = z.object({
+  after: z.string().nullable(),
+  done: z.boolean(),
+  cards: z.int(),
+  expiringSoon: z.int(),
+  warned: z.int(),
+});
+type Progress = z.infer<typeof Progress>;
+
+const Email = z.email();
+
+/**
+ * The eventId of the warning for one card and expiry: the same card and expiry always give the same id, so
+ * a card is warned about once per expiry however many sweeps see it, and a card renewed in place with a
+ * new expiry is warned about again when that one nears.
+ */
+export function expiryWarningEventId(
+  accountId: string,
+  card: Pick<CardOnFile, 'token' | 'expMonth' | 'expYear'>,
+) {
+  const hex = sha256(`card.expiring_soon\n${accountId}\n${card.token}\n${card.expYear}-${card.expMonth}`);
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20, 32)].join(
+    '-',
+  );
+}
+
+/** The card health sweep: reads an account's cards on file and warns about those about to expire. */
+export function cardSweepActivities(deps: ActivityDeps) {
+  const { stores, events, clock } = deps;
+  const links = createLinkService(deps);
+
+  /** Mints a 14-day card-update link and sends the pre-emptive card.expiring_soon; false if sent before. */
+  async function warn(account: Account, card: CardOnFile, days: number): Promise<boolean> {
+    const eventId = expiryWarningEventId(account.id, card);
+    if (await stores.events.get(eventId)) return false;
+    // A gateway may hold an address Recoup's events would refuse: the warning goes out without it.
+    const customerEmail = Email.safeParse(card.customerEmail).success ? card.customerEmail : null;
+    const link = await links.mintCardExpiryLink(account, {
+      paymentMethodToken: card.token,
+      customerEmail,
+      returnUrl: null,
+      transactionId: null,
+    });
+    const expiry = `${String(card.expMonth).padStart(2, '0')}/${card.expYear}`;
+    await events.publish(
+      account.id,
+      {
+        event: 'card.expiring_soon',
+        clientId: account.id,
+        paymentMethodToken: card.token,
+        expiryMonth: card.expMonth,
+        expiryYear: card.expYear,
+        daysUntilExpiry: days,
+        message: `The ${card.brand} card ending ${card.last4} expires at the end of ${expiry}; ask the customer to update it before their next renewal.`,
+        ...(customerEmail ? { customerEmail } : {}),
+        cardUpdateUrl: link.url,
+        preemptive: true,
+        timestamp: clock().toISOString(),
+      },
+      { eventId },
+    );
+    return true;
+  }
+
+  return {
+    /** The accounts whose card health sweep is enabled. */
+    async cardSweepTargets(): Promise<string[]> {
+      return stores.accounts.sweepEnabled();
+    },
+
+    /**
+     * Sweeps one account's cards on file at its primary gateway as of `asOf` (epoch ms, the workflow's
+     * clock): every card still valid that expires within `daysBeforeExpiry` days (in the account's time
+     * zone) gets one card.expiring_soon with a 14-day card-update link, once per card and expiry.
+     */
+    async sweepAccountCards(input: { accountId: string; asOf: number }): Promise<CardSweepResult> {
+      const loaded = await stores.accounts.withGateways(input.accountId);
+      if (!loaded) throw new Error(`Account ${input.accountId} not found`);
+      const { account } = loaded;
+      const primary = loaded.gateways[0];
+      const sweep = account.settings.cardHealthSweep;
+      const base = { gateway: primary?.name ?? null, cards: 0, expiringSoon: 0, warned: 0 };
+      if (!sweep.enabled) return { outcome: 'disabled', ...base };
+      const adapter = primary && adaptersFor(stores, account.id, [primary]).get(primary.name);
+      if (!adapter?.listCards) return { outcome: 'unsupported', ...base };
+
+      const resumed = Progress.safeParse(activityInfo().heartbeatDetails);
+      const progress: Progress = resumed.success
+        ? resumed.data
+        : { after: null, done: false, cards: 0, expiringSoon: 0, warned: 0 };
+      while (!progress.done) {
+        const page = await adapter.listCards(progress.after);
+        for (const card of page.cards) {
+          progress.cards += 1;
+          const days = daysUntilExpiry(card, input.asOf, account.settings.timezone);
+          if (!expiresSoon(days, sweep.daysBeforeExpiry)) continue;
+          progress.expiringSoon += 1;
+          if (await warn(account, card, days)) progress.warned += 1;
+        }
+        progress.after = page.next;
+        progress.done = page.next === null;
+        heartbeat(progress);
+      }
+      const { cards, expiringSoon, warned } = progress;
+      return { outcome: 'swept', gateway: base.gateway, cards, expiringSoon, warned };
+    },
+  };
+}

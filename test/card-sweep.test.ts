@@ -1,0 +1,276 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { expiryWarningEventId } from '../activities/card-sweep.js';
+import { cardHealthSweepWorkflowId } from '../domain/card-health.js';
+import { StoredEventSchema } from '../domain/events.js';
+import { sha256 } from '../runtime/crypto.js';
+import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
+import { ensureCardHealthSweep } from '../services/card-sweep.js';
+import { runCli, type CliRun } from './support/cli.js';
+import { eventsOf } from './support/events.js';
+import { formTokenOf, getPage, onServer, postForm } from './support/pages.js';
+import { call, startStack, type Stack } from './support/stack.js';
+import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
+import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+
+// The card health sweep end to end: cards saved through the hosted page (test gateway) or held by Stripe,
+// swept by the operator's `recoup accounts sweep` on the real workers, warned about by a signed webhook
+// whose 14-day link opens the card-update page.
+
+const dbName = `sweep_${randomUUID().slice(0, 8)}`;
+const masterKey = randomBytes(32);
+let dataDir: string;
+let stack: Stack;
+let receiver: Receiver;
+let stripe: StripeEmulator;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'recoup-sweep-'));
+  stack = await startStack({ dbName, masterKey });
+  receiver = await startReceiver();
+  stripe = await startStripeEmulator();
+});
+afterAll(async () => {
+  await stripe?.close();
+  await receiver?.close();
+  await stack?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const recoup = (...args: string[]): Promise<CliRun> =>
+  runCli(args, {
+    MONGODB_URI: `${inject('mongoUri')}${dbName}`,
+    DATA_DIR: dataDir,
+    RECOUP_MASTER_KEY: masterKey.toString('base64'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: stack.taskQueuePrefix,
+  });
+
+interface SweepJson {
+  clientId: string;
+  workflowId: string;
+  outcome: string;
+  gateway: string;
+  cards: number;
+  expiringSoon: number;
+  warned: number;
+}
+
+async function sweep(clientId: string): Promise<SweepJson> {
+  const run = await recoup('accounts', 'sweep', clientId, '--json');
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  return JSON.parse(run.stdout) as SweepJson;
+}
+
+const now = new Date();
+/** MM/YY of this month (a card valid to the end of it: at most 30 days left) and of a card good for years. */
+const thisMonth = `${String(now.getUTCMonth() + 1).padStart(2, '0')}/${String(now.getUTCFullYear() % 100)}`;
+const farAway = { month: 12, year: now.getUTCFullYear() + 3 };
+
+/** Saves a test card through the hosted card-update page, as a customer does; returns its new token. */
+async function saveCardOnPage(apiKey: string, expiry: string, customerEmail: string): Promise<string> {
+  const link = await call<{ url: string }>(stack.baseUrl, 'POST', '/api/recovery/update-card/generate', {
+    key: apiKey,
+    body: { paymentMethodToken: `tok_old_${randomUUID().slice(0, 6)}`, customerEmail },
+  });
+  const url = onServer(stack.baseUrl, link.body.url);
+  const page = await getPage(url);
+  const saved = await postForm(url, {
+    _form: formTokenOf(page.html),
+    number: '4242 4242 4242 4242',
+    expiry,
+    cvc: '123',
+  });
+  expect(saved.status).toBeLessThan(400);
+  const card = await stack.stores.db
+    .collection<{ _id: string; customerEmail: string }>('sandboxCards')
+    .findOne({ customerEmail });
+  return card!._id;
+}
+
+type Body = Record<string, unknown>;
+const warningsTo = (r: Receiver, token: string) =>
+  r.received
+    .map((req) => ({ req, body: JSON.parse(req.raw.toString('utf8')) as Body }))
+    .filter(({ body }) => body.event === 'card.expiring_soon' && body.paymentMethodToken === token);
+
+async function waitFor<T>(read: () => T[], count: number): Promise<T[]> {
+  const deadline = Date.now() + 15_000;
+  while (read().length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  return read();
+}
+
+describe('the card health sweep of a sandbox account', () => {
+  it('warns once about a saved card that expires within daysBeforeExpiry, signed, with a 14-day link to the card-update page', async () => {
+    const { account, apiKey, webhookSigningSecret } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      cardHealthSweep: { enabled: true, daysBeforeExpiry: 30 },
+    });
+    const expiring = await saveCardOnPage(apiKey, thisMonth, 'ada@example.com');
+    const lasting = await saveCardOnPage(
+      apiKey,
+      `${farAway.month}/${farAway.year % 100}`,
+      'grace@example.com',
+    );
+
+    const first = await sweep(account.id);
+    expect(first).toMatchObject({
+      outcome: 'swept',
+      gateway: 'test',
+      cards: 2,
+      expiringSoon: 1,
+      warned: 1,
+    });
+    expect(first.workflowId).toMatch(new RegExp(`^card-sweep-${account.id}-manual-`));
+
+    const [warning, ...more] = await waitFor(() => warningsTo(receiver, expiring), 1);
+    expect(more).toHaveLength(0);
+    expect(warningsTo(receiver, lasting)).toHaveLength(0);
+    const { req, body } = warning!;
+    expect(
+      verifyWebhookSignature(req.raw, req.headers['x-service-signature'] as string, webhookSigningSecret),
+    ).toBe(true);
+    expect(StoredEventSchema.safeParse(body).success).toBe(true);
+    const lastDay = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 0)).getUTCDate();
+    expect(body).toMatchObject({
+      event: 'card.expiring_soon',
+      clientId: account.id,
+      expiryMonth: now.getUTCMonth() + 1,
+      expiryYear: now.getUTCFullYear(),
+      daysUntilExpiry: lastDay - now.getUTCDate(),
+      customerEmail: 'ada@example.com',
+      preemptive: true,
+      eventId: expiryWarningEventId(account.id, {
+        token: expiring,
+        expMonth: now.getUTCMonth() + 1,
+        expYear: now.getUTCFullYear(),
+      }),
+    });
+    expect(String(body.message)).toMatch(/visa card ending 4242 expires at the end of/);
+
+    // The link is a card-update link valid 14 days, and it opens the hosted page.
+    const url = String(body.cardUpdateUrl);
+    const token = /\/update-card\/([A-Za-z0-9_-]{43})$/.exec(url)?.[1];
+    const link = await stack.stores.db
+      .collection<{ _id: string; kind: string; expiresAt: Date; createdAt: Date }>('links')
+      .findOne({ _id: sha256(token!) });
+    expect(link?.kind).toBe('card_update');
+    expect(link!.expiresAt.getTime() - link!.createdAt.getTime()).toBe(14 * 86_400_000);
+    expect((await getPage(onServer(stack.baseUrl, url))).status).toBe(200);
+
+    // The next sweep sees the same card and expiry: no second warning.
+    expect(await sweep(account.id)).toMatchObject({ cards: 2, expiringSoon: 1, warned: 0 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(warningsTo(receiver, expiring)).toHaveLength(1);
+  });
+
+  it('the customer saves a new card through the warning’s link: card.updated names the old and the new token', async () => {
+    const { account, apiKey } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      cardHealthSweep: { enabled: true, daysBeforeExpiry: 30 },
+    });
+    const expiring = await saveCardOnPage(apiKey, thisMonth, 'linus@example.com');
+    await sweep(account.id);
+    const [warning] = await waitFor(() => warningsTo(receiver, expiring), 1);
+    const url = onServer(stack.baseUrl, String(warning!.body.cardUpdateUrl));
+    const page = await getPage(url);
+    const saved = await postForm(url, {
+      _form: formTokenOf(page.html),
+      number: '5555 5555 5555 4444',
+      expiry: `${farAway.month}/${farAway.year % 100}`,
+      cvc: '123',
+    });
+    expect(saved.status).toBeLessThan(400);
+    const events = await eventsOf(stack, account.id, ['card.updated']);
+    const updated = events.find((e) => e.type === 'card.updated');
+    expect(updated?.payload).toMatchObject({
+      oldPaymentMethodToken: expiring,
+      newPaymentMethodToken: expect.stringMatching(/^tok_mastercard_/),
+    });
+  });
+
+  it('sweeps only the account’s own cards', async () => {
+    const other = await stack.createAccount({ cardHealthSweep: { enabled: true, daysBeforeExpiry: 90 } });
+    expect(await sweep(other.account.id)).toMatchObject({ outcome: 'swept', cards: 0, warned: 0 });
+  });
+
+  it('refuses to sweep an account whose sweep is disabled, and starts nothing', async () => {
+    const { account, apiKey } = await stack.createAccount({ webhookUrl: receiver.url });
+    const card = await saveCardOnPage(apiKey, thisMonth, 'off@example.com');
+    const run = await recoup('accounts', 'sweep', account.id);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/card health sweep of .* is disabled; enable it with recoup accounts update/);
+    const events = await stack.stores.events.list({ accountId: account.id, limit: 10 });
+    expect(events.map((e) => e.type)).toEqual(['card.updated']); // the card saved on the page, nothing more
+    expect(warningsTo(receiver, card)).toHaveLength(0);
+    expect((await recoup('accounts', 'sweep', 'acct_unknown')).code).toBe(1);
+  });
+
+  it('the worker’s daily sweep is one workflow per deployment, started once however many workers start it', async () => {
+    const ids = await Promise.all([1, 2, 3].map(() => ensureCardHealthSweep(stack.temporal, stack.queues)));
+    expect(new Set(ids)).toEqual(new Set([cardHealthSweepWorkflowId(stack.queues.recovery)]));
+    const handle = stack.temporal.workflow.getHandle(ids[0]!);
+    const described = await handle.describe();
+    expect(described.type).toBe('cardHealthSweepWorkflow');
+    expect(described.status.name).toBe('RUNNING');
+    await handle.terminate('test done');
+  });
+});
+
+describe('the card health sweep of a Stripe account', () => {
+  it('pages through the customers and warns about default cards that expire soon, with the customer’s email', async () => {
+    const expiringCard = `pm_${randomUUID().slice(0, 12)}`;
+    stripe.addCustomer({
+      email: 'stripe.customer@example.com',
+      card: {
+        id: expiringCard,
+        brand: 'mastercard',
+        last4: '4444',
+        expMonth: now.getUTCMonth() + 1,
+        expYear: now.getUTCFullYear(),
+      },
+    });
+    stripe.addCustomer({ email: 'nocard@example.com' });
+    // More than one page (100 customers): the sweep has to follow the cursor.
+    for (let i = 0; i < 120; i += 1)
+      stripe.addCustomer({
+        email: `long.${i}@example.com`,
+        card: {
+          id: `pm_long_${i}`,
+          brand: 'visa',
+          last4: '4242',
+          expMonth: farAway.month,
+          expYear: farAway.year,
+        },
+      });
+    const { account } = await stack.createAccount(
+      { webhookUrl: receiver.url, cardHealthSweep: { enabled: true, daysBeforeExpiry: 31 } },
+      [
+        {
+          name: 'stripe',
+          kind: 'stripe',
+          test: false,
+          credentials: { secretKey: stripe.secretKey, apiBase: stripe.url },
+        },
+      ],
+    );
+    expect(await sweep(account.id)).toMatchObject({
+      outcome: 'swept',
+      gateway: 'stripe',
+      cards: 121,
+      expiringSoon: 1,
+      warned: 1,
+    });
+    const [warning] = await waitFor(() => warningsTo(receiver, expiringCard), 1);
+    expect(warning!.body).toMatchObject({
+      customerEmail: 'stripe.customer@example.com',
+      expiryMonth: now.getUTCMonth() + 1,
+      preemptive: true,
+    });
+    expect(String(warning!.body.message)).toMatch(/mastercard card ending 4444/);
+  });
+});

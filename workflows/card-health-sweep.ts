@@ -1,0 +1,66 @@
+import { continueAsNew, executeChild, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { CardSweepResult } from '../activities/card-sweep.js';
+import { cardSweepWorkflowId, nextSweepAt, sweepDay } from '../domain/card-health.js';
+import { searchAttributeKeys } from '../domain/search-attributes.js';
+
+const { cardSweepTargets } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
+});
+
+/**
+ * A sweep pages through the gateway's cards and reports each page with a heartbeat: a worker that dies is
+ * noticed within two minutes and the retry goes on from the last page. A gateway that keeps failing (a
+ * revoked key) gives up after about a day; the next day's sweep tries again.
+ */
+const { sweepAccountCards } = proxyActivities<Activities>({
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: {
+    initialInterval: '1 minute',
+    backoffCoefficient: 2,
+    maximumInterval: '2 hours',
+    maximumAttempts: 15,
+  },
+});
+
+/** One account's card health sweep, as of the workflow's clock. */
+export async function cardSweepWorkflow(input: { accountId: string }): Promise<CardSweepResult> {
+  return sweepAccountCards({ accountId: input.accountId, asOf: Date.now() });
+}
+
+/** How many accounts are swept at once. */
+const parallelSweeps = 4;
+/** Days of sweeps before the history starts over (continue-as-new), so it never grows without bound. */
+const daysPerHistory = 30;
+
+/** Sweeps one account as a child workflow named for the day; a sweep that fails waits for the next day. */
+async function sweepOnce(accountId: string, day: string): Promise<void> {
+  try {
+    await executeChild(cardSweepWorkflow, {
+      workflowId: cardSweepWorkflowId(accountId, day),
+      args: [{ accountId }],
+      typedSearchAttributes: [{ key: searchAttributeKeys.accountId, value: accountId }],
+    });
+  } catch (error) {
+    // Failed (the Temporal UI shows why) or already swept today: the other accounts go on either way.
+    if (isCancellation(error)) throw error;
+  }
+}
+
+/**
+ * The deployment's daily card health sweep (started by every worker, once): each day at the sweep hour it
+ * sweeps every account whose sweep is enabled, a few at a time, each in its own child workflow
+ * `card-sweep-<clientId>-<date>`.
+ */
+export async function cardHealthSweepWorkflow(): Promise<void> {
+  for (let day = 0; day < daysPerHistory; day += 1) {
+    await sleep(nextSweepAt(Date.now()) - Date.now());
+    const today = sweepDay(Date.now());
+    const accounts = await cardSweepTargets();
+    for (let i = 0; i < accounts.length; i += parallelSweeps)
+      await Promise.all(accounts.slice(i, i + parallelSweeps).map((id) => sweepOnce(id, today)));
+  }
+  await continueAsNew<typeof cardHealthSweepWorkflow>();
+}
