@@ -3,10 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { expiryWarningEventId } from '../activities/card-sweep.js';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { cardSweepActivities, expiryWarningEventId } from '../activities/card-sweep.js';
 import { cardHealthSweepWorkflowId } from '../domain/card-health.js';
 import { StoredEventSchema } from '../domain/events.js';
 import { sha256 } from '../runtime/crypto.js';
+import { createLogger } from '../runtime/logger.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { ensureCardHealthSweep } from '../services/card-sweep.js';
 import { runCli, type CliRun } from './support/cli.js';
@@ -272,5 +274,57 @@ describe('the card health sweep of a Stripe account', () => {
       preemptive: true,
     });
     expect(String(warning!.body.message)).toMatch(/mastercard card ending 4444/);
+  });
+});
+
+describe('a sweep retried after its worker died', () => {
+  it('goes on from the last page its heartbeat reported, without listing the earlier cards again', async () => {
+    const own = await startStripeEmulator();
+    try {
+      const ids = Array.from({ length: 130 }, (_, i) =>
+        own.addCustomer({
+          email: `c${i}@example.com`,
+          card: {
+            id: `pm_resume_${i}`,
+            brand: 'visa',
+            last4: '4242',
+            // The first page's cards expire this month: a sweep that started over would warn about them.
+            expMonth: i < 100 ? now.getUTCMonth() + 1 : farAway.month,
+            expYear: i < 100 ? now.getUTCFullYear() : farAway.year,
+          },
+        }),
+      );
+      const { account } = await stack.createAccount(
+        { webhookUrl: receiver.url, cardHealthSweep: { enabled: true, daysBeforeExpiry: 31 } },
+        [
+          {
+            name: 'stripe',
+            kind: 'stripe',
+            test: false,
+            credentials: { secretKey: own.secretKey, apiBase: own.url },
+          },
+        ],
+      );
+      const { sweepAccountCards } = cardSweepActivities({
+        stores: stack.stores,
+        temporal: stack.temporal,
+        queues: stack.queues,
+        events: stack.events,
+        log: createLogger('silent', 'test'),
+        clock: () => new Date(),
+        publicBaseUrl: stack.baseUrl,
+      });
+      // The first attempt had swept the first page (100 cards, 100 warnings) and said so before dying.
+      const reported = { after: ids[99], done: false, cards: 100, expiringSoon: 100, warned: 100 };
+      const env = new MockActivityEnvironment({ heartbeatDetails: reported });
+      const beats: unknown[] = [];
+      env.on('heartbeat', (d: unknown) => beats.push(d));
+      const result = await env.run(sweepAccountCards, { accountId: account.id, asOf: Date.now() });
+      expect(result).toMatchObject({ outcome: 'swept', cards: 130, expiringSoon: 100, warned: 100 });
+      expect(beats.at(-1)).toMatchObject({ done: true, cards: 130 });
+      expect(await stack.stores.events.list({ accountId: account.id, limit: 10 })).toHaveLength(0);
+    } finally {
+      await own.close();
+    }
   });
 });

@@ -1,0 +1,126 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CardSweepResult } from '../activities/card-sweep.js';
+import { cardSweepWorkflowId, sweepDay, sweepHourUtc } from '../domain/card-health.js';
+import { serverClock } from '../scripts/time-skipping.js';
+import { ensureCardHealthSweep } from '../services/card-sweep.js';
+import { startStack, type Stack } from './support/stack.js';
+import { startTimeSkipping } from './support/time-skipping.js';
+import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+
+// The daily card health sweep on Temporal's time-skipping server: a month of daily sweeps in seconds, with
+// the real workers, activities and FerretDB.
+
+let env: TestWorkflowEnvironment;
+let stack: Stack;
+let receiver: Receiver;
+const day = 86_400_000;
+
+beforeAll(async () => {
+  env = await startTimeSkipping();
+  stack = await startStack({
+    temporal: { client: env.client, nativeConnection: env.nativeConnection },
+    clock: serverClock,
+  });
+  receiver = await startReceiver({ now: () => env.currentTimeMs() });
+});
+afterAll(async () => {
+  await receiver?.close();
+  await stack?.close();
+  await env?.teardown();
+});
+
+/** Skips the server's clock forward to `at` (epoch ms). */
+async function skipTo(at: number): Promise<void> {
+  const now = await env.currentTimeMs();
+  if (at > now) await env.sleep(at - now);
+}
+
+async function sweepOf(accountId: string, at: number): Promise<CardSweepResult> {
+  return env.client.workflow
+    .getHandle<() => Promise<CardSweepResult>>(cardSweepWorkflowId(accountId, sweepDay(at)))
+    .result();
+}
+
+describe('the daily card health sweep', () => {
+  it('warns about a card on the first day it is within daysBeforeExpiry, once, and sweeps only enabled accounts, day after day', async () => {
+    const now = new Date(await env.currentTimeMs());
+    // Noon on the 1st of next month; the card is valid to the end of that month.
+    const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1, 12);
+    const expiry = { expMonth: new Date(start).getUTCMonth() + 1, expYear: new Date(start).getUTCFullYear() };
+    const lastValidDay = Date.UTC(expiry.expYear, expiry.expMonth, 0);
+    const warningDay = lastValidDay - 7 * day; // 7 days before: daysBeforeExpiry
+    await skipTo(start);
+
+    const saveCard = (accountId: string, token: string) =>
+      stack.stores.sandbox.saveCard({
+        _id: token,
+        accountId,
+        gateway: 'test',
+        brand: 'visa',
+        last4: '4242',
+        ...expiry,
+        customerEmail: 'ada@example.com',
+        createdAt: new Date(start),
+      });
+    const on = await stack.createAccount({
+      webhookUrl: receiver.url,
+      cardHealthSweep: { enabled: true, daysBeforeExpiry: 7 },
+    });
+    const off = await stack.createAccount({ webhookUrl: receiver.url });
+    await saveCard(on.account.id, `tok_visa_on_${on.account.id}`);
+    await saveCard(off.account.id, `tok_visa_off_${off.account.id}`);
+
+    const workflowId = await ensureCardHealthSweep(env.client, stack.queues);
+    const firstRun = (await env.client.workflow.getHandle(workflowId).describe()).runId;
+    const warnings = async (accountId: string) =>
+      (await stack.stores.events.list({ accountId, limit: 100 })).filter(
+        (e) => e.type === 'card.expiring_soon',
+      );
+
+    // The day before the card enters the window: swept, nothing to warn about.
+    await skipTo(warningDay - day + 12 * 3_600_000);
+    expect(await warnings(on.account.id)).toHaveLength(0);
+    expect(await sweepOf(on.account.id, warningDay - day)).toMatchObject({
+      outcome: 'swept',
+      cards: 1,
+      expiringSoon: 0,
+      warned: 0,
+    });
+
+    // That day's sweep at the sweep hour warns, with 7 days to go.
+    await skipTo(warningDay + 12 * 3_600_000);
+    const [warning, ...more] = await warnings(on.account.id);
+    expect(more).toHaveLength(0);
+    expect(warning!.createdAt.getTime() - warningDay).toBeGreaterThanOrEqual(sweepHourUtc * 3_600_000);
+    expect(warning!.createdAt.getTime() - warningDay).toBeLessThan((sweepHourUtc + 1) * 3_600_000);
+    expect(warning!.payload).toMatchObject({
+      event: 'card.expiring_soon',
+      paymentMethodToken: `tok_visa_on_${on.account.id}`,
+      daysUntilExpiry: 7,
+      preemptive: true,
+      customerEmail: 'ada@example.com',
+    });
+    expect(await sweepOf(on.account.id, warningDay)).toMatchObject({ expiringSoon: 1, warned: 1 });
+
+    // Every later day sees the card again, and never warns twice; after it expires it is no longer counted.
+    await skipTo(lastValidDay + 3 * day);
+    expect(await warnings(on.account.id)).toHaveLength(1);
+    expect(await sweepOf(on.account.id, warningDay + day)).toMatchObject({ expiringSoon: 1, warned: 0 });
+    expect(await sweepOf(on.account.id, lastValidDay)).toMatchObject({ expiringSoon: 1, warned: 0 });
+    expect(await sweepOf(on.account.id, lastValidDay + day)).toMatchObject({ cards: 1, expiringSoon: 0 });
+
+    // The account whose sweep is off is never swept, on any day.
+    expect(await warnings(off.account.id)).toHaveLength(0);
+    await expect(sweepOf(off.account.id, warningDay)).rejects.toBeInstanceOf(WorkflowNotFoundError);
+
+    // A month of days later the daily workflow has started a new history and goes on sweeping.
+    await skipTo(start + 33 * day);
+    const latest = await env.client.workflow.getHandle(workflowId).describe();
+    expect(latest.status.name).toBe('RUNNING');
+    expect(latest.runId).not.toBe(firstRun);
+    expect(await sweepOf(on.account.id, start + 32 * day)).toMatchObject({ outcome: 'swept', cards: 1 });
+    await env.client.workflow.getHandle(workflowId).terminate('test done');
+  });
+});
