@@ -6,7 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { cardHealthSweepWorkflowId } from '../domain/card-health.js';
 import { freePort } from '../scripts/servers.js';
+import { taskQueues } from '../worker/task-queues.js';
 import { call } from './support/stack.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -78,6 +81,24 @@ function refusesConnections(port: number): Promise<boolean> {
   });
 }
 
+/** The status of the daily card health sweep the worker started, once it has (null if not within 20 s). */
+async function sweepStatus(): Promise<string | null> {
+  const connection = await Connection.connect({ address: `127.0.0.1:${env.TEMPORAL_PORT}` });
+  try {
+    const handle = new Client({ connection }).workflow.getHandle(
+      cardHealthSweepWorkflowId(taskQueues('recoup').recovery),
+    );
+    for (let i = 0; i < 40; i += 1) {
+      const found = await handle.describe().catch(() => null);
+      if (found) return found.status.name;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    return null;
+  } finally {
+    await connection.close();
+  }
+}
+
 const statusOfUnknown = (apiUrl: string, key?: string) =>
   call(apiUrl, 'GET', `/api/recovery/status/${randomUUID()}`, key ? { key } : {});
 
@@ -116,6 +137,7 @@ describe('npm start (the dev stack)', () => {
     expect((await statusOfUnknown(first.apiUrl)).status).toBe(401);
     expect((await statusOfUnknown(first.apiUrl, first.apiKey)).status).toBe(404);
     expect(statSync(join(dataDir, 'demo-account.json')).mode & 0o777).toBe(0o600);
+    expect(await sweepStatus()).toBe('RUNNING');
 
     expect(await stop(first.child)).toBe(0);
     expect(first.output()).toMatch(/dev-stack \| stopped\.\s*$/);
