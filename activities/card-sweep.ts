@@ -1,7 +1,7 @@
 import { activityInfo, heartbeat } from '@temporalio/activity';
 import { z } from 'zod';
 import { daysUntilExpiry, expiresSoon } from '../domain/card-health.js';
-import { sha256 } from '../runtime/crypto.js';
+import { stableEventId } from '../runtime/crypto.js';
 import { createLinkService } from '../services/links.js';
 import type { Account } from '../store/accounts.js';
 import type { ActivityDeps } from './deps.js';
@@ -41,11 +41,8 @@ const Email = z.email();
 export function expiryWarningEventId(
   accountId: string,
   card: Pick<CardOnFile, 'token' | 'expMonth' | 'expYear'>,
-) {
-  const hex = sha256(`card.expiring_soon\n${accountId}\n${card.token}\n${card.expYear}-${card.expMonth}`);
-  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20, 32)].join(
-    '-',
-  );
+): string {
+  return stableEventId('card.expiring_soon', accountId, card.token, `${card.expYear}-${card.expMonth}`);
 }
 
 /** The card health sweep: reads an account's cards on file and warns about those about to expire. */

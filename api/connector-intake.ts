@@ -1,9 +1,18 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { ConnectorAction, ConnectorPlatform, ReportedFailure } from '../domain/connectors.js';
+import { z } from 'zod';
+import { daysUntilExpiry } from '../domain/card-health.js';
+import type {
+  ConnectorAction,
+  ConnectorPlatform,
+  ExpiringCard,
+  ReportedFailure,
+} from '../domain/connectors.js';
 import { tokenFitsKind } from '../domain/gateway-kinds.js';
 import { recoveryRequestFor } from '../domain/recovery-request.js';
 import { statusOf } from '../domain/recovery.js';
+import { stableEventId } from '../runtime/crypto.js';
 import type { Logger } from '../runtime/logger.js';
+import type { EventPublisher } from '../services/events.js';
 import { retryWithNewCard } from '../services/card-retry.js';
 import type { Account } from '../store/accounts.js';
 import type { Stores } from '../store/index.js';
@@ -21,7 +30,10 @@ export interface ConnectorIntakeDeps {
   queues: TaskQueues;
   clock: () => Date;
   log: Logger;
+  events: EventPublisher;
 }
+
+const Email = z.email();
 
 /** Request fields a platform adds to the payment itself: helpful to the engine, never worth refusing it for. */
 const enrichment = new Set(['customerEmail', 'cardOrigin', 'binPrefix', 'originalDeclineCode']);
@@ -31,15 +43,16 @@ export type ConnectorReceipt =
   | { action: 'recovery_started' | 'already_received'; transactionId: string }
   | { action: 'card_updated'; recoveriesRetried: number }
   | { action: 'paid_elsewhere'; transactionId: string | null }
+  | { action: 'card_expiring'; eventId: string }
   | { action: 'ignored'; reason: string };
 
 /**
  * Carries out what a platform event asks: a failed payment becomes a recovery (through the same intake
  * checks as execute, keyed by the platform's invoice id), a new card retries the customer's queued
- * recoveries, a payment made elsewhere stops the invoice's recovery.
+ * recoveries, a payment made elsewhere stops the invoice's recovery, an expiry notice is forwarded.
  */
 export function createConnectorIntake(deps: ConnectorIntakeDeps) {
-  const { stores, temporal, clock, log } = deps;
+  const { stores, temporal, clock, log, events } = deps;
 
   async function failure(
     account: Account,
@@ -116,10 +129,45 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     return { action: 'paid_elsewhere', transactionId: recovery.publicId };
   }
 
+  /**
+   * The platform's notice of a card about to expire, as card.expiring_soon with the platform's expMonth and
+   * expYear. Published under an id derived from the platform's event id: a retry of the notice after a
+   * crash finds it sent.
+   */
+  async function expiring(
+    account: Account,
+    platform: ConnectorPlatform,
+    platformEventId: string,
+    card: ExpiringCard,
+  ): Promise<ConnectorReceipt> {
+    const now = clock();
+    const days = daysUntilExpiry(card, now.getTime(), account.settings.timezone);
+    const expiry = `${String(card.expMonth).padStart(2, '0')}/${card.expYear}`;
+    const { eventId } = await events.publish(
+      account.id,
+      {
+        event: 'card.expiring_soon',
+        clientId: account.id,
+        paymentMethodToken: card.token,
+        expMonth: card.expMonth,
+        expYear: card.expYear,
+        ...(days >= 0 ? { daysUntilExpiry: days } : {}),
+        ...(card.customerEmail && Email.safeParse(card.customerEmail).success
+          ? { customerEmail: card.customerEmail }
+          : {}),
+        message: `${platform} reports that the ${card.brand} card ending ${card.last4} expires at the end of ${expiry}; ask the customer to update it before their next renewal.`,
+        timestamp: now.toISOString(),
+      },
+      { eventId: stableEventId('connector', account.id, platform, platformEventId) },
+    );
+    return { action: 'card_expiring', eventId };
+  }
+
   return {
     apply(
       account: Account,
       platform: ConnectorPlatform,
+      platformEventId: string,
       action: ConnectorAction,
       requestId: string,
     ): Promise<ConnectorReceipt> {
@@ -130,6 +178,8 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
           return cardUpdated(account, platform, action.customerId, action.newToken);
         case 'paid':
           return paid(account, platform, action.invoiceId);
+        case 'card_expiring':
+          return expiring(account, platform, platformEventId, action.card);
         case 'ignored':
           return Promise.resolve({ action: 'ignored', reason: action.reason });
       }

@@ -33,6 +33,16 @@ export interface ReportedFailure {
   binPrefix?: string;
 }
 
+/** A card the platform says is about to expire. */
+export interface ExpiringCard {
+  token: string;
+  expMonth: number;
+  expYear: number;
+  brand: string;
+  last4: string;
+  customerEmail: string | null;
+}
+
 /** What one platform event asks of Recoup. */
 export type ConnectorAction =
   | { kind: 'failure'; failure: ReportedFailure }
@@ -40,6 +50,8 @@ export type ConnectorAction =
   | { kind: 'card_updated'; customerId: string; newToken: string }
   /** The invoice was paid outside Recoup (the platform's own retry, the customer): stop retrying it. */
   | { kind: 'paid'; invoiceId: string }
+  /** The platform's own expiry notice: forwarded to the merchant as card.expiring_soon. */
+  | { kind: 'card_expiring'; card: ExpiringCard }
   | { kind: 'ignored'; reason: string };
 
 /**

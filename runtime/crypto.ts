@@ -19,6 +19,17 @@ export function sha256(value: string): string {
   return createHash('sha256').update(value).digest('hex');
 }
 
+/**
+ * A UUID-shaped id derived from `parts`: the same parts always give the same id (events that must be sent
+ * once per fact, such as one warning per card and expiry, are published under it).
+ */
+export function stableEventId(...parts: string[]): string {
+  const hex = sha256(parts.join('\n'));
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20, 32)].join(
+    '-',
+  );
+}
+
 /** Constant-time string comparison. */
 export function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a);

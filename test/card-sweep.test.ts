@@ -305,7 +305,7 @@ describe('a sweep retried after its worker died', () => {
           },
         ],
       );
-      const { sweepAccountCards } = cardSweepActivities({
+      const activities = cardSweepActivities({
         stores: stack.stores,
         temporal: stack.temporal,
         queues: stack.queues,
@@ -319,7 +319,10 @@ describe('a sweep retried after its worker died', () => {
       const env = new MockActivityEnvironment({ heartbeatDetails: reported });
       const beats: unknown[] = [];
       env.on('heartbeat', (d: unknown) => beats.push(d));
-      const result = await env.run(sweepAccountCards, { accountId: account.id, asOf: Date.now() });
+      const result = await env.run(
+        (input: { accountId: string; asOf: number }) => activities.sweepAccountCards(input),
+        { accountId: account.id, asOf: Date.now() },
+      );
       expect(result).toMatchObject({ outcome: 'swept', cards: 130, expiringSoon: 100, warned: 100 });
       expect(beats.at(-1)).toMatchObject({ done: true, cards: 130 });
       expect(await stack.stores.events.list({ accountId: account.id, limit: 10 })).toHaveLength(0);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChargebeeEmulator, type ChargebeeEmulator } from './support/chargebee-emulator.js';
 import {
   cardUpdateRecovers,
+  expiryNoticeForwarded,
   postWebhook,
   recoveryOfInvoice,
   redeliveryIsDuplicate,
@@ -174,6 +175,58 @@ describe('Chargebee connector: payment_failed', () => {
     const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.writeBack !== undefined);
     expect(doc?.writeBack).toBe('already_paid');
     expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
+  });
+});
+
+describe('Chargebee connector: payment_source_expiring', () => {
+  it('forwards Chargebee’s notice as one card.expiring_soon with expMonth/expYear and the gateway token', async () => {
+    const accountId = await connectedAccount(false);
+    const notice = event('payment_source_expiring', {
+      customer: { id: 'AzZexpiring', email: 'expiring@example.com' },
+      payment_source: {
+        id: 'pm_AzZexpiring',
+        customer_id: 'AzZexpiring',
+        type: 'card',
+        status: 'expiring',
+        gateway: 'stripe',
+        reference_id: 'cus_Exp/card_expiring1',
+        card: {
+          brand: 'visa',
+          last4: '1111',
+          iin: '411111',
+          funding_type: 'credit',
+          expiry_month: 1,
+          expiry_year: 2031,
+        },
+      },
+    });
+    const payload = await expiryNoticeForwarded(
+      stack,
+      accountId,
+      () => postWebhook(stack, 'chargebee', accountId, JSON.stringify(notice), webhookAuth),
+      {
+        paymentMethodToken: 'card_expiring1',
+        expMonth: 1,
+        expYear: 2031,
+        customerEmail: 'expiring@example.com',
+        daysUntilExpiry: expect.any(Number),
+      },
+    );
+    expect(payload.message).toMatch(
+      /^chargebee reports that the visa card ending 1111 expires at the end of 01\/2031/,
+    );
+  });
+
+  it('ignores a notice that names no card expiry', async () => {
+    const accountId = await connectedAccount(false);
+    const notice = event('payment_source_expiring', {
+      payment_source: { id: 'pm_x', customer_id: 'c', type: 'direct_debit', reference_id: 'md_1' },
+    });
+    const res = await postWebhook(stack, 'chargebee', accountId, JSON.stringify(notice), webhookAuth);
+    expect(res.body).toMatchObject({
+      action: 'ignored',
+      reason: expect.stringMatching(/no card with its expiry/),
+    });
   });
 });
 

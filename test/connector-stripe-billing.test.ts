@@ -5,6 +5,7 @@ import { attemptKeyField } from '../activities/gateways/stripe.js';
 import type { GatewayConfig } from '../domain/settings.js';
 import {
   cardUpdateRecovers,
+  expiryNoticeForwarded,
   postWebhook,
   recoveryOfInvoice,
   redeliveryIsDuplicate,
@@ -300,5 +301,40 @@ describe('Stripe Billing connector: after the failure', () => {
       expect(res.body).toMatchObject({ received: true, action: 'ignored', reason: expect.any(String) });
     }
     expect(await stack.stores.recoveries.findByKey(account.id, 'in_nopayment')).toBeNull();
+  });
+});
+
+describe('Stripe Billing connector: customer.source.expiring', () => {
+  it('forwards Stripe’s notice of an expiring card source as one card.expiring_soon', async () => {
+    const account = await connectedAccount();
+    const card = {
+      id: 'card_expiring1',
+      object: 'card',
+      brand: 'MasterCard',
+      last4: '4444',
+      exp_month: 12,
+      exp_year: 2030,
+      customer: 'cus_expiring',
+      country: 'NO',
+    };
+    const event = signed('customer.source.expiring', card);
+    const payload = await expiryNoticeForwarded(
+      stack,
+      account.id,
+      () => postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers),
+      { paymentMethodToken: 'card_expiring1', expMonth: 12, expYear: 2030 },
+    );
+    expect(payload.message).toMatch(/^stripe-billing reports that the MasterCard card ending 4444/);
+    expect(payload).not.toHaveProperty('customerEmail');
+  });
+
+  it('ignores an expiring source that is not a card', async () => {
+    const account = await connectedAccount();
+    const event = signed('customer.source.expiring', { id: 'src_1', object: 'source', type: 'sepa_debit' });
+    const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(res.body).toMatchObject({
+      action: 'ignored',
+      reason: 'The expiring source is a source, not a card',
+    });
   });
 });

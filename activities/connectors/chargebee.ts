@@ -61,6 +61,21 @@ const PaymentSourceUpdatedEvent = z.object({
   }),
 });
 
+const PaymentSourceExpiringEvent = z.object({
+  content: z.object({
+    customer: z.object({ email: text }).nullish(),
+    payment_source: z.object({
+      reference_id: z.string(),
+      card: z.object({
+        brand: z.string(),
+        last4: z.string(),
+        expiry_month: z.int().min(1).max(12),
+        expiry_year: z.int().min(2000).max(9999),
+      }),
+    }),
+  }),
+});
+
 /**
  * The token Recoup charges: card gateways' reference_id is `<gateway customer>/<gateway payment method>`
  * (Stripe: cus_…/pm_… or cus_…/card_…), and the gateway charges the last part.
@@ -114,6 +129,26 @@ function paymentSourceUpdated(payload: unknown): ConnectorAction {
   return newToken
     ? { kind: 'card_updated', customerId: source.customer_id, newToken }
     : ignored('The payment source has no gateway reference');
+}
+
+/** Chargebee's notice of a card source about to expire: forwarded as card.expiring_soon. */
+function paymentSourceExpiring(payload: unknown): ConnectorAction {
+  const parsed = PaymentSourceExpiringEvent.safeParse(payload);
+  if (!parsed.success) return ignored('The payment_source_expiring event names no card with its expiry');
+  const { customer, payment_source: source } = parsed.data.content;
+  const token = tokenOf(source.reference_id);
+  if (!token) return ignored('The payment source has no gateway reference');
+  return {
+    kind: 'card_expiring',
+    card: {
+      token,
+      expMonth: source.card.expiry_month,
+      expYear: source.card.expiry_year,
+      brand: source.card.brand,
+      last4: source.card.last4,
+      customerEmail: customer?.email ?? null,
+    },
+  };
 }
 
 /**
@@ -207,6 +242,8 @@ export const chargebee: PlatformConnector<ChargebeeConfig> = {
         return Promise.resolve(paymentFailed(event.payload));
       case 'payment_source_updated':
         return Promise.resolve(paymentSourceUpdated(event.payload));
+      case 'payment_source_expiring':
+        return Promise.resolve(paymentSourceExpiring(event.payload));
       case 'not_an_event':
         return Promise.resolve(ignored('The body is not a Chargebee event'));
       default:

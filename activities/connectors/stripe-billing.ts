@@ -106,6 +106,23 @@ async function interpret(
         ? { kind: 'card_updated', customerId, newToken: method.id }
         : { kind: 'ignored', reason: 'The payment method belongs to no customer' };
     }
+    case 'customer.source.expiring': {
+      // Stripe sends it for cards saved as sources (card_…) at the start of their expiry month.
+      const source = object as Stripe.CustomerSource;
+      if (source.object !== 'card')
+        return { kind: 'ignored', reason: `The expiring source is a ${source.object}, not a card` };
+      return {
+        kind: 'card_expiring',
+        card: {
+          token: source.id,
+          expMonth: source.exp_month,
+          expYear: source.exp_year,
+          brand: source.brand,
+          last4: source.last4,
+          customerEmail: null,
+        },
+      };
+    }
     case 'payment_intent.succeeded': {
       const intent = object as Stripe.PaymentIntent;
       if (intent.metadata[attemptKeyField])

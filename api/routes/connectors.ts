@@ -68,7 +68,7 @@ export function connectorRoutes(deps: Deps) {
         );
         if (earlier) return reply(200, { received: true, duplicate: true, action: earlier.outcome });
         const action = await connector.interpret(event, config, { gateways });
-        const receipt = await intake.apply(account, platform.data, action, ctx.state.requestId);
+        const receipt = await intake.apply(account, platform.data, event.id, action, ctx.state.requestId);
         await stores.connectorEvents.done(account.id, platform.data, event.id, receipt.action, clock());
         ctx.state.log.info(
           { platform: platform.data, eventId: event.id, type: event.type, ...receipt },

@@ -9,12 +9,20 @@ export const ConnectorParams = z.object({
 export const ConnectorReceipt = z.object({
   received: z.literal(true),
   action: z
-    .enum(['recovery_started', 'already_received', 'card_updated', 'paid_elsewhere', 'ignored'])
+    .enum([
+      'recovery_started',
+      'already_received',
+      'card_updated',
+      'paid_elsewhere',
+      'card_expiring',
+      'ignored',
+    ])
     .describe(
-      'recovery_started: the failure became a recovery (idempotencyKey = the invoice id); already_received: this invoice already has one; card_updated: queued recoveries of the customer retry with the new card; paid_elsewhere: the invoice’s recovery stopped; ignored: nothing to do (reason says why)',
+      'recovery_started: the failure became a recovery (idempotencyKey = the invoice id); already_received: this invoice already has one; card_updated: queued recoveries of the customer retry with the new card; paid_elsewhere: the invoice’s recovery stopped; card_expiring: the platform’s expiry notice went out as card.expiring_soon (eventId); ignored: nothing to do (reason says why)',
     ),
   duplicate: z.boolean().optional().describe('A platform retry of an event already handled'),
   transactionId: z.string().nullable().optional(),
   recoveriesRetried: z.int().optional(),
+  eventId: z.string().optional().describe('The card.expiring_soon event a card_expiring notice became'),
   reason: z.string().optional(),
 });

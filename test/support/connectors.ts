@@ -93,3 +93,34 @@ export async function redeliveryIsDuplicate(
   expect(doc._id).toBe(first.body.transactionId);
   return doc;
 }
+
+/**
+ * A platform's notice of an expiring card is forwarded as one card.expiring_soon (the platform variant,
+ * with `expected` in it); a redelivery is a duplicate, and a redelivery after a crash between sending and
+ * recording the event (its handling never marked done) finds the same event: still one.
+ */
+export async function expiryNoticeForwarded(
+  stack: Stack,
+  accountId: string,
+  post: () => Promise<{ status: number; body: Record<string, unknown> }>,
+  expected: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const res = await post();
+  expect(res.status).toBe(200);
+  expect(res.body).toEqual({ received: true, action: 'card_expiring', eventId: expect.any(String) });
+  const eventId = String(res.body.eventId);
+  const stored = await stack.stores.events.get(eventId);
+  const payload = stored?.payload as Record<string, unknown>;
+  expect(payload).toMatchObject({ event: 'card.expiring_soon', clientId: accountId, ...expected });
+  expect(payload).not.toHaveProperty('preemptive');
+  expect(payload).not.toHaveProperty('expiryMonth');
+
+  expect((await post()).body).toMatchObject({ duplicate: true, action: 'card_expiring' });
+  await stack.stores.db
+    .collection('connectorEvents')
+    .updateMany({ accountId }, { $set: { doneAt: null, outcome: null } });
+  expect((await post()).body).toEqual({ received: true, action: 'card_expiring', eventId });
+  const all = await stack.stores.events.list({ accountId, limit: 100 });
+  expect(all.filter((e) => e.type === 'card.expiring_soon')).toHaveLength(1);
+  return payload;
+}
