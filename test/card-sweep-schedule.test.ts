@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CardSweepResult } from '../activities/card-sweep.js';
@@ -37,8 +37,12 @@ async function skipTo(at: number): Promise<void> {
   if (at > now) await env.sleep(at - now);
 }
 
+/**
+ * The result of an account's sweep of the day of `at`, read with a plain client: the environment's own
+ * client would let the server skip time while it waits, and run days the test has not reached yet.
+ */
 async function sweepOf(accountId: string, at: number): Promise<CardSweepResult> {
-  return env.client.workflow
+  return new Client({ connection: env.connection }).workflow
     .getHandle<() => Promise<CardSweepResult>>(cardSweepWorkflowId(accountId, sweepDay(at)))
     .result();
 }
@@ -64,6 +68,21 @@ describe('the daily card health sweep', () => {
         customerEmail: 'ada@example.com',
         createdAt: new Date(start),
       });
+    // Ahead of it: three accounts whose gateway cannot be reached (their sweep is enabled on the warning
+    // day), each sweep failing for half an hour in its own lane, and a sound account with nothing to sweep.
+    const broken = await Promise.all(
+      [1, 2, 3].map(() =>
+        stack.createAccount({}, [
+          {
+            name: 'stripe',
+            kind: 'stripe',
+            test: false,
+            credentials: { secretKey: 'sk_test_unreachable', apiBase: 'http://127.0.0.1:9' },
+          },
+        ]),
+      ),
+    );
+    await stack.createAccount({ cardHealthSweep: { enabled: true, daysBeforeExpiry: 7 } });
     const on = await stack.createAccount({
       webhookUrl: receiver.url,
       cardHealthSweep: { enabled: true, daysBeforeExpiry: 7 },
@@ -89,12 +108,25 @@ describe('the daily card health sweep', () => {
       warned: 0,
     });
 
-    // That day's sweep at the sweep hour warns, with 7 days to go.
+    const sweepBroken = (enabled: boolean) =>
+      Promise.all(
+        broken.map((b) =>
+          stack.stores.accounts.updateSettings(b.account.id, {
+            ...b.account.settings,
+            cardHealthSweep: { enabled, daysBeforeExpiry: 7 },
+          }),
+        ),
+      );
+    await sweepBroken(true);
+
+    // That day's sweep at the sweep hour warns, with 7 days to go: at once, not after the failing sweeps
+    // (four lanes: the sound account's frees one at once).
     await skipTo(warningDay + 12 * 3_600_000);
     const [warning, ...more] = await warnings(on.account.id);
     expect(more).toHaveLength(0);
-    expect(warning!.createdAt.getTime() - warningDay).toBeGreaterThanOrEqual(sweepHourUtc * 3_600_000);
-    expect(warning!.createdAt.getTime() - warningDay).toBeLessThan((sweepHourUtc + 1) * 3_600_000);
+    const sweptAt = warningDay + sweepHourUtc * 3_600_000;
+    expect(warning!.createdAt.getTime()).toBeGreaterThanOrEqual(sweptAt);
+    expect(warning!.createdAt.getTime() - sweptAt).toBeLessThan(5 * 60_000);
     expect(warning!.payload).toMatchObject({
       event: 'card.expiring_soon',
       paymentMethodToken: `tok_visa_on_${on.account.id}`,
@@ -103,6 +135,12 @@ describe('the daily card health sweep', () => {
       customerEmail: 'ada@example.com',
     });
     expect(await sweepOf(on.account.id, warningDay)).toMatchObject({ expiringSoon: 1, warned: 1 });
+    // The unreachable gateways' sweeps were given up on that day (the Temporal UI shows them failed).
+    for (const b of broken) {
+      const handle = env.client.workflow.getHandle(cardSweepWorkflowId(b.account.id, sweepDay(warningDay)));
+      expect((await handle.describe()).status.name).toBe('FAILED');
+    }
+    await sweepBroken(false);
 
     // Every later day sees the card again, and never warns twice; after it expires it is no longer counted.
     await skipTo(lastValidDay + 3 * day);

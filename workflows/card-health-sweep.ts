@@ -12,7 +12,7 @@ const { cardSweepTargets } = proxyActivities<Activities>({
 /**
  * A sweep pages through the gateway's cards and reports each page with a heartbeat: a worker that dies is
  * noticed within two minutes and the retry goes on from the last page. A gateway that keeps failing (a
- * revoked key) gives up after about a day; the next day's sweep tries again.
+ * revoked key, an outage) is given up on after about half an hour; the next day's sweep tries again.
  */
 const { sweepAccountCards } = proxyActivities<Activities>({
   startToCloseTimeout: '2 hours',
@@ -20,8 +20,8 @@ const { sweepAccountCards } = proxyActivities<Activities>({
   retry: {
     initialInterval: '1 minute',
     backoffCoefficient: 2,
-    maximumInterval: '2 hours',
-    maximumAttempts: 15,
+    maximumInterval: '15 minutes',
+    maximumAttempts: 6,
   },
 });
 
@@ -51,16 +51,18 @@ async function sweepOnce(accountId: string, day: string): Promise<void> {
 
 /**
  * The deployment's daily card health sweep (started by every worker, once): each day at the sweep hour it
- * sweeps every account whose sweep is enabled, a few at a time, each in its own child workflow
- * `card-sweep-<clientId>-<date>`.
+ * sweeps every account whose sweep is enabled, each in its own child workflow `card-sweep-<clientId>-<date>`,
+ * `parallelSweeps` at a time: a slow or failing account holds one lane, never the others.
  */
 export async function cardHealthSweepWorkflow(): Promise<void> {
   for (let day = 0; day < daysPerHistory; day += 1) {
     await sleep(nextSweepAt(Date.now()) - Date.now());
     const today = sweepDay(Date.now());
-    const accounts = await cardSweepTargets();
-    for (let i = 0; i < accounts.length; i += parallelSweeps)
-      await Promise.all(accounts.slice(i, i + parallelSweeps).map((id) => sweepOnce(id, today)));
+    const waiting = await cardSweepTargets();
+    const lane = async () => {
+      for (let id = waiting.shift(); id !== undefined; id = waiting.shift()) await sweepOnce(id, today);
+    };
+    await Promise.all(Array.from({ length: parallelSweeps }, lane));
   }
   await continueAsNew<typeof cardHealthSweepWorkflow>();
 }
