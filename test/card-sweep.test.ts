@@ -198,6 +198,11 @@ describe('the card health sweep of a sandbox account', () => {
   it('sweeps only the account’s own cards', async () => {
     const other = await stack.createAccount({ cardHealthSweep: { enabled: true, daysBeforeExpiry: 90 } });
     expect(await sweep(other.account.id)).toMatchObject({ outcome: 'swept', cards: 0, warned: 0 });
+    const text = await recoup('accounts', 'sweep', other.account.id);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`Swept the cards of ${other.account.id} on gateway test.`);
+    expect(text.stdout).toMatch(/expiring within 90 days\s+0\n/);
+    expect(text.stdout).toMatch(/warned now \(card\.expiring_soon\)\s+0\n/);
   });
 
   it('refuses to sweep an account whose sweep is disabled, and starts nothing', async () => {

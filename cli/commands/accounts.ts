@@ -133,9 +133,11 @@ async function sweep(argv: string[], ctx: CliContext): Promise<void> {
   const { runCardSweep } = await import('../../services/card-sweep.js');
   const { workflowId, result } = await runCardSweep(await ctx.temporal(), ctx.queues, clientId);
   print(ctx, values.json, { clientId, workflowId, ...result }, () => [
-    result.outcome === 'unsupported'
-      ? `The primary gateway ${result.gateway ?? ''} of ${clientId} cannot list its cards: nothing to sweep.`
-      : `Swept the cards of ${clientId} on gateway ${result.gateway ?? ''}.`,
+    {
+      swept: `Swept the cards of ${clientId} on gateway ${result.gateway ?? ''}.`,
+      unsupported: `The primary gateway ${result.gateway ?? ''} of ${clientId} cannot list its cards: nothing to sweep.`,
+      disabled: `The card health sweep of ${clientId} was disabled before it ran: nothing swept.`,
+    }[result.outcome],
     ...pairs([
       ['workflowId', workflowId],
       ['cards', String(result.cards)],
