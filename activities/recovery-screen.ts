@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { classifyDecline, type DeclineInfo, type RecommendedAction } from '../domain/declines.js';
-import { tokenFitsKind, type PaymentMethodType } from '../domain/gateway-kinds.js';
+import { tokenFitsKind, type GatewayKind, type PaymentMethodType } from '../domain/gateway-kinds.js';
 import { customerTimeZone, scaCountries, utcOffsetMinutes } from '../domain/local-time.js';
 import { brandFromBin, type CardBrand } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
@@ -10,6 +10,7 @@ import type { OutcomeStats } from '../domain/success-model.js';
 import { cardKeyOf, sha256 } from '../runtime/crypto.js';
 import type { ActivityDeps } from './deps.js';
 import { adaptersFor } from './gateways/resolve.js';
+import type { GatewayCapabilities } from './gateways/types.js';
 
 /** What the workflow learns before planning: the decline, routing, the customer's clock and the risk screen. */
 export interface Screen {
@@ -33,22 +34,34 @@ export interface Screen {
 /** The recovery to screen, and the workflow's clock at intake (epoch ms): the screen's time everywhere. */
 export type ScreenInput = RecoveryInput & { now: number };
 
-/** Cascade order (spec): the primary token on each gateway that can charge it, then each fallback token. */
+/** A gateway as routing sees it: its name, its kind (token shapes) and what it can charge. */
+export interface RouteGateway extends GatewayCapabilities {
+  name: string;
+  kind: GatewayKind;
+}
+
+/**
+ * Cascade order (spec): the primary token on each gateway that can charge it, then each fallback token. A
+ * gateway that cannot charge the currency (a Braintree account without a merchant account in it) is skipped.
+ */
 export function routeOptions(
-  gateways: Array<{ name: string; kind: Parameters<typeof tokenFitsKind>[0]; wallets: PaymentMethodType[] }>,
+  gateways: RouteGateway[],
   primary: string,
   paymentMethodType: PaymentMethodType,
   fallbacks: string[],
+  currency: string,
 ): PlanOption[] {
   const options: PlanOption[] = [];
+  const charges = (g: RouteGateway) => g.currencies === null || g.currencies.includes(currency);
   gateways.forEach((g, i) => {
     const walletOk = paymentMethodType === 'card' || g.wallets.includes(paymentMethodType);
-    if (walletOk && tokenFitsKind(g.kind, primary))
+    if (walletOk && charges(g) && tokenFitsKind(g.kind, primary))
       options.push({ gateway: g.name, token: primary, role: i === 0 ? 'primary' : 'backup_gateway' });
   });
   for (const token of fallbacks) {
     for (const g of gateways)
-      if (tokenFitsKind(g.kind, token)) options.push({ gateway: g.name, token, role: 'fallback_token' });
+      if (charges(g) && tokenFitsKind(g.kind, token))
+        options.push({ gateway: g.name, token, role: 'fallback_token' });
   }
   return options;
 }
@@ -67,7 +80,7 @@ export function screenActivities(deps: ActivityDeps) {
       const decline = classifyDecline(r.originalDeclineCode);
       const byName = adaptersFor(stores, account.id, loaded.gateways);
       const adapters = account.gateways.map((g) => byName.get(g.name)!);
-      const gateways = account.gateways.map((g, i) => ({ ...g, wallets: adapters[i]!.capabilities.wallets }));
+      const gateways = account.gateways.map((g, i) => ({ ...g, ...adapters[i]!.capabilities }));
       const simulate = account.testMode ? (r.simulateOutcome ?? null) : null;
 
       let block: Screen['block'] = null;
@@ -120,6 +133,7 @@ export function screenActivities(deps: ActivityDeps) {
           r.paymentMethodToken,
           r.paymentMethodType,
           r.fallbackPaymentMethodTokens ?? [],
+          r.currency,
         ),
         accountUpdater: Object.fromEntries(
           gateways.map((g, i) => [g.name, adapters[i]!.refreshCard !== undefined]),

@@ -187,13 +187,55 @@ const isoAliases: Record<string, string> = {
   r3: 'revocation_of_all_authorizations',
 };
 
-/** Trims, lower-cases and turns spaces and hyphens into underscores: "Do-Not Honor" → "do_not_honor". */
+/**
+ * Braintree's processor response codes (its "2000-series" authorization declines and 3000), which Braintree
+ * merchants and the Braintree adapter report as they are.
+ */
+const braintreeAliases: Record<string, string> = {
+  '2000': 'do_not_honor',
+  '2001': 'insufficient_funds',
+  '2002': 'withdrawal_count_limit_exceeded',
+  '2003': 'card_velocity_exceeded',
+  '2004': 'expired_card',
+  '2005': 'invalid_number',
+  '2006': 'invalid_expiry_year',
+  '2007': 'invalid_account',
+  '2008': 'invalid_number',
+  '2009': 'no_such_issuer',
+  '2010': 'incorrect_cvc',
+  '2011': 'call_issuer',
+  '2012': 'lost_card',
+  '2013': 'stolen_card',
+  '2014': 'fraud_suspected',
+  '2015': 'transaction_not_allowed',
+  '2016': 'duplicate_transaction',
+  '2017': 'stop_payment_order',
+  '2018': 'revocation_of_all_authorizations',
+  '2019': 'transaction_not_allowed',
+  '2020': 'security_violation',
+  '2021': 'security_violation',
+  '2022': 'new_account_information_available',
+  '2038': 'generic_decline',
+  '2044': 'call_issuer',
+  '2046': 'generic_decline',
+  '2047': 'pickup_card',
+  '2053': 'stolen_card',
+  '2057': 'restricted_card',
+  '2059': 'incorrect_zip',
+  '2099': 'authentication_required',
+  '3000': 'issuer_not_available',
+};
+
+/**
+ * Trims, lower-cases and turns spaces and hyphens into underscores ("Do-Not Honor" → "do_not_honor"), and
+ * reads ISO 8583 and Braintree response codes as the names they stand for.
+ */
 export function normalizeDeclineCode(code: string | null | undefined): string {
   const normal = (code ?? '')
     .trim()
     .toLowerCase()
     .replace(/[\s-]+/g, '_');
-  return isoAliases[normal] ?? normal;
+  return isoAliases[normal] ?? braintreeAliases[normal] ?? normal;
 }
 
 /** Classifies a processor decline code; unknown and missing codes are treated conservatively as `unknown`. */

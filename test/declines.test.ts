@@ -103,6 +103,11 @@ describe('normalisation', () => {
     ['N7', 'incorrect_cvc'],
     ['1A', 'authentication_required'],
     ['R1', 'revocation_of_authorization'],
+    ['2001', 'insufficient_funds'],
+    ['2004', 'expired_card'],
+    ['2014', 'fraud_suspected'],
+    ['2099', 'authentication_required'],
+    ['3000', 'issuer_not_available'],
   ])('%j reads as %s', (raw, canonical) => {
     expect(normalizeDeclineCode(raw)).toBe(canonical);
     expect(classifyDecline(raw).code).toBe(canonical);

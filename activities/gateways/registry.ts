@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { GatewayKind } from '../../domain/gateway-kinds.js';
 import type { TestGatewayStore } from '../../store/test-gateway.js';
+import { BraintreeCredentials, createBraintreeGateway } from './braintree.js';
 import { createStripeGateway, StripeCredentials } from './stripe.js';
 import { createTestGateway, testGatewaySettings, type IssuerWorld } from './test-gateway.js';
 import type { GatewayAdapter } from './types.js';
@@ -31,6 +32,10 @@ const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
   stripe: {
     credentials: StripeCredentials,
     create: (ctx) => createStripeGateway(StripeCredentials.parse(ctx.credentials)),
+  },
+  braintree: {
+    credentials: BraintreeCredentials,
+    create: (ctx) => createBraintreeGateway(BraintreeCredentials.parse(ctx.credentials)),
   },
 };
 

@@ -237,7 +237,7 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
   }
 
   return {
-    capabilities: { wallets: ['apple_pay', 'google_pay'] },
+    capabilities: { wallets: ['apple_pay', 'google_pay'], currencies: null },
     charge,
     lookup,
     hostedCardForm,

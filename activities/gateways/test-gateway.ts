@@ -119,7 +119,7 @@ export function createTestGateway(
   }
 
   return {
-    capabilities: { wallets: settings.wallets },
+    capabilities: { wallets: settings.wallets, currencies: null },
 
     async charge(req: ChargeRequest): Promise<ChargeOutcome> {
       if (req.token === 'tok_server_error') return { kind: 'ambiguous', reason: 'Gateway answered 503' };

@@ -92,6 +92,8 @@ export interface CardPage {
 export interface GatewayCapabilities {
   /** Wallet types this gateway can charge for recurring payments (card is always supported). */
   wallets: PaymentMethodType[];
+  /** Currencies (ISO 4217, upper case) it can charge in; null: any. */
+  currencies: readonly string[] | null;
 }
 
 /** A payment gateway behind one small interface. */

@@ -80,6 +80,7 @@ export function runEngine(
     name: g.name,
     kind: 'test' as const,
     wallets: paymentMethodTypes.filter((t) => t !== 'card'),
+    currencies: null,
   }));
   const queue = new EventQueue<{ payment: number; kind: 'arrive' | 'wake' | 'resolve' }>();
   const sessions: Array<Session | null> = payments.map(() => null);
@@ -95,7 +96,8 @@ export function runEngine(
     const tokens = tokensOf(p);
     const decline = classifyDecline(p.code);
     const offsetMinutes = utcOffsetMinutes(customerTimeZone(p.country, account.settings.timezone), now);
-    const options = routeOptions(gateways, tokens.primary, 'card', p.fallbackBrand ? [tokens.fallback] : []);
+    const fallbacks = p.fallbackBrand ? [tokens.fallback] : [];
+    const options = routeOptions(gateways, tokens.primary, 'card', fallbacks, p.merchant.currency);
     const loop = startLoop({
       failedAt: now,
       decline,

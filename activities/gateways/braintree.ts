@@ -1,0 +1,254 @@
+import braintree from 'braintree';
+import { z } from 'zod';
+import { normalizeDeclineCode } from '../../domain/declines.js';
+import { currencyCodes, majorUnitsOf } from '../../domain/money.js';
+import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome, LookupRequest } from './types.js';
+
+const merchantAccountList = /^[A-Z]{3}:[A-Za-z0-9_-]+(,[A-Z]{3}:[A-Za-z0-9_-]+)*$/;
+
+/**
+ * A Braintree gateway's credentials: the merchant id and an API key pair, the environment, the merchant
+ * account to charge each currency through (a Braintree merchant account settles in one currency) and,
+ * optionally, another API base URL (a proxy, or an emulator in tests).
+ */
+export const BraintreeCredentials = z
+  .object({
+    merchantId: z.string().regex(/^[A-Za-z0-9]+$/, 'must be a Braintree merchant id'),
+    publicKey: z.string().min(1),
+    privateKey: z.string().min(1),
+    environment: z.enum(['sandbox', 'production']),
+    merchantAccounts: z
+      .string()
+      .regex(
+        merchantAccountList,
+        'must list CURRENCY:merchantAccountId pairs, e.g. USD:acme_usd,EUR:acme_eur',
+      )
+      .refine(
+        (list) => merchantAccountsOf(list).size === list.split(',').length,
+        'must name each currency once',
+      )
+      .refine(
+        (list) => [...merchantAccountsOf(list).keys()].every((c) => currencyCodes.has(c)),
+        'must use ISO 4217 currency codes',
+      ),
+    apiBase: z.url({ protocol: /^https?$/ }).optional(),
+  })
+  .strict();
+export type BraintreeCredentials = z.infer<typeof BraintreeCredentials>;
+
+/** `USD:acme_usd,EUR:acme_eur` → currency → merchant account id. */
+function merchantAccountsOf(list: string): Map<string, string> {
+  return new Map(
+    list.split(',').map((pair) => {
+      const [currency = '', account = ''] = pair.split(':');
+      return [currency, account];
+    }),
+  );
+}
+
+/** Braintree's official client for these credentials. */
+export function braintreeClient(credentials: BraintreeCredentials): braintree.BraintreeGateway {
+  const base = credentials.apiBase ? new URL(credentials.apiBase) : null;
+  const environment = base
+    ? new braintree.Environment(
+        base.hostname,
+        base.port || (base.protocol === 'https:' ? '443' : '80'),
+        base.origin,
+        base.protocol === 'https:',
+        base.hostname,
+        base.port,
+      )
+    : credentials.environment === 'production'
+      ? braintree.Environment.Production
+      : braintree.Environment.Sandbox;
+  const gateway = new braintree.BraintreeGateway({
+    environment,
+    merchantId: credentials.merchantId,
+    publicKey: credentials.publicKey,
+    privateKey: credentials.privateKey,
+  });
+  // The SDK waits 60 s by default; a charge must be answered (or given up as ambiguous) inside the charge
+  // activity's 45 s.
+  Object.assign(gateway.config as object, { timeout: 20_000 });
+  return gateway;
+}
+
+/** `<paymentMethodToken>|<customerId>`, the spec's token shape for vault-based gateways. */
+function vaultToken(token: string): { paymentMethodToken: string; customerId: string } {
+  const [paymentMethodToken = '', customerId = ''] = token.split('|');
+  return { paymentMethodToken, customerId };
+}
+
+type Answer = Exclude<ChargeOutcome, { kind: 'ambiguous' }>;
+
+const declined = (code: string, advice: string | null, id: string | null): Answer => ({
+  kind: 'declined',
+  code,
+  advice,
+  gatewayTransactionId: id,
+});
+
+/** Statuses of a sale that went through (submitted for settlement at once, or further along). */
+const chargedStatuses: ReadonlySet<string> = new Set([
+  'authorized',
+  'submitted_for_settlement',
+  'settlement_pending',
+  'settling',
+  'settled',
+  'settlement_confirmed',
+]);
+
+/** What Braintree's own checks (gateway rejections) mean for a recovery. */
+const rejectionCodes: Record<string, string> = {
+  fraud: 'fraudulent',
+  risk_threshold: 'fraudulent',
+  cvv: 'incorrect_cvc',
+  avs: 'incorrect_zip',
+  avs_and_cvv: 'incorrect_cvc',
+  three_d_secure: 'authentication_required',
+};
+
+/** A transaction as Braintree sends it; `merchantAdviceCode` (Mastercard's advice) is newer than the SDK's types. */
+type Transaction = braintree.Transaction & { merchantAdviceCode?: string | null };
+
+/**
+ * Our outcome of a transaction Braintree holds: 'duplicate' for a sale Braintree's duplicate checking
+ * rejected (an earlier try with the same order id went through), 'pending' while it is still authorizing.
+ */
+function outcomeOf(transaction: Transaction): Answer | 'duplicate' | 'pending' {
+  const { id, status } = transaction;
+  if (chargedStatuses.has(status)) return { kind: 'approved', gatewayTransactionId: id };
+  if (status === 'authorizing') return 'pending';
+  if (status === 'gateway_rejected') {
+    const reason = transaction.gatewayRejectionReason ?? '';
+    if (reason === 'duplicate') return 'duplicate';
+    return declined(rejectionCodes[reason] ?? 'processing_error', null, id);
+  }
+  // `failed`: the processor could not be reached or answered with an error; nothing was charged.
+  if (status === 'failed') return declined('processing_error', null, id);
+  return declined(
+    normalizeDeclineCode(transaction.processorResponseCode) || 'card_declined',
+    transaction.merchantAdviceCode ?? null,
+    id,
+  );
+}
+
+const stillAuthorizing: ChargeOutcome = {
+  kind: 'ambiguous',
+  reason: 'Braintree is still authorizing the sale',
+};
+
+/** SDK errors that leave a sale's fate unknown: the request may have reached Braintree. */
+const ambiguousErrors: ReadonlySet<string> = new Set([
+  'serverError',
+  'serviceUnavailableError',
+  'gatewayTimeoutError',
+  'requestTimeoutError',
+  'unexpectedError',
+]);
+
+/** Validation errors that mean the vaulted payment method can never be charged (again) as given. */
+const unchargeableTokenErrors: ReadonlySet<string> = new Set([
+  '91516', // the payment method does not belong to the customer
+  '91518', // the payment method token is invalid (deleted, or never existed)
+  '91517', // the card type is not accepted by the merchant account
+]);
+
+/**
+ * Braintree through its official SDK (`braintree`): each attempt is one sale of the vaulted payment method
+ * (`transactionSource: recurring`, submitted for settlement at once) through the merchant account of the
+ * payment's currency, with the attempt's idempotency key as its order id. Braintree's request keys
+ * (At-Most-Once processing) are not open to every merchant, so the order id is what makes a retried attempt safe: before a sale the adapter searches
+ * for a transaction with that order id (an earlier try of the same attempt whose worker died) and answers
+ * with it instead of selling again; Braintree's duplicate checking (same amount, order id and card within
+ * its window) catches a retry that comes sooner than the search can see. A lost answer is ambiguous and is
+ * looked up by the same search. Declines carry Braintree's processor response code as Recoup's decline
+ * name and Mastercard's merchant advice code; errors of configuration (keys, merchant account) throw. Braintree's
+ * account updater updates vaulted cards in place, so there is no token to refresh; and it takes card data
+ * only in its client-side forms, so there is no `tokenize` either.
+ */
+export function createBraintreeGateway(credentials: BraintreeCredentials): GatewayAdapter {
+  const gateway = braintreeClient(credentials);
+  const merchantAccounts = merchantAccountsOf(credentials.merchantAccounts);
+
+  /** Transactions carrying the attempt's key as their order id, on the token's customer. */
+  async function transactionsOf(idempotencyKey: string, token: string): Promise<Transaction[]> {
+    const { customerId } = vaultToken(token);
+    const found: Transaction[] = [];
+    const stream = gateway.transaction.search((search) => {
+      search.orderId().is(idempotencyKey);
+      search.customerId().is(customerId);
+    });
+    for await (const transaction of stream) found.push(transaction as Transaction);
+    return found;
+  }
+
+  /**
+   * The attempt's result among its transactions (one sale, and any retries of it Braintree rejected as
+   * duplicates): 'pending' while the sale is still authorizing; 'none' when Braintree holds no answer.
+   */
+  async function resultOf(req: {
+    idempotencyKey: string;
+    token: string;
+  }): Promise<Answer | 'pending' | 'none'> {
+    const outcomes = (await transactionsOf(req.idempotencyKey, req.token)).map(outcomeOf);
+    if (outcomes.includes('pending')) return 'pending';
+    return outcomes.find((o) => typeof o === 'object') ?? 'none';
+  }
+
+  async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
+    const merchantAccountId = merchantAccounts.get(req.currency);
+    // Routing only sends a payment to a gateway that has a merchant account in its currency.
+    if (!merchantAccountId) throw new Error(`Braintree has no merchant account for ${req.currency}`);
+    // Nothing is charged yet: a failure to search throws, and the activity tries again.
+    const earlier = await resultOf(req);
+    if (earlier === 'pending') return stillAuthorizing;
+    if (earlier !== 'none') return earlier;
+    const { paymentMethodToken, customerId } = vaultToken(req.token);
+    let result: braintree.ValidatedResponse<braintree.Transaction>;
+    try {
+      result = await gateway.transaction.sale({
+        amount: majorUnitsOf(req.amount, req.currency),
+        paymentMethodToken,
+        customerId,
+        merchantAccountId,
+        orderId: req.idempotencyKey,
+        transactionSource: 'recurring',
+        options: { submitForSettlement: true },
+      });
+    } catch (error) {
+      const type = (error as { type?: unknown }).type;
+      if (typeof type === 'string' && ambiguousErrors.has(type))
+        return { kind: 'ambiguous', reason: `Braintree: ${(error as Error).message}` };
+      throw error;
+    }
+    const transaction = result.transaction as Transaction | undefined;
+    if (transaction) {
+      const outcome = outcomeOf(transaction);
+      if (outcome === 'pending') return stillAuthorizing;
+      if (outcome === 'duplicate')
+        return { kind: 'ambiguous', reason: 'Braintree rejected a duplicate of a sale with this order id' };
+      return outcome;
+    }
+    const errors = result.errors.deepErrors();
+    if (errors.some((e) => unchargeableTokenErrors.has(e.code)))
+      return declined('card_no_longer_chargeable', null, null);
+    throw new Error(`Braintree refused the sale: ${errors.map((e) => `${e.code} ${e.message}`).join('; ')}`);
+  }
+
+  async function lookup(req: LookupRequest): Promise<LookupOutcome> {
+    const found = await resultOf(req);
+    // Still authorizing: no answer yet, so the lookup fails and is retried later.
+    if (found === 'pending') throw new Error(`Braintree is still authorizing ${req.idempotencyKey}`);
+    return found === 'none' ? { kind: 'not_found' } : found;
+  }
+
+  return {
+    capabilities: {
+      wallets: ['apple_pay', 'google_pay', 'paypal', 'venmo'],
+      currencies: [...merchantAccounts.keys()],
+    },
+    charge,
+    lookup,
+  };
+}

@@ -1,0 +1,222 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BraintreeCredentials, createBraintreeGateway } from '../activities/gateways/braintree.js';
+import { credentialsProblem } from '../activities/gateways/registry.js';
+import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
+import { routeOptions } from '../activities/recovery-screen.js';
+import { parseGateways } from '../cli/gateway-spec.js';
+import {
+  startBraintreeEmulator,
+  type BraintreeEmulator,
+  type EmulatedAnswer,
+} from './support/braintree-emulator.js';
+
+let braintree: BraintreeEmulator;
+let gateway: GatewayAdapter;
+let n = 0;
+
+beforeAll(async () => {
+  braintree = await startBraintreeEmulator();
+  gateway = createBraintreeGateway(BraintreeCredentials.parse(braintree.credentials));
+});
+afterAll(() => braintree.close());
+afterEach(() => {
+  braintree.searchLag(0);
+  braintree.failWith(null);
+});
+
+/** A vaulted card of a fresh customer, and a charge request for it with a fresh attempt key. */
+function cardWith(answers: EmulatedAnswer[], currency = 'USD', amount = 1999) {
+  n += 1;
+  const customerId = `customer${n}`;
+  braintree.addPaymentMethod(`card${n}`, { customerId, answers });
+  const req: ChargeRequest & { sentAt: number } = {
+    token: `card${n}|${customerId}`,
+    amount,
+    currency,
+    paymentMethodType: 'card',
+    idempotencyKey: `recovery-${n}/1`,
+    sentAt: Date.now(),
+  };
+  return { paymentMethodToken: `card${n}`, customerId, req };
+}
+
+const salesOf = (token: string) => braintree.transactions().filter((t) => t.paymentMethodToken === token);
+const lookupOf = (req: ChargeRequest & { sentAt: number }) =>
+  gateway.lookup({ idempotencyKey: req.idempotencyKey, token: req.token, sentAt: req.sentAt });
+
+describe('Braintree adapter: a charge is one recurring sale of the vaulted payment method', () => {
+  it('an approved sale goes through the merchant account of the currency, with the attempt as its order id', async () => {
+    const { paymentMethodToken, customerId, req } = cardWith(['approve']);
+    const outcome = await gateway.charge(req);
+    const [sale] = salesOf(paymentMethodToken);
+    expect(outcome).toEqual({ kind: 'approved', gatewayTransactionId: sale!.id });
+    expect(sale).toMatchObject({
+      amount: '19.99',
+      currencyIsoCode: 'USD',
+      merchantAccountId: 'acme_usd',
+      orderId: req.idempotencyKey,
+      customerId,
+      transactionSource: 'recurring',
+      submitForSettlement: true,
+      status: 'submitted_for_settlement',
+    });
+  });
+
+  it.each([
+    ['EUR', 4900, 'acme_eur', '49.00'],
+    ['JPY', 4900, 'acme_jpy', '4900'],
+  ])('a %s payment of %i minor units goes through %s as %s', async (currency, amount, account, sent) => {
+    const { paymentMethodToken, req } = cardWith(['approve'], currency, amount);
+    expect((await gateway.charge(req)).kind).toBe('approved');
+    expect(salesOf(paymentMethodToken)[0]).toMatchObject({ merchantAccountId: account, amount: sent });
+  });
+
+  it('a retried attempt answers with the sale an earlier try made instead of selling again', async () => {
+    const { paymentMethodToken, req } = cardWith(['approve']);
+    const first = await gateway.charge(req);
+    expect(await gateway.charge(req)).toEqual(first);
+    expect(salesOf(paymentMethodToken)).toHaveLength(1);
+  });
+
+  it.each([
+    [{ decline: '2001' }, 'insufficient_funds', null],
+    [{ decline: '2000', advice: '24' }, 'do_not_honor', '24'],
+    [{ decline: '2004' }, 'expired_card', null],
+    [{ decline: '2014' }, 'fraud_suspected', null],
+    [{ decline: '2099' }, 'authentication_required', null],
+    [{ decline: '2999' }, '2999', null],
+    [{ reject: 'fraud' }, 'fraudulent', null],
+    [{ reject: 'cvv' }, 'incorrect_cvc', null],
+    [{ reject: 'three_d_secure' }, 'authentication_required', null],
+    ['failed', 'processing_error', null],
+  ] as const)('a sale answered %j is a decline with code %s and advice %s', async (answer, code, advice) => {
+    const { paymentMethodToken, req } = cardWith([answer]);
+    expect(await gateway.charge(req)).toEqual({
+      kind: 'declined',
+      code,
+      advice,
+      gatewayTransactionId: salesOf(paymentMethodToken)[0]!.id,
+    });
+  });
+
+  it.each([
+    ['a token that is not in the vault', 'missing|customer0'],
+    ['a payment method of another customer', null],
+  ])('%s can never be charged, and nothing is sold', async (_, token) => {
+    const { paymentMethodToken, req } = cardWith(['approve']);
+    const charged = await gateway.charge({ ...req, token: token ?? `${paymentMethodToken}|someone-else` });
+    expect(charged).toEqual({
+      kind: 'declined',
+      code: 'card_no_longer_chargeable',
+      advice: null,
+      gatewayTransactionId: null,
+    });
+    expect(braintree.transactions().filter((t) => t.orderId === req.idempotencyKey)).toHaveLength(0);
+  });
+
+  it.each([
+    [401, /Authentication Error/],
+    [429, /Too Many Requests/],
+  ])('a %i throws (the activity retries) and sells nothing', async (status, message) => {
+    const { paymentMethodToken, req } = cardWith(['approve']);
+    braintree.failWith(status);
+    await expect(gateway.charge(req)).rejects.toThrow(message);
+    expect(salesOf(paymentMethodToken)).toHaveLength(0);
+  });
+});
+
+describe('Braintree adapter: a lost answer is ambiguous and looked up by order id, never sold again', () => {
+  it('a sale whose answer is lost is found by its order id', async () => {
+    const { paymentMethodToken, req } = cardWith(['lost']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    const sales = salesOf(paymentMethodToken);
+    expect(await lookupOf(req)).toEqual({ kind: 'approved', gatewayTransactionId: sales[0]!.id });
+    expect(sales).toHaveLength(1);
+  });
+
+  it('a 500 before selling is ambiguous, and the lookup finds nothing was sold', async () => {
+    const { paymentMethodToken, req } = cardWith(['server_error']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    expect(await lookupOf(req)).toEqual({ kind: 'not_found' });
+    expect(salesOf(paymentMethodToken)).toHaveLength(0);
+  });
+
+  it('a sale still authorizing is ambiguous, and the lookup waits (fails, to be retried) until it is answered', async () => {
+    const { paymentMethodToken, req } = cardWith(['authorizing']);
+    expect(await gateway.charge(req)).toMatchObject({ kind: 'ambiguous', reason: /authorizing/ });
+    await expect(lookupOf(req)).rejects.toThrow(/still authorizing/);
+    // A retried attempt does not sell again while the first sale is pending.
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    expect(salesOf(paymentMethodToken)).toHaveLength(1);
+  });
+
+  it('a looked-up decline keeps its code and advice', async () => {
+    const { req } = cardWith([{ decline: '2000', advice: '24' }]);
+    await gateway.charge(req);
+    expect(await lookupOf(req)).toMatchObject({ kind: 'declined', code: 'do_not_honor', advice: '24' });
+  });
+
+  it("a retry the search cannot see yet is stopped by Braintree's duplicate checking, and the lookup finds the one sale", async () => {
+    braintree.searchLag(2_000);
+    const { paymentMethodToken, req } = cardWith(['lost', 'approve']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    // The worker died with the answer; the activity tries again before the search index has the sale.
+    expect(await gateway.charge(req)).toMatchObject({ kind: 'ambiguous', reason: /duplicate/ });
+    const sales = salesOf(paymentMethodToken);
+    expect(sales.map((s) => s.status)).toEqual(['submitted_for_settlement', 'gateway_rejected']);
+    braintree.searchLag(0);
+    expect(await lookupOf(req)).toEqual({ kind: 'approved', gatewayTransactionId: sales[0]!.id });
+  });
+});
+
+describe('Braintree adapter: what it offers and how it is configured', () => {
+  it('charges vaulted cards and wallets in the currencies it has merchant accounts for; no updater token, no card form', () => {
+    expect(gateway.capabilities).toEqual({
+      wallets: ['apple_pay', 'google_pay', 'paypal', 'venmo'],
+      currencies: ['USD', 'EUR', 'JPY'],
+    });
+    expect('refreshCard' in gateway).toBe(false);
+    expect('tokenize' in gateway).toBe(false);
+    expect('hostedCardForm' in gateway).toBe(false);
+  });
+
+  it('routing skips a Braintree gateway for a currency it has no merchant account in', () => {
+    const gateways = [
+      { name: 'braintree', kind: 'braintree' as const, ...gateway.capabilities },
+      { name: 'braintree-2', kind: 'braintree' as const, wallets: [], currencies: ['GBP'] },
+    ];
+    const route = (currency: string) =>
+      routeOptions(gateways, 'card1|customer1', 'card', [], currency).map((o) => o.gateway);
+    expect(route('EUR')).toEqual(['braintree']);
+    expect(route('GBP')).toEqual(['braintree-2']);
+    expect(route('CHF')).toEqual([]);
+  });
+
+  const valid = {
+    merchantId: 'acme',
+    publicKey: 'pub',
+    privateKey: 'priv',
+    environment: 'production',
+    merchantAccounts: 'USD:acme_usd',
+  };
+  it.each([
+    [{ ...valid, merchantId: undefined }, /merchantId/],
+    [{ ...valid, environment: 'live' }, /environment/],
+    [
+      { ...valid, merchantAccounts: 'acme_usd' },
+      /merchantAccounts: must list CURRENCY:merchantAccountId pairs/,
+    ],
+    [{ ...valid, merchantAccounts: 'USD:a,USD:b' }, /merchantAccounts: must name each currency once/],
+    [{ ...valid, merchantAccounts: 'XXY:a' }, /merchantAccounts: must use ISO 4217/],
+    [{ ...valid, extra: 'x' }, /extra/],
+  ])('credentials %j are refused by the operator CLI', (credentials, problem) => {
+    expect(credentialsProblem('braintree', credentials as Record<string, string>)).toMatch(problem);
+    expect(() => parseGateways(`braintree:${JSON.stringify(credentials)}`, [])).toThrow(problem);
+  });
+
+  it('a Braintree gateway with its keys and merchant accounts is configured by the operator CLI', () => {
+    expect(parseGateways(`braintree:${JSON.stringify(valid)}`, [])).toEqual([
+      { name: 'braintree', kind: 'braintree', test: false, credentials: valid },
+    ]);
+  });
+});
