@@ -7,6 +7,7 @@ import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { paydayPrior } from '../domain/success-model.js';
 import type { EventRecord } from '../store/events.js';
 import { call, startStack, type Stack } from './support/stack.js';
+import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 import { startTimeSkipping } from './support/time-skipping.js';
 
@@ -16,6 +17,7 @@ import { startTimeSkipping } from './support/time-skipping.js';
 let env: TestWorkflowEnvironment;
 let stack: Stack;
 let stripe: StripeEmulator;
+let braintree: BraintreeEmulator;
 let n = 0;
 const amount = () => 2000 + (n += 1);
 const day = 86_400_000;
@@ -27,9 +29,11 @@ beforeAll(async () => {
     clock: serverClock,
   });
   stripe = await startStripeEmulator(async () => new Date(await env.currentTimeMs()));
+  braintree = await startBraintreeEmulator(async () => new Date(await env.currentTimeMs()));
 });
 afterAll(async () => {
   await stripe?.close();
+  await braintree?.close();
   await stack?.close();
   await env?.teardown();
 });
@@ -144,6 +148,29 @@ describe('smart retries on the time-skipping server', () => {
     expect(intents).toHaveLength(1);
     expect(out.final.attempts).toEqual([
       expect.objectContaining({ outcome: 'approved', gatewayTransactionId: intents[0]!.id }),
+    ]);
+    expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
+    expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
+  });
+
+  it("a Braintree sale whose answer is lost is found by its order id once Braintree's search shows it, never sold twice", async () => {
+    braintree.addPaymentMethod('bt_lost', { customerId: 'bt_customer', answers: ['lost'] });
+    // Braintree's search shows a sale a few seconds after it is made; the lookup comes 30 s after the lost answer.
+    braintree.searchLag(5_000);
+    const { apiKey, account } = await stack.createAccount({}, [
+      { name: 'braintree', kind: 'braintree', test: false, credentials: braintree.credentials },
+    ]);
+    const out = await runToEnd(apiKey, account.id, {
+      paymentMethodToken: 'bt_lost|bt_customer',
+      originalDeclineCode: 'try_again_later',
+    });
+    braintree.searchLag(0);
+    expect(out.answer.body).toMatchObject({ status: 'unknown' });
+    expect(out.final.state).toBe('succeeded');
+    const sales = braintree.transactions().filter((t) => t.paymentMethodToken === 'bt_lost');
+    expect(sales).toHaveLength(1);
+    expect(out.final.attempts).toEqual([
+      expect.objectContaining({ outcome: 'approved', gatewayTransactionId: sales[0]!.id }),
     ]);
     expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
     expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });

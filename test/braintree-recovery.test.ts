@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayConfig } from '../domain/settings.js';
+import {
+  startBraintreeEmulator,
+  type BraintreeEmulator,
+  type EmulatedAnswer,
+} from './support/braintree-emulator.js';
+import { call, startStack, type Stack } from './support/stack.js';
+
+let stack: Stack;
+let braintree: BraintreeEmulator;
+let n = 0;
+
+beforeAll(async () => {
+  [stack, braintree] = await Promise.all([startStack(), startBraintreeEmulator()]);
+});
+afterAll(async () => {
+  await stack.close();
+  await braintree.close();
+});
+
+/** An account whose primary gateway is Braintree (the emulator), and one execute of a vaulted card. */
+async function executeOnBraintree(answers: EmulatedAnswer[], originalDeclineCode: string, currency = 'usd') {
+  n += 1;
+  const paymentMethodToken = `recovery${n}`;
+  braintree.addPaymentMethod(paymentMethodToken, { customerId: `customer${n}`, answers });
+  const gateway: GatewayConfig = {
+    name: 'braintree',
+    kind: 'braintree',
+    test: false,
+    credentials: braintree.credentials,
+  };
+  const account = await stack.createAccount({}, [gateway]);
+  const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+    key: account.apiKey,
+    body: {
+      paymentMethodToken: `${paymentMethodToken}|customer${n}`,
+      amount: 4900,
+      currency,
+      originalDeclineCode,
+    },
+  });
+  const id = String(res.body.transactionId);
+  const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key: account.apiKey });
+  const record = await stack.stores.recoveries.find(account.account.id, id);
+  const sales = braintree.transactions().filter((t) => t.paymentMethodToken === paymentMethodToken);
+  return { res, status, record, sales };
+}
+
+describe('a recovery on an account whose gateway is Braintree', () => {
+  it('a technical decline is charged at once through Braintree: 200 success with the sale', async () => {
+    const out = await executeOnBraintree(['approve'], 'processing_error');
+    expect(out.res.status).toBe(200);
+    expect(out.res.body).toMatchObject({ success: true, strategyUsed: 'primary' });
+    expect(out.sales).toHaveLength(1);
+    const [sale] = out.sales;
+    expect(sale).toMatchObject({ amount: '49.00', currencyIsoCode: 'USD', transactionSource: 'recurring' });
+    // The order id is the attempt: the workflow's id and the attempt number.
+    expect(sale!.orderId).toMatch(/\/1$/);
+    expect(out.status.body).toMatchObject({ status: 'succeeded', attemptCount: 1 });
+    expect(out.record?.attempts).toEqual([
+      expect.objectContaining({ outcome: 'approved', gateway: 'braintree', gatewayTransactionId: sale!.id }),
+    ]);
+  });
+
+  it("Braintree's answer becomes the recovery's: a 2001 on the first attempt queues a smart retry", async () => {
+    const out = await executeOnBraintree([{ decline: '2001' }], 'processing_error');
+    expect(out.res.status).toBe(202);
+    expect(out.res.body).toMatchObject({ status: 'queued', nextAttemptAt: expect.any(String) });
+    expect(out.sales).toHaveLength(1);
+    expect(out.status.body).toMatchObject({
+      state: 'queued',
+      attemptCount: 1,
+      lastDeclineCode: 'insufficient_funds',
+    });
+  });
+
+  it("a merchant's Braintree decline code is read: 2046 is a generic decline, queued for a smart time", async () => {
+    const out = await executeOnBraintree(['approve'], '2046');
+    expect(out.res.status).toBe(202);
+    expect(String(out.res.body.message)).toMatch(/A generic_decline decline is best retried/);
+    expect(out.sales).toHaveLength(0);
+  });
+
+  it('a payment in a currency Braintree has no merchant account for is never sent to it', async () => {
+    const out = await executeOnBraintree(['approve'], 'processing_error', 'gbp');
+    expect(out.res.status).toBe(200);
+    expect(out.res.body).toMatchObject({
+      success: false,
+      gatewaysAttempted: 0,
+      ai: { reasoning: 'No payment method or gateway is left that can be charged.' },
+    });
+    expect(out.sales).toHaveLength(0);
+  });
+});
