@@ -102,7 +102,7 @@ export function cardSweepActivities(deps: ActivityDeps) {
       const sweep = account.settings.cardHealthSweep;
       const base = { gateway: primary?.name ?? null, cards: 0, expiringSoon: 0, warned: 0 };
       if (!sweep.enabled) return { outcome: 'disabled', ...base };
-      const adapter = primary && adaptersFor(stores, account.id, [primary]).get(primary.name);
+      const adapter = primary && adaptersFor(stores, account.id, [primary], deps).get(primary.name);
       if (!adapter?.listCards) return { outcome: 'unsupported', ...base };
 
       const resumed = Progress.safeParse(activityInfo().heartbeatDetails);

@@ -46,7 +46,11 @@ export interface ResolveInput extends Omit<
 }
 
 export function attemptActivities(deps: ActivityDeps) {
-  const { stores, clock, testGatewayWorld: world } = deps;
+  const { stores, clock } = deps;
+  const env = {
+    publicBaseUrl: deps.publicBaseUrl,
+    ...(deps.testGatewayWorld ? { world: deps.testGatewayWorld } : {}),
+  };
 
   /** Appends the attempt to the read model and, for definite outcomes, to the learning log. */
   async function remember(
@@ -97,7 +101,7 @@ export function attemptActivities(deps: ActivityDeps) {
       });
       if (!decision.allowed)
         return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
-      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway, world);
+      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway, env);
       const outcome = await adapter.charge({
         token: input.option.token,
         amount: input.amount,
@@ -113,10 +117,12 @@ export function attemptActivities(deps: ActivityDeps) {
 
     /** Looks an ambiguous charge up at its gateway by idempotency key; throws (and is retried) while unreachable. */
     async resolveCharge(input: ResolveInput): Promise<LookupOutcome> {
-      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway, world);
+      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway, env);
       const found = await adapter.lookup({
         idempotencyKey: input.attemptKey,
         token: input.option.token,
+        amount: input.amount,
+        currency: input.currency,
         sentAt: input.sentAt,
       });
       await remember(input, new Date(input.sentAt), found);
@@ -125,7 +131,7 @@ export function attemptActivities(deps: ActivityDeps) {
 
     /** Account updater: a fresh token for an expired card, or null. */
     async refreshCard(input: { accountId: string; gateway: string; token: string }): Promise<string | null> {
-      const adapter = await gatewayFor(stores, input.accountId, input.gateway, world);
+      const adapter = await gatewayFor(stores, input.accountId, input.gateway, env);
       return adapter.refreshCard ? adapter.refreshCard(input.token) : null;
     },
   };

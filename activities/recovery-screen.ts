@@ -78,7 +78,7 @@ export function screenActivities(deps: ActivityDeps) {
       const s = account.settings;
       const now = new Date(input.now);
       const decline = classifyDecline(r.originalDeclineCode);
-      const byName = adaptersFor(stores, account.id, loaded.gateways);
+      const byName = adaptersFor(stores, account.id, loaded.gateways, deps);
       const adapters = account.gateways.map((g) => byName.get(g.name)!);
       const gateways = account.gateways.map((g, i) => ({ ...g, ...adapters[i]!.capabilities }));
       const simulate = account.testMode ? (r.simulateOutcome ?? null) : null;

@@ -227,15 +227,45 @@ const braintreeAliases: Record<string, string> = {
 };
 
 /**
+ * Adyen's refusal reasons (the `refusalReason` text of a Refused payment, normalised) that name a decline
+ * differently; the others ("Expired Card", "Restricted Card", "Authentication required", …) already match.
+ */
+const adyenAliases: Record<string, string> = {
+  refused: 'generic_decline',
+  referral: 'call_issuer',
+  acquirer_error: 'processing_error',
+  blocked_card: 'restricted_card',
+  invalid_card_number: 'invalid_number',
+  issuer_unavailable: 'issuer_not_available',
+  not_supported: 'transaction_not_allowed',
+  '3d_not_authenticated': 'authentication_required',
+  not_enough_balance: 'insufficient_funds',
+  acquirer_fraud: 'fraudulent',
+  fraud: 'fraudulent',
+  fraud_cancelled: 'fraudulent',
+  not_submitted: 'processing_error',
+  transaction_not_permitted: 'transaction_not_allowed',
+  cvc_declined: 'incorrect_cvc',
+  revocation_of_auth: 'revocation_of_authorization',
+  declined_non_generic: 'do_not_honor',
+  withdrawal_amount_exceeded: 'card_velocity_exceeded',
+  withdrawal_count_exceeded: 'withdrawal_count_limit_exceeded',
+  issuer_suspected_fraud: 'fraud_suspected',
+  avs_declined: 'incorrect_zip',
+  invalid_pin: 'incorrect_pin',
+  pin_tries_exceeded: 'incorrect_pin',
+};
+
+/**
  * Trims, lower-cases and turns spaces and hyphens into underscores ("Do-Not Honor" → "do_not_honor"), and
- * reads ISO 8583 and Braintree response codes as the names they stand for.
+ * reads ISO 8583 and Braintree response codes and Adyen refusal reasons as the names they stand for.
  */
 export function normalizeDeclineCode(code: string | null | undefined): string {
   const normal = (code ?? '')
     .trim()
     .toLowerCase()
     .replace(/[\s-]+/g, '_');
-  return isoAliases[normal] ?? braintreeAliases[normal] ?? normal;
+  return isoAliases[normal] ?? braintreeAliases[normal] ?? adyenAliases[normal] ?? normal;
 }
 
 /** Classifies a processor decline code; unknown and missing codes are treated conservatively as `unknown`. */

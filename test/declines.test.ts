@@ -108,6 +108,11 @@ describe('normalisation', () => {
     ['2014', 'fraud_suspected'],
     ['2099', 'authentication_required'],
     ['3000', 'issuer_not_available'],
+    ['Not enough balance', 'insufficient_funds'],
+    ['Declined Non Generic', 'do_not_honor'],
+    ['FRAUD-CANCELLED', 'fraudulent'],
+    ['CVC Declined', 'incorrect_cvc'],
+    ['Expired Card', 'expired_card'],
   ])('%j reads as %s', (raw, canonical) => {
     expect(normalizeDeclineCode(raw)).toBe(canonical);
     expect(classifyDecline(raw).code).toBe(canonical);

@@ -542,28 +542,32 @@ describe('the card-update page of a Stripe account', () => {
     expect((await getPage(url)).status).toBe(303);
   });
 
-  it('the page of a Braintree account (whose card form Recoup does not embed) is 501, and the link stays unused', async () => {
-    const { apiKey } = await stack.createAccount({}, [
+  it.each([
+    [
+      'Braintree',
+      'braintree',
       {
-        name: 'braintree',
-        kind: 'braintree',
-        test: false,
-        credentials: {
-          merchantId: 'acme',
-          publicKey: 'pub',
-          privateKey: 'priv',
-          environment: 'sandbox',
-          merchantAccounts: 'USD:acme_usd',
-        },
+        merchantId: 'acme',
+        publicKey: 'pub',
+        privateKey: 'priv',
+        environment: 'sandbox',
+        merchantAccounts: 'USD:acme_usd',
       },
-    ]);
-    const link = await cardLink(apiKey, { paymentMethodToken: 'card1|customer1' });
-    expect(link.status).toBe(200);
-    const url = onServer(stack.baseUrl, link.body.url);
-    for (const page of [await getPage(url), await postForm(url, { _form: 'x', ...goodCard })]) {
-      expect(page.status).toBe(501);
-      expect(page.html).toContain('not available');
-    }
-    expect((await getPage(url)).status).toBe(501);
-  });
+      'card1|customer1',
+    ],
+    ['Adyen', 'adyen', { apiKey: 'AQEkey', environment: 'test' }, 'AcmeECOM|stored1|shopper1'],
+  ] as const)(
+    'the page of a %s account (whose card form Recoup does not embed) is 501, and the link stays unused',
+    async (_, kind, credentials, paymentMethodToken) => {
+      const { apiKey } = await stack.createAccount({}, [{ name: kind, kind, test: false, credentials }]);
+      const link = await cardLink(apiKey, { paymentMethodToken });
+      expect(link.status).toBe(200);
+      const url = onServer(stack.baseUrl, link.body.url);
+      for (const page of [await getPage(url), await postForm(url, { _form: 'x', ...goodCard })]) {
+        expect(page.status).toBe(501);
+        expect(page.html).toContain('not available');
+      }
+      expect((await getPage(url)).status).toBe(501);
+    },
+  );
 });

@@ -7,6 +7,7 @@ import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { paydayPrior } from '../domain/success-model.js';
 import type { EventRecord } from '../store/events.js';
 import { call, startStack, type Stack } from './support/stack.js';
+import { startAdyenEmulator, type AdyenEmulator } from './support/adyen-emulator.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 import { startTimeSkipping } from './support/time-skipping.js';
@@ -18,6 +19,7 @@ let env: TestWorkflowEnvironment;
 let stack: Stack;
 let stripe: StripeEmulator;
 let braintree: BraintreeEmulator;
+let adyen: AdyenEmulator;
 let n = 0;
 const amount = () => 2000 + (n += 1);
 const day = 86_400_000;
@@ -30,10 +32,12 @@ beforeAll(async () => {
   });
   stripe = await startStripeEmulator(async () => new Date(await env.currentTimeMs()));
   braintree = await startBraintreeEmulator(async () => new Date(await env.currentTimeMs()));
+  adyen = await startAdyenEmulator();
 });
 afterAll(async () => {
   await stripe?.close();
   await braintree?.close();
+  await adyen?.close();
   await stack?.close();
   await env?.teardown();
 });
@@ -171,6 +175,30 @@ describe('smart retries on the time-skipping server', () => {
     expect(sales).toHaveLength(1);
     expect(out.final.attempts).toEqual([
       expect.objectContaining({ outcome: 'approved', gatewayTransactionId: sales[0]!.id }),
+    ]);
+    expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
+    expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
+  });
+
+  it('an Adyen payment whose answer is lost is resolved by the same request with the same key: one payment, trigger reconciliation', async () => {
+    adyen.addStoredMethod('adyen_lost', {
+      merchantAccount: 'AcmeECOM',
+      shopperReference: 'shopper_lost',
+      answers: ['lost'],
+    });
+    const { apiKey, account } = await stack.createAccount({}, [
+      { name: 'adyen', kind: 'adyen', test: false, credentials: adyen.credentials },
+    ]);
+    const out = await runToEnd(apiKey, account.id, {
+      paymentMethodToken: 'AcmeECOM|adyen_lost|shopper_lost',
+      originalDeclineCode: 'try_again_later',
+    });
+    expect(out.answer.body).toMatchObject({ status: 'unknown' });
+    expect(out.final.state).toBe('succeeded');
+    const payments = adyen.payments().filter((p) => p.storedPaymentMethodId === 'adyen_lost');
+    expect(payments).toHaveLength(1);
+    expect(out.final.attempts).toEqual([
+      expect.objectContaining({ outcome: 'approved', gatewayTransactionId: payments[0]!.pspReference }),
     ]);
     expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
     expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });

@@ -122,7 +122,7 @@ describe('Stripe adapter: a lost answer is ambiguous and looked up, never charge
     const outcome = await gateway.charge(req);
     expect(outcome.kind).toBe('ambiguous');
     for (let i = 0; i < 120; i += 1) stripe.addIntent({ customer });
-    const found = await gateway.lookup({ idempotencyKey: req.idempotencyKey, token, sentAt: req.sentAt });
+    const found = await gateway.lookup(req);
     expect(found).toEqual({ kind: 'approved', gatewayTransactionId: intentsOf(token)[0]!.id });
     expect(intentsOf(token)).toHaveLength(1);
   });
@@ -130,15 +130,15 @@ describe('Stripe adapter: a lost answer is ambiguous and looked up, never charge
   it('a 500 before charging is ambiguous, and the lookup finds nothing was charged', async () => {
     const { token, req } = cardWith(['server_error']);
     expect((await gateway.charge(req)).kind).toBe('ambiguous');
-    const found = await gateway.lookup({ idempotencyKey: req.idempotencyKey, token, sentAt: req.sentAt });
+    const found = await gateway.lookup(req);
     expect(found).toEqual({ kind: 'not_found' });
     expect(intentsOf(token)).toHaveLength(0);
   });
 
   it('a looked-up decline keeps its code and advice', async () => {
-    const { token, req } = cardWith([{ decline: 'do_not_honor', advice: '24' }]);
+    const { req } = cardWith([{ decline: 'do_not_honor', advice: '24' }]);
     await gateway.charge(req);
-    const found = await gateway.lookup({ idempotencyKey: req.idempotencyKey, token, sentAt: req.sentAt });
+    const found = await gateway.lookup(req);
     expect(found).toMatchObject({ kind: 'declined', code: 'do_not_honor', advice: '24' });
   });
 });

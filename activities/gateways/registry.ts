@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { GatewayKind } from '../../domain/gateway-kinds.js';
 import type { TestGatewayStore } from '../../store/test-gateway.js';
+import { AdyenCredentials, createAdyenGateway } from './adyen.js';
 import { BraintreeCredentials, createBraintreeGateway } from './braintree.js';
 import { createStripeGateway, StripeCredentials } from './stripe.js';
 import { createTestGateway, testGatewaySettings, type IssuerWorld } from './test-gateway.js';
@@ -12,6 +13,8 @@ export interface AdapterContext {
   name: string;
   credentials: Record<string, string>;
   sandbox: TestGatewayStore;
+  /** Recoup's public URL (a gateway that wants a return URL for a shopper gets one here). */
+  publicBaseUrl: string;
   /**
    * The recovery benchmark's world (bench/recovery/workflows): test gateways answer from it instead of their
    * token conventions. Only a composition root sets it (through ActivityDeps), never a request or credentials.
@@ -36,6 +39,10 @@ const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
   braintree: {
     credentials: BraintreeCredentials,
     create: (ctx) => createBraintreeGateway(BraintreeCredentials.parse(ctx.credentials)),
+  },
+  adyen: {
+    credentials: AdyenCredentials,
+    create: (ctx) => createAdyenGateway(AdyenCredentials.parse(ctx.credentials), ctx.publicBaseUrl),
   },
 };
 

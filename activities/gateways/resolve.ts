@@ -4,12 +4,18 @@ import { createAdapter } from './registry.js';
 import type { IssuerWorld } from './test-gateway.js';
 import type { GatewayAdapter } from './types.js';
 
-/** Adapters of an account's gateways (as loaded with their credentials), by name; `world`: see AdapterContext. */
+/** What every adapter of this process shares: Recoup's public URL and, for benchmarks, the world (AdapterContext). */
+export interface AdapterEnv {
+  publicBaseUrl: string;
+  world?: IssuerWorld;
+}
+
+/** Adapters of an account's gateways (as loaded with their credentials), by name. */
 export function adaptersFor(
   stores: Stores,
   accountId: string,
   gateways: GatewayConfig[],
-  world?: IssuerWorld,
+  env: AdapterEnv,
 ): Map<string, GatewayAdapter> {
   return new Map(
     gateways.map((g) => [
@@ -19,7 +25,8 @@ export function adaptersFor(
         name: g.name,
         credentials: g.credentials,
         sandbox: stores.sandbox,
-        ...(world ? { world } : {}),
+        publicBaseUrl: env.publicBaseUrl,
+        ...(env.world ? { world: env.world } : {}),
       }),
     ]),
   );
@@ -30,10 +37,10 @@ export async function gatewayFor(
   stores: Stores,
   accountId: string,
   gatewayName: string,
-  world?: IssuerWorld,
+  env: AdapterEnv,
 ): Promise<GatewayAdapter> {
   const loaded = await stores.accounts.withGateways(accountId);
-  const adapter = loaded && adaptersFor(stores, accountId, loaded.gateways, world).get(gatewayName);
+  const adapter = loaded && adaptersFor(stores, accountId, loaded.gateways, env).get(gatewayName);
   if (!adapter) throw new Error(`Gateway ${gatewayName} of account ${accountId} not found`);
   return adapter;
 }

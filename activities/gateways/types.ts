@@ -10,10 +10,15 @@ export type ChargeOutcome =
 /** What a lookup by idempotency key finds. */
 export type LookupOutcome = Exclude<ChargeOutcome, { kind: 'ambiguous' }> | { kind: 'not_found' };
 
-/** The charge whose answer was lost: its idempotency key, the token it charged and when it was sent. */
+/**
+ * The charge whose answer was lost: its idempotency key, the token, amount and currency it charged (a
+ * gateway whose only lookup is resending the same request needs them), and when it was sent.
+ */
 export interface LookupRequest {
   idempotencyKey: string;
   token: string;
+  amount: number;
+  currency: string;
   /** Epoch ms, the recovery's clock. */
   sentAt: number;
 }
@@ -100,7 +105,11 @@ export interface GatewayCapabilities {
 export interface GatewayAdapter {
   readonly capabilities: GatewayCapabilities;
   charge(req: ChargeRequest): Promise<ChargeOutcome>;
-  /** Finds what became of a charge whose answer was lost, without ever charging. */
+  /**
+   * Finds what became of a charge whose answer was lost, without ever charging it twice: a read at gateways
+   * that can look a charge up; at a gateway whose idempotency only replays (Adyen), the same request with
+   * the same key, which answers with the first result and charges only if the first never arrived.
+   */
   lookup(req: LookupRequest): Promise<LookupOutcome>;
   /**
    * Account updater: a fresh token for an expired card, or null when the network has none. Absent when the

@@ -40,7 +40,7 @@ export function cardUpdatePage(deps: PageDeps) {
    */
   async function collection(account: Account) {
     const gateway = account.gateways[0];
-    const adapter = gateway ? await gatewayFor(stores, account.id, gateway.name) : null;
+    const adapter = gateway ? await gatewayFor(stores, account.id, gateway.name, deps) : null;
     return {
       tokenize: adapter?.tokenize ? adapter.tokenize.bind(adapter) : null,
       hosted: adapter?.hostedCardForm ?? null,

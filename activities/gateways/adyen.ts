@@ -1,0 +1,211 @@
+import {
+  CheckoutAPI,
+  Client,
+  EnvironmentEnum,
+  HttpClientException,
+  HttpURLConnectionClient,
+  Types,
+  type Config,
+} from '@adyen/api-library';
+import { z } from 'zod';
+import { normalizeDeclineCode } from '../../domain/declines.js';
+import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome, LookupRequest } from './types.js';
+
+type PaymentRequest = Types.checkout.PaymentRequest;
+type PaymentResponse = Types.checkout.PaymentResponse;
+const { ResultCodeEnum } = Types.checkout.PaymentResponse;
+
+/**
+ * An Adyen gateway's credentials: a Checkout API key, the environment and, for live, the account's
+ * endpoint prefix (Adyen gives each live account its own host); optionally another HTTPS base URL (a
+ * proxy, or an emulator in tests). The merchant account is in each token.
+ */
+export const AdyenCredentials = z
+  .object({
+    apiKey: z.string().min(1),
+    environment: z.enum(['test', 'live']),
+    liveEndpointUrlPrefix: z
+      .string()
+      .regex(
+        /^[a-z0-9]+-[A-Za-z0-9]+$/,
+        'must be the live endpoint prefix from the Customer Area, e.g. 1797a841fbb37ca7-AdyenDemo',
+      )
+      .optional(),
+    apiBase: z.url({ protocol: /^https$/ }).optional(),
+  })
+  .strict()
+  .refine((c) => c.environment === 'test' || c.liveEndpointUrlPrefix !== undefined, {
+    message: 'a live Adyen account needs its liveEndpointUrlPrefix',
+    path: ['liveEndpointUrlPrefix'],
+  });
+export type AdyenCredentials = z.infer<typeof AdyenCredentials>;
+
+/** What the library's HTTP client takes after the endpoint (body, config, key flag, options). */
+type RequestRest = Parameters<HttpURLConnectionClient['request']> extends [string, ...infer R] ? R : never;
+
+/** Sends the library's requests to another HTTPS base, keeping the path (`/v72/payments`). */
+class RebasedClient extends HttpURLConnectionClient {
+  constructor(private readonly base: string) {
+    super();
+  }
+
+  override request(endpoint: string, ...rest: RequestRest) {
+    const url = new URL(endpoint);
+    return super.request(`${this.base.replace(/\/$/, '')}${url.pathname}${url.search}`, ...rest);
+  }
+}
+
+/** Adyen's official client for these credentials. */
+export function adyenClient(credentials: AdyenCredentials): Client {
+  const config: Config = {
+    apiKey: credentials.apiKey,
+    environment: credentials.environment === 'live' ? EnvironmentEnum.LIVE : EnvironmentEnum.TEST,
+    // A charge is answered, or given up as ambiguous, inside the charge activity's 45 s.
+    connectionTimeoutMillis: 20_000,
+    applicationName: 'Recoup',
+    ...(credentials.liveEndpointUrlPrefix
+      ? { liveEndpointUrlPrefix: credentials.liveEndpointUrlPrefix }
+      : {}),
+  };
+  return new Client(config, credentials.apiBase ? new RebasedClient(credentials.apiBase) : undefined);
+}
+
+/** `<merchantAccount>|<storedPaymentMethodId>|<shopperReference>`, the spec's token shape for Adyen. */
+function storedToken(token: string) {
+  const [merchantAccount = '', storedPaymentMethodId = '', shopperReference = ''] = token.split('|');
+  return { merchantAccount, storedPaymentMethodId, shopperReference };
+}
+
+type Answer = Exclude<ChargeOutcome, { kind: 'ambiguous' }>;
+
+const declined = (code: string, advice: string | null, id: string | null): Answer => ({
+  kind: 'declined',
+  code,
+  advice,
+  gatewayTransactionId: id,
+});
+
+/** `01: New account information available` → `01` (Mastercard's merchant advice code, as Adyen writes it). */
+function adviceOf(response: PaymentResponse): string | null {
+  const text = response.additionalData?.['merchantAdviceCode'];
+  return text ? (/^\d{2}/.exec(text)?.[0] ?? null) : null;
+}
+
+/** Result codes that ask for the shopper, who is not there for a recurring charge. */
+const shopperNeeded: ReadonlySet<string> = new Set([
+  ResultCodeEnum.RedirectShopper,
+  ResultCodeEnum.IdentifyShopper,
+  ResultCodeEnum.ChallengeShopper,
+  ResultCodeEnum.PresentToShopper,
+]);
+
+/** Our outcome of Adyen's answer to a payment; null when Adyen has no final answer for it (yet). */
+function outcomeOf(response: PaymentResponse): Answer | null {
+  const id = response.pspReference ?? null;
+  switch (response.resultCode) {
+    case ResultCodeEnum.Authorised:
+      return id ? { kind: 'approved', gatewayTransactionId: id } : null;
+    case ResultCodeEnum.Refused:
+      return declined(
+        normalizeDeclineCode(response.refusalReason) || 'generic_decline',
+        adviceOf(response),
+        id,
+      );
+    case ResultCodeEnum.Error:
+      return declined('processing_error', null, id);
+    case ResultCodeEnum.Cancelled:
+      return declined('generic_decline', null, id);
+    default:
+      return response.resultCode && shopperNeeded.has(response.resultCode)
+        ? declined('authentication_required', null, id)
+        : null;
+  }
+}
+
+/** Adyen error codes of a stored payment method that can never be charged again as given. */
+const goneCodes: ReadonlySet<string> = new Set([
+  '800', // contract not found
+  '803', // payment details not found (the stored payment method was disabled or never existed)
+]);
+
+/**
+ * What a failed request means: a stored payment method Adyen no longer has is a decline; a request Adyen is
+ * still processing under this key (704), a lost answer or a 5xx is ambiguous. Anything else (wrong key,
+ * permissions, a merchant account the key may not use, an invalid request) is thrown: nothing was charged,
+ * and the activity tries again while the operator looks.
+ */
+function refusal(error: unknown): ChargeOutcome {
+  if (error instanceof HttpClientException) {
+    if (error.errorCode && goneCodes.has(error.errorCode))
+      return declined('card_no_longer_chargeable', null, null);
+    if (error.errorCode === '704' || error.statusCode >= 500)
+      return { kind: 'ambiguous', reason: `Adyen: ${error.message}` };
+    throw error;
+  }
+  // The library's ApiException: the connection failed or timed out before an answer.
+  if (error instanceof Object && 'name' in error && error.name === 'ApiException')
+    return { kind: 'ambiguous', reason: `Adyen: ${String((error as { message?: unknown }).message)}` };
+  throw error;
+}
+
+/**
+ * Adyen through its official library (`@adyen/api-library`, Checkout API): each attempt is one `/payments`
+ * call for the stored payment method (`shopperInteraction: ContAuth`, `recurringProcessingModel:
+ * Subscription`), with the attempt's key as Adyen's idempotency key and as the payment's reference. Adyen
+ * has no API to read a payment back; its documented answer to a lost response is to send the same request
+ * with the same key, which returns the first result and charges only if the first request never arrived
+ * (once). The lookup does exactly that, so for Adyen "looked up" means "resolved at most once", never a
+ * second charge. Refusals carry Adyen's refusal reason read as Recoup's decline name and Mastercard's
+ * merchant advice code. `returnUrl` (Recoup's public URL) is what Adyen requires in every payment request.
+ */
+export function createAdyenGateway(credentials: AdyenCredentials, returnUrl: string): GatewayAdapter {
+  const payments = new CheckoutAPI(adyenClient(credentials)).PaymentsApi;
+
+  /** The one request of an attempt: built the same way each time, so a replay is the same request. */
+  function paymentOf(req: {
+    token: string;
+    amount: number;
+    currency: string;
+    idempotencyKey: string;
+  }): PaymentRequest {
+    const { merchantAccount, storedPaymentMethodId, shopperReference } = storedToken(req.token);
+    return {
+      amount: { value: req.amount, currency: req.currency },
+      merchantAccount,
+      reference: req.idempotencyKey,
+      paymentMethod: { type: Types.checkout.CardDetails.TypeEnum.Scheme, storedPaymentMethodId },
+      shopperReference,
+      shopperInteraction: Types.checkout.PaymentRequest.ShopperInteractionEnum.ContAuth,
+      recurringProcessingModel: Types.checkout.PaymentRequest.RecurringProcessingModelEnum.Subscription,
+      // Adyen requires one; nobody is redirected (a payment that would need the shopper is a decline).
+      returnUrl,
+    };
+  }
+
+  async function send(
+    req: ChargeRequest | (LookupRequest & { amount: number; currency: string }),
+  ): Promise<ChargeOutcome> {
+    let response: PaymentResponse;
+    try {
+      response = await payments.payments(paymentOf(req), { idempotencyKey: req.idempotencyKey });
+    } catch (error) {
+      return refusal(error);
+    }
+    return (
+      outcomeOf(response) ?? {
+        kind: 'ambiguous',
+        reason: `Adyen answered ${response.resultCode ?? 'without a result'}`,
+      }
+    );
+  }
+
+  async function lookup(req: LookupRequest): Promise<LookupOutcome> {
+    const outcome = await send(req);
+    // Still no answer (Adyen busy with the first request, unreachable): fail, so the lookup is retried later.
+    if (outcome.kind === 'ambiguous')
+      throw new Error(`Adyen has no answer for ${req.idempotencyKey} yet: ${outcome.reason}`);
+    return outcome;
+  }
+
+  return { capabilities: { wallets: [], currencies: null }, charge: send, lookup };
+}

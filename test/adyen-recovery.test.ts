@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAdyenEmulator, type AdyenEmulator, type EmulatedAnswer } from './support/adyen-emulator.js';
+import { call, startStack, type Stack } from './support/stack.js';
+
+let stack: Stack;
+let adyen: AdyenEmulator;
+let n = 0;
+
+beforeAll(async () => {
+  [stack, adyen] = await Promise.all([startStack(), startAdyenEmulator()]);
+});
+afterAll(async () => {
+  await stack.close();
+  await adyen.close();
+});
+
+/** An account whose primary gateway is Adyen (the emulator), and one execute of a stored card. */
+async function executeOnAdyen(answers: EmulatedAnswer[], originalDeclineCode: string) {
+  n += 1;
+  adyen.addStoredMethod(`stored${n}`, {
+    merchantAccount: 'AcmeEU',
+    shopperReference: `shopper${n}`,
+    answers,
+  });
+  const account = await stack.createAccount({}, [
+    { name: 'adyen', kind: 'adyen', test: false, credentials: adyen.credentials },
+  ]);
+  const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+    key: account.apiKey,
+    body: {
+      paymentMethodToken: `AcmeEU|stored${n}|shopper${n}`,
+      amount: 4900,
+      currency: 'eur',
+      originalDeclineCode,
+    },
+  });
+  const id = String(res.body.transactionId);
+  const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key: account.apiKey });
+  const record = await stack.stores.recoveries.find(account.account.id, id);
+  const payments = adyen.payments().filter((p) => p.storedPaymentMethodId === `stored${n}`);
+  return { res, status, record, payments };
+}
+
+describe('a recovery on an account whose gateway is Adyen', () => {
+  it('a technical decline is charged at once through Adyen: 200 success with the PSP reference', async () => {
+    const out = await executeOnAdyen(['approve'], 'processing_error');
+    expect(out.res.status).toBe(200);
+    expect(out.res.body).toMatchObject({ success: true, strategyUsed: 'primary' });
+    expect(out.payments).toHaveLength(1);
+    const [payment] = out.payments;
+    expect(payment).toMatchObject({
+      amount: { value: 4900, currency: 'EUR' },
+      shopperInteraction: 'ContAuth',
+    });
+    // Recoup's public URL is the return URL Adyen requires; the attempt is the reference and the key.
+    expect(payment!.returnUrl).toBe(stack.baseUrl);
+    expect(payment!.reference).toMatch(/\/1$/);
+    expect(out.record?.attempts).toEqual([
+      expect.objectContaining({
+        outcome: 'approved',
+        gateway: 'adyen',
+        gatewayTransactionId: payment!.pspReference,
+      }),
+    ]);
+  });
+
+  it("Adyen's refusal becomes the recovery's decline: Not enough balance queues a smart retry", async () => {
+    const out = await executeOnAdyen([{ refuse: 'Not enough balance' }], 'processing_error');
+    expect(out.res.status).toBe(202);
+    expect(out.res.body).toMatchObject({ status: 'queued', nextAttemptAt: expect.any(String) });
+    expect(out.payments).toHaveLength(1);
+    expect(out.status.body).toMatchObject({ state: 'queued', lastDeclineCode: 'insufficient_funds' });
+  });
+});

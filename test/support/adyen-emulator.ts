@@ -1,0 +1,198 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { inject } from 'vitest';
+
+/**
+ * A local HTTPS emulator of the part of Adyen's Checkout API the Adyen adapter uses (`POST /v72/payments`
+ * with a stored payment method), with Adyen's API-key authentication, its idempotency (a request with a
+ * key already answered gets the first answer again; a 5xx is not kept, so the same key goes through
+ * again) and its error bodies, so the official library runs unchanged against loopback. Each stored
+ * payment method answers from a script.
+ */
+export type EmulatedAnswer =
+  | 'approve'
+  /** Refused, with Adyen's refusal reason and, optionally, Mastercard's advice as Adyen writes it. */
+  | { refuse: string; advice?: string }
+  /** resultCode Error: Adyen could not process the payment. */
+  | 'error'
+  /** The issuer wants the shopper (3-D Secure): RedirectShopper. */
+  | 'redirect'
+  /** The payment is authorised, but the connection is cut before the answer. */
+  | 'lost'
+  /** 500 before anything is processed (not kept under the idempotency key). */
+  | 'server_error';
+
+export interface EmulatedPayment {
+  pspReference: string;
+  resultCode: string;
+  merchantAccount: string;
+  storedPaymentMethodId: string;
+  shopperReference: string;
+  reference: string;
+  amount: { value: number; currency: string };
+  shopperInteraction: string;
+  recurringProcessingModel: string;
+  returnUrl: string;
+  idempotencyKey: string | null;
+}
+
+interface StoredMethod {
+  merchantAccount: string;
+  shopperReference: string;
+  answers: EmulatedAnswer[];
+  /** Requests that reached the method (each takes the next answer; replays do not). */
+  tries: number;
+}
+
+export interface AdyenEmulator {
+  url: string;
+  /** Credentials of an Adyen gateway pointed at the emulator. */
+  credentials: Record<string, string>;
+  /** A stored payment method of `shopperReference` at `merchantAccount`, and what its payments answer in order. */
+  addStoredMethod(
+    id: string,
+    method: { merchantAccount: string; shopperReference: string; answers: EmulatedAnswer[] },
+  ): void;
+  /** Payments Adyen processed (idempotent replays are not payments). */
+  payments(): EmulatedPayment[];
+  /** Requests received, replays included. */
+  requests(): number;
+  close(): Promise<void>;
+}
+
+/** Merchant accounts the emulated API key may use. */
+const merchantAccounts = new Set(['AcmeECOM', 'AcmeEU']);
+
+const apiError = (status: number, errorCode: string, message: string, errorType: string) => ({
+  status,
+  errorCode,
+  message,
+  errorType,
+});
+
+async function jsonOf(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+}
+
+type Fields = Record<string, unknown>;
+const text = (o: unknown, key: string): string => {
+  const v = o && typeof o === 'object' ? (o as Fields)[key] : undefined;
+  return typeof v === 'string' ? v : '';
+};
+
+export async function startAdyenEmulator(): Promise<AdyenEmulator> {
+  const apiKey = `AQE${randomBytes(16).toString('hex')}`;
+  const methods = new Map<string, StoredMethod>();
+  const payments: EmulatedPayment[] = [];
+  const answered = new Map<string, { status: number; body: unknown }>();
+  let requests = 0;
+
+  function send(res: ServerResponse, status: number, body: unknown) {
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      pspReference: randomBytes(8).toString('hex'),
+    });
+    res.end(JSON.stringify(body));
+  }
+
+  /** Processes one payment request: the answer, or 'lost' after processing it. */
+  function process(body: Fields, key: string | null): { status: number; body: unknown } | 'lost' {
+    const merchantAccount = text(body, 'merchantAccount');
+    if (!merchantAccounts.has(merchantAccount))
+      return { status: 403, body: apiError(403, '901', 'Invalid Merchant Account', 'security') };
+    const amount = body.amount as { value?: unknown; currency?: unknown } | undefined;
+    const returnUrl = text(body, 'returnUrl');
+    if (
+      typeof amount?.value !== 'number' ||
+      typeof amount.currency !== 'string' ||
+      !text(body, 'reference') ||
+      !returnUrl
+    )
+      return { status: 422, body: apiError(422, '100', 'Required field missing', 'validation') };
+    const storedPaymentMethodId = text(body.paymentMethod, 'storedPaymentMethodId');
+    const shopperReference = text(body, 'shopperReference');
+    const method = methods.get(storedPaymentMethodId);
+    if (!method || method.merchantAccount !== merchantAccount || method.shopperReference !== shopperReference)
+      return { status: 422, body: apiError(422, '803', 'PaymentDetail not found', 'validation') };
+    const answer = method.answers[Math.min(method.tries, method.answers.length - 1)] ?? 'approve';
+    method.tries += 1;
+    if (answer === 'server_error')
+      return { status: 500, body: apiError(500, '000', 'An unknown error occurred', 'internal') };
+    const pspReference = randomBytes(8).toString('hex').toUpperCase();
+    const resultCode =
+      answer === 'approve' || answer === 'lost'
+        ? 'Authorised'
+        : answer === 'error'
+          ? 'Error'
+          : answer === 'redirect'
+            ? 'RedirectShopper'
+            : 'Refused';
+    payments.push({
+      pspReference,
+      resultCode,
+      merchantAccount,
+      storedPaymentMethodId,
+      shopperReference,
+      reference: text(body, 'reference'),
+      amount: { value: amount.value, currency: amount.currency },
+      shopperInteraction: text(body, 'shopperInteraction'),
+      recurringProcessingModel: text(body, 'recurringProcessingModel'),
+      returnUrl,
+      idempotencyKey: key,
+    });
+    const refusal =
+      typeof answer === 'object'
+        ? {
+            refusalReason: answer.refuse,
+            refusalReasonCode: '2',
+            ...(answer.advice ? { additionalData: { merchantAdviceCode: answer.advice } } : {}),
+          }
+        : {};
+    const reply = {
+      status: 200,
+      body: { pspReference, resultCode, merchantReference: text(body, 'reference'), ...refusal },
+    };
+    if (key) answered.set(key, reply);
+    return answer === 'lost' ? 'lost' : reply;
+  }
+
+  const server = createServer(
+    { cert: readFileSync(inject('tlsCertFile')), key: readFileSync(inject('tlsKeyFile')) },
+    (req, res) => {
+      void (async () => {
+        requests += 1;
+        if (req.headers['x-api-key'] !== apiKey)
+          return send(res, 401, apiError(401, '000', 'HTTP Status Response - Unauthorized', 'security'));
+        if (req.method !== 'POST' || !/^\/v\d+\/payments$/.test(req.url ?? ''))
+          return send(res, 404, apiError(404, '000', 'Not found', 'validation'));
+        const body = await jsonOf(req);
+        const key =
+          typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
+        const earlier = key ? answered.get(key) : undefined;
+        const reply = earlier ?? process(body, key);
+        if (reply === 'lost') return res.socket?.destroy();
+        send(res, reply.status, reply.body);
+      })().catch((error: unknown) => send(res, 500, { message: String(error) }));
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    credentials: { apiKey, environment: 'test', apiBase: url },
+    addStoredMethod: (id, method) => methods.set(id, { ...method, tries: 0 }),
+    payments: () => [...payments],
+    requests: () => requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
