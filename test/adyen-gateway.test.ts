@@ -127,10 +127,15 @@ describe('Adyen adapter: a lost answer is resolved by sending the same request w
     expect(paymentsOf(id)).toHaveLength(1);
   });
 
-  it('a lookup while Adyen still fails has no answer yet: it throws and is retried', async () => {
-    const { req } = cardWith(['server_error']);
-    await expect(gateway.lookup(req)).rejects.toThrow(/no answer/);
-  });
+  it.each([['server_error'], ['in_flight']] as const)(
+    'a %s answer is ambiguous, and a lookup meeting it again has no answer yet: it throws and is retried',
+    async (answer) => {
+      const { id, req } = cardWith([answer]);
+      expect((await gateway.charge(req)).kind).toBe('ambiguous');
+      await expect(gateway.lookup(req)).rejects.toThrow(/no answer/);
+      expect(paymentsOf(id)).toHaveLength(0);
+    },
+  );
 });
 
 describe('Adyen adapter: what it offers and how it is configured', () => {

@@ -23,7 +23,9 @@ export type EmulatedAnswer =
   /** The payment is authorised, but the connection is cut before the answer. */
   | 'lost'
   /** 500 before anything is processed (not kept under the idempotency key). */
-  | 'server_error';
+  | 'server_error'
+  /** 422 with error code 704: a request with this idempotency key is still being processed. */
+  | 'in_flight';
 
 export interface EmulatedPayment {
   pspReference: string;
@@ -123,6 +125,11 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
     method.tries += 1;
     if (answer === 'server_error')
       return { status: 500, body: apiError(500, '000', 'An unknown error occurred', 'internal') };
+    if (answer === 'in_flight')
+      return {
+        status: 422,
+        body: apiError(422, '704', 'request already processed or in progress', 'validation'),
+      };
     const pspReference = randomBytes(8).toString('hex').toUpperCase();
     const resultCode =
       answer === 'approve' || answer === 'lost'
