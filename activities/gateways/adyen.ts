@@ -1,19 +1,27 @@
-import {
-  CheckoutAPI,
-  Client,
-  EnvironmentEnum,
-  HttpClientException,
-  HttpURLConnectionClient,
-  Types,
+// The library is CommonJS whose named exports Node's ESM loader cannot see: its values come off the default export.
+import adyen, {
+  type Client,
   type Config,
+  type HttpURLConnectionClient as HttpClient,
+  type Types,
 } from '@adyen/api-library';
 import { z } from 'zod';
 import { normalizeDeclineCode } from '../../domain/declines.js';
-import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome, LookupRequest } from './types.js';
+import {
+  declined,
+  type ChargeAnswer,
+  type ChargeOutcome,
+  type ChargeRequest,
+  type GatewayAdapter,
+  type LookupOutcome,
+  type LookupRequest,
+} from './types.js';
 
+const { CheckoutAPI, EnvironmentEnum, HttpClientException, HttpURLConnectionClient } = adyen;
+const { checkout } = adyen.Types;
 type PaymentRequest = Types.checkout.PaymentRequest;
 type PaymentResponse = Types.checkout.PaymentResponse;
-const { ResultCodeEnum } = Types.checkout.PaymentResponse;
+const { ResultCodeEnum } = checkout.PaymentResponse;
 
 /**
  * An Adyen gateway's credentials: a Checkout API key, the environment and, for live, the account's
@@ -41,7 +49,7 @@ export const AdyenCredentials = z
 export type AdyenCredentials = z.infer<typeof AdyenCredentials>;
 
 /** What the library's HTTP client takes after the endpoint (body, config, key flag, options). */
-type RequestRest = Parameters<HttpURLConnectionClient['request']> extends [string, ...infer R] ? R : never;
+type RequestRest = Parameters<HttpClient['request']> extends [string, ...infer R] ? R : never;
 
 /** Sends the library's requests to another HTTPS base, keeping the path (`/v72/payments`). */
 class RebasedClient extends HttpURLConnectionClient {
@@ -67,7 +75,7 @@ export function adyenClient(credentials: AdyenCredentials): Client {
       ? { liveEndpointUrlPrefix: credentials.liveEndpointUrlPrefix }
       : {}),
   };
-  return new Client(config, credentials.apiBase ? new RebasedClient(credentials.apiBase) : undefined);
+  return new adyen.Client(config, credentials.apiBase ? new RebasedClient(credentials.apiBase) : undefined);
 }
 
 /** `<merchantAccount>|<storedPaymentMethodId>|<shopperReference>`, the spec's token shape for Adyen. */
@@ -75,15 +83,6 @@ function storedToken(token: string) {
   const [merchantAccount = '', storedPaymentMethodId = '', shopperReference = ''] = token.split('|');
   return { merchantAccount, storedPaymentMethodId, shopperReference };
 }
-
-type Answer = Exclude<ChargeOutcome, { kind: 'ambiguous' }>;
-
-const declined = (code: string, advice: string | null, id: string | null): Answer => ({
-  kind: 'declined',
-  code,
-  advice,
-  gatewayTransactionId: id,
-});
 
 /** `01: New account information available` → `01` (Mastercard's merchant advice code, as Adyen writes it). */
 function adviceOf(response: PaymentResponse): string | null {
@@ -100,7 +99,7 @@ const shopperNeeded: ReadonlySet<string> = new Set([
 ]);
 
 /** Our outcome of Adyen's answer to a payment; null when Adyen has no final answer for it (yet). */
-function outcomeOf(response: PaymentResponse): Answer | null {
+function outcomeOf(response: PaymentResponse): ChargeAnswer | null {
   const id = response.pspReference ?? null;
   switch (response.resultCode) {
     case ResultCodeEnum.Authorised:
@@ -173,18 +172,16 @@ export function createAdyenGateway(credentials: AdyenCredentials, returnUrl: str
       amount: { value: req.amount, currency: req.currency },
       merchantAccount,
       reference: req.idempotencyKey,
-      paymentMethod: { type: Types.checkout.CardDetails.TypeEnum.Scheme, storedPaymentMethodId },
+      paymentMethod: { type: checkout.CardDetails.TypeEnum.Scheme, storedPaymentMethodId },
       shopperReference,
-      shopperInteraction: Types.checkout.PaymentRequest.ShopperInteractionEnum.ContAuth,
-      recurringProcessingModel: Types.checkout.PaymentRequest.RecurringProcessingModelEnum.Subscription,
+      shopperInteraction: checkout.PaymentRequest.ShopperInteractionEnum.ContAuth,
+      recurringProcessingModel: checkout.PaymentRequest.RecurringProcessingModelEnum.Subscription,
       // Adyen requires one; nobody is redirected (a payment that would need the shopper is a decline).
       returnUrl,
     };
   }
 
-  async function send(
-    req: ChargeRequest | (LookupRequest & { amount: number; currency: string }),
-  ): Promise<ChargeOutcome> {
+  async function send(req: ChargeRequest | LookupRequest): Promise<ChargeOutcome> {
     let response: PaymentResponse;
     try {
       response = await payments.payments(paymentOf(req), { idempotencyKey: req.idempotencyKey });

@@ -2,7 +2,15 @@ import braintree from 'braintree';
 import { z } from 'zod';
 import { normalizeDeclineCode } from '../../domain/declines.js';
 import { currencyCodes, majorUnitsOf } from '../../domain/money.js';
-import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome, LookupRequest } from './types.js';
+import {
+  declined,
+  type ChargeAnswer,
+  type ChargeOutcome,
+  type ChargeRequest,
+  type GatewayAdapter,
+  type LookupOutcome,
+  type LookupRequest,
+} from './types.js';
 
 const merchantAccountList = /^[A-Z]{3}:[A-Za-z0-9_-]+(,[A-Z]{3}:[A-Za-z0-9_-]+)*$/;
 
@@ -79,15 +87,6 @@ function vaultToken(token: string): { paymentMethodToken: string; customerId: st
   return { paymentMethodToken, customerId };
 }
 
-type Answer = Exclude<ChargeOutcome, { kind: 'ambiguous' }>;
-
-const declined = (code: string, advice: string | null, id: string | null): Answer => ({
-  kind: 'declined',
-  code,
-  advice,
-  gatewayTransactionId: id,
-});
-
 /** Statuses of a sale that went through (submitted for settlement at once, or further along). */
 const chargedStatuses: ReadonlySet<string> = new Set([
   'authorized',
@@ -115,7 +114,7 @@ type Transaction = braintree.Transaction & { merchantAdviceCode?: string | null 
  * Our outcome of a transaction Braintree holds: 'duplicate' for a sale Braintree's duplicate checking
  * rejected (an earlier try with the same order id went through), 'pending' while it is still authorizing.
  */
-function outcomeOf(transaction: Transaction): Answer | 'duplicate' | 'pending' {
+function outcomeOf(transaction: Transaction): ChargeAnswer | 'duplicate' | 'pending' {
   const { id, status } = transaction;
   if (chargedStatuses.has(status)) return { kind: 'approved', gatewayTransactionId: id };
   if (status === 'authorizing') return 'pending';
@@ -190,7 +189,7 @@ export function createBraintreeGateway(credentials: BraintreeCredentials): Gatew
   async function resultOf(req: {
     idempotencyKey: string;
     token: string;
-  }): Promise<Answer | 'pending' | 'none'> {
+  }): Promise<ChargeAnswer | 'pending' | 'none'> {
     const outcomes = (await transactionsOf(req.idempotencyKey, req.token)).map(outcomeOf);
     if (outcomes.includes('pending')) return 'pending';
     return outcomes.find((o) => typeof o === 'object') ?? 'none';

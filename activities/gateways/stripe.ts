@@ -1,14 +1,16 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
-import type {
-  CardOnFile,
-  CardPage,
-  ChargeOutcome,
-  ChargeRequest,
-  GatewayAdapter,
-  HostedCardForm,
-  LookupOutcome,
-  LookupRequest,
+import {
+  declined,
+  type CardOnFile,
+  type CardPage,
+  type ChargeAnswer,
+  type ChargeOutcome,
+  type ChargeRequest,
+  type GatewayAdapter,
+  type HostedCardForm,
+  type LookupOutcome,
+  type LookupRequest,
 } from './types.js';
 
 /**
@@ -54,10 +56,8 @@ export function stripeClient(credentials: StripeCredentials): Stripe {
   });
 }
 
-type Answer = Exclude<ChargeOutcome, { kind: 'ambiguous' }>;
-
 /** Our outcome of a PaymentIntent Stripe holds; `null` while it is still processing (no answer yet). */
-function outcomeOf(intent: Stripe.PaymentIntent): Answer | null {
+function outcomeOf(intent: Stripe.PaymentIntent): ChargeAnswer | null {
   if (intent.status === 'succeeded') return { kind: 'approved', gatewayTransactionId: intent.id };
   if (intent.status === 'processing') return null;
   const error = intent.last_payment_error;
@@ -69,13 +69,6 @@ function outcomeOf(intent: Stripe.PaymentIntent): Answer | null {
     intent.id,
   );
 }
-
-const declined = (code: string, advice: string | null, id: string | null): Answer => ({
-  kind: 'declined',
-  code,
-  advice,
-  gatewayTransactionId: id,
-});
 
 /** The PaymentMethod's customer (off-session charges of a saved card need it), or null when it has gone. */
 async function customerOf(stripe: Stripe, token: string): Promise<{ customer: string | null } | null> {

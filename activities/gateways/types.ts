@@ -7,8 +7,19 @@ export type ChargeOutcome =
   /** Timeout, 5xx or a lost response: the charge may or may not have happened. */
   | { kind: 'ambiguous'; reason: string };
 
+/** A gateway's definite answer to a charge. */
+export type ChargeAnswer = Exclude<ChargeOutcome, { kind: 'ambiguous' }>;
+
 /** What a lookup by idempotency key finds. */
-export type LookupOutcome = Exclude<ChargeOutcome, { kind: 'ambiguous' }> | { kind: 'not_found' };
+export type LookupOutcome = ChargeAnswer | { kind: 'not_found' };
+
+/** A decline with its code, the network's advice code and the gateway's id for it (each may be missing). */
+export const declined = (code: string, advice: string | null, id: string | null): ChargeAnswer => ({
+  kind: 'declined',
+  code,
+  advice,
+  gatewayTransactionId: id,
+});
 
 /**
  * The charge whose answer was lost: its idempotency key, the token, amount and currency it charged (a
