@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GatewayKind } from './gateway-kinds.js';
+import { GatewayKind, tokenFitsKind } from './gateway-kinds.js';
 
 const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
 const hostname = z
@@ -72,6 +72,12 @@ export const Settings = z
       .strict()
       .default({ enabled: false, daysBeforeExpiry: 30 }),
     customDomain: hostname.nullable().default(null),
+    /**
+     * The merchant's own card form, for a primary gateway whose form the card-update page cannot show
+     * (Braintree, Adyen): the page sends the customer there with `recoup_link=<token>`, and the merchant
+     * completes the link with POST /api/recovery/update-card/complete once the card is saved.
+     */
+    cardFormUrl: https.nullable().default(null),
     branding: z
       .object({
         brandName: z.string().min(1).max(80).nullable().default(null),
@@ -91,6 +97,14 @@ export const Settings = z
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;
+
+/** Names of the gateways whose kind takes `token`: where a new card can be charged. */
+export function gatewaysTaking(
+  gateways: Array<Pick<GatewayConfig, 'name' | 'kind'>>,
+  token: string,
+): string[] {
+  return gateways.filter((g) => tokenFitsKind(g.kind, token)).map((g) => g.name);
+}
 
 /** Gateways of an account: one primary (first) plus up to two backups, with unique names. */
 export const Gateways = z

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { EventPayload } from '../domain/events.js';
+import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 import type { ChurnOutcome } from '../domain/links.js';
 import type { CancelOffer } from '../domain/settings.js';
 import type { Logger } from '../runtime/logger.js';
@@ -56,15 +57,20 @@ export function createLinkOutcomes(deps: {
     await retryWithNewCard(temporal, log, queued, newToken);
   }
 
-  async function cardUpdated(link: CardUpdateLink, c: ConsumptionDoc, newToken: string, gateways: string[]) {
+  async function cardUpdated(
+    link: CardUpdateLink,
+    c: ConsumptionDoc,
+    o: Extract<LinkOutcome, { kind: 'card_updated' }>,
+  ) {
+    const newToken = o.newPaymentMethodToken;
     await events.publish(
       link.accountId,
       {
         event: 'card.updated',
         oldPaymentMethodToken: link.data.paymentMethodToken,
         newPaymentMethodToken: newToken,
-        paymentMethodType: 'card',
-        eligibleGateways: gateways,
+        paymentMethodType: o.paymentMethodType ?? 'card',
+        eligibleGateways: o.eligibleGateways,
         clientId: link.accountId,
         timestamp: c.at.toISOString(),
       },
@@ -89,30 +95,47 @@ export function createLinkOutcomes(deps: {
   /** Emits the use's event (same eventId every time, so at most one is sent) and applies it. */
   async function complete(link: LinkDoc, c: ConsumptionDoc): Promise<void> {
     const o = c.outcome;
-    if (link.kind === 'card_update' && o.kind === 'card_updated')
-      await cardUpdated(link, c, o.newPaymentMethodToken, o.eligibleGateways);
+    if (link.kind === 'card_update' && o.kind === 'card_updated') await cardUpdated(link, c, o);
     else if (link.kind === 'cancel_flow' && o.kind === 'churn') await churned(link, c, o.outcome, o.offer);
     else throw new Error(`Link ${link._id} (${link.kind}) cannot have a ${o.kind} outcome`);
     await stores.links.markEffectsDone(link._id, clock());
   }
 
+  /**
+   * Uses the link once: the consumption insert that wins decides, every concurrent use gets null.
+   * The winner then completes the effects.
+   */
+  async function consumeLink(link: LinkDoc, outcome: LinkOutcome): Promise<ConsumptionDoc | null> {
+    const consumption: ConsumptionDoc = {
+      _id: link._id,
+      accountId: link.accountId,
+      at: clock(),
+      eventId: randomUUID(),
+      outcome,
+      effectsDoneAt: null,
+    };
+    if (!(await stores.links.consume(consumption))) return null;
+    await complete(link, consumption);
+    return consumption;
+  }
+
   return {
+    consumeLink,
+
     /**
-     * Uses the link once: the consumption insert that wins decides, every concurrent use gets null.
-     * The winner then completes the effects.
+     * Uses a card-update link once for the customer's new card, with the account's gateways whose kind takes
+     * its token: card.updated, and queued recoveries retry with it. Null when another use won.
      */
-    async consumeLink(link: LinkDoc, outcome: LinkOutcome): Promise<ConsumptionDoc | null> {
-      const consumption: ConsumptionDoc = {
-        _id: link._id,
-        accountId: link.accountId,
-        at: clock(),
-        eventId: randomUUID(),
-        outcome,
-        effectsDoneAt: null,
-      };
-      if (!(await stores.links.consume(consumption))) return null;
-      await complete(link, consumption);
-      return consumption;
+    async updateCard(
+      link: CardUpdateLink,
+      card: { token: string; paymentMethodType: PaymentMethodType; eligibleGateways: string[] },
+    ): Promise<ConsumptionDoc | null> {
+      return consumeLink(link, {
+        kind: 'card_updated',
+        newPaymentMethodToken: card.token,
+        eligibleGateways: card.eligibleGateways,
+        ...(card.paymentMethodType === 'card' ? {} : { paymentMethodType: card.paymentMethodType }),
+      });
     },
 
     /** Finishes the effects of a use that was interrupted after consuming the link (crash, lost database). */

@@ -3,6 +3,7 @@ import type { ChurnOutcome, LinkKind } from '../domain/links.js';
 import type { CancelOffer } from '../domain/settings.js';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
+import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 
 /** What a card-update link was minted for. */
 export interface CardUpdateData {
@@ -40,7 +41,13 @@ export type LinkDoc =
 
 /** What using a link decided: recorded with the consumption so its effects can be completed later. */
 export type LinkOutcome =
-  | { kind: 'card_updated'; newPaymentMethodToken: string; eligibleGateways: string[] }
+  | {
+      kind: 'card_updated';
+      newPaymentMethodToken: string;
+      eligibleGateways: string[];
+      /** Absent on uses recorded before it existed: a card. */
+      paymentMethodType?: PaymentMethodType;
+    }
   | { kind: 'churn'; outcome: ChurnOutcome; offer: CancelOffer | null };
 
 /** The one use of a link. Its unique `_id` (the link's hash) makes consumption exactly-once. */

@@ -5,6 +5,7 @@ import { sha256 } from '../runtime/crypto.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm, submitPage } from './support/pages.js';
 import { call, startStack, type Stack } from './support/stack.js';
+import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 
 const hour = 3_600_000;
@@ -570,4 +571,133 @@ describe('the card-update page of a Stripe account', () => {
       expect((await getPage(url)).status).toBe(501);
     },
   );
+});
+
+describe("the merchant's own card form, for gateways whose form the page cannot show", () => {
+  let braintree: BraintreeEmulator;
+  beforeAll(async () => {
+    braintree = await startBraintreeEmulator();
+  });
+  afterAll(() => braintree.close());
+
+  const cardFormUrl = 'https://acme.example/billing/card?from=recoup';
+  const braintreeAccount = (settings: Record<string, unknown> = { cardFormUrl }) =>
+    stack.createAccount(settings, [
+      { name: 'braintree', kind: 'braintree', test: false, credentials: braintree.credentials },
+    ]);
+  const complete = (key: string, body: Record<string, unknown>) =>
+    call(stack.baseUrl, 'POST', '/api/recovery/update-card/complete', { key, body });
+
+  it("sends the customer to the merchant's form with the link; the merchant completes it and the queued recovery is retried with the new card", async () => {
+    braintree.addPaymentMethod('bt_old', { customerId: 'bt_cust', answers: [{ decline: '2001' }] });
+    braintree.addPaymentMethod('bt_new', { customerId: 'bt_cust', answers: ['approve'] });
+    const { apiKey, account } = await braintreeAccount();
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: 'bt_old|bt_cust',
+        amount: amount(),
+        currency: 'USD',
+        originalDeclineCode: 'processing_error',
+      },
+    });
+    expect(queued.status).toBe(202);
+    const transactionId = String(queued.body.transactionId);
+    const link = (await cardLink(apiKey, { paymentMethodToken: 'bt_old|bt_cust', transactionId })).body;
+
+    const away = await getPage(onServer(stack.baseUrl, link.url));
+    expect(away.status).toBe(303);
+    const location = new URL(away.headers.get('location') ?? '');
+    expect(`${location.origin}${location.pathname}`).toBe('https://acme.example/billing/card');
+    expect(location.searchParams.get('from')).toBe('recoup');
+    expect(location.searchParams.get('recoup_link')).toBe(link.token);
+
+    const done = await complete(apiKey, { token: link.token, newPaymentMethodToken: 'bt_new|bt_cust' });
+    expect(done.status).toBe(200);
+    expect(done.body).toEqual({
+      cardUpdated: true,
+      oldPaymentMethodToken: 'bt_old|bt_cust',
+      newPaymentMethodToken: 'bt_new|bt_cust',
+      eligibleGateways: ['braintree'],
+    });
+    const events = await eventsOf(stack, account.id, ['card.updated']);
+    expect(events.find((e) => e.type === 'card.updated')?.payload).toMatchObject({
+      oldPaymentMethodToken: 'bt_old|bt_cust',
+      newPaymentMethodToken: 'bt_new|bt_cust',
+      paymentMethodType: 'card',
+      eligibleGateways: ['braintree'],
+    });
+    const deadline = Date.now() + 15_000;
+    let state = '';
+    while (state !== 'succeeded' && Date.now() < deadline) {
+      state = (await stack.stores.recoveries.find(account.id, transactionId))?.state ?? '';
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(state).toBe('succeeded');
+    expect(braintree.transactions().filter((t) => t.paymentMethodToken === 'bt_new')).toHaveLength(1);
+    // Used: the page and a second completion say so.
+    expect((await getPage(onServer(stack.baseUrl, link.url))).status).toBe(410);
+    expect(
+      await complete(apiKey, { token: link.token, newPaymentMethodToken: 'bt_new|bt_cust' }),
+    ).toMatchObject({
+      status: 410,
+      body: { error: 'Link used' },
+    });
+  });
+
+  it("a wallet saved in the merchant's form is reported as such", async () => {
+    const { apiKey, account } = await braintreeAccount();
+    const link = (await cardLink(apiKey, { paymentMethodToken: 'bt_a|bt_c' })).body;
+    const done = await complete(apiKey, {
+      token: link.token,
+      newPaymentMethodToken: 'paypal_1|bt_c',
+      paymentMethodType: 'paypal',
+    });
+    expect(done.status).toBe(200);
+    const events = await eventsOf(stack, account.id, ['card.updated']);
+    expect(events.find((e) => e.type === 'card.updated')?.payload).toMatchObject({
+      paymentMethodType: 'paypal',
+    });
+  });
+
+  it('refuses what cannot complete a link, and leaves the link usable', async () => {
+    const { apiKey } = await braintreeAccount();
+    const other = await braintreeAccount();
+    const link = (await cardLink(apiKey, { paymentMethodToken: 'bt_b|bt_c' })).body;
+    // A token none of the account's gateways takes (a Stripe one on a Braintree account).
+    expect(await complete(apiKey, { token: link.token, newPaymentMethodToken: 'pm_123' })).toMatchObject({
+      status: 400,
+      body: { details: { newPaymentMethodToken: [expect.stringMatching(/gateways can charge/)] } },
+    });
+    // Another account's key, an unknown token, a malformed body.
+    expect((await complete(other.apiKey, { token: link.token, newPaymentMethodToken: 'x|y' })).status).toBe(
+      404,
+    );
+    expect((await complete(apiKey, { token: 'A'.repeat(43), newPaymentMethodToken: 'x|y' })).status).toBe(
+      404,
+    );
+    expect(
+      await complete(apiKey, { token: link.token, newPaymentMethodToken: 'x|y', extra: 1 }),
+    ).toMatchObject({
+      status: 400,
+      body: { details: { extra: expect.any(Array) } },
+    });
+    expect((await getPage(onServer(stack.baseUrl, link.url))).status).toBe(303);
+  });
+
+  it('an expired link cannot be completed (410)', async () => {
+    const { apiKey } = await braintreeAccount();
+    const link = (await cardLink(apiKey, { paymentMethodToken: 'bt_d|bt_c' })).body;
+    offsetMs = 73 * hour;
+    expect(await complete(apiKey, { token: link.token, newPaymentMethodToken: 'x|y' })).toMatchObject({
+      status: 410,
+      body: { error: 'Link expired' },
+    });
+  });
+
+  it('without a cardFormUrl the page of such a gateway is 501', async () => {
+    const { apiKey } = await braintreeAccount({});
+    const link = (await cardLink(apiKey, { paymentMethodToken: 'bt_e|bt_c' })).body;
+    expect((await getPage(onServer(stack.baseUrl, link.url))).status).toBe(501);
+  });
 });

@@ -36,7 +36,8 @@ export function cardUpdatePage(deps: PageDeps) {
 
   /**
    * How the primary gateway takes a new card: on this page (`tokenize`), or in its own hosted form (card
-   * data then never touches Recoup); a gateway with neither gets a 501 page.
+   * data then never touches Recoup); for a gateway with neither, the merchant's own card form
+   * (`cardFormUrl`) or, without one, a 501 page.
    */
   async function collection(account: Account) {
     const gateway = account.gateways[0];
@@ -54,7 +55,13 @@ export function cardUpdatePage(deps: PageDeps) {
       const how = await collection(loaded.account);
       if (how.tokenize) return showForm(ctx, 200, loaded, token);
       if (how.hosted) return hostedCardUpdate(deps, ctx, loaded, token, how.hosted);
-      unavailablePage(ctx, loaded.brand);
+      const external = loaded.account.settings.cardFormUrl;
+      if (!external) return unavailablePage(ctx, loaded.brand);
+      // The merchant's own form saves the card in its gateway and completes the link through the API.
+      const url = new URL(external);
+      url.searchParams.set('recoup_link', token);
+      ctx.redirect(url.toString());
+      ctx.status = 303;
     },
 
     /** Invalid or refused input re-renders the form and leaves the link usable; only a saved card consumes it. */

@@ -1,4 +1,4 @@
-import { tokenFitsKind } from '../../domain/gateway-kinds.js';
+import { gatewaysTaking } from '../../domain/settings.js';
 import type { AppContext } from '../context.js';
 import { cardSaved } from './card-update-views.js';
 import { sendPage } from './layout.js';
@@ -23,13 +23,10 @@ export async function saveCard(
   card: { token: string; label: string },
 ): Promise<void> {
   const { account, brand, link } = loaded;
-  const eligibleGateways = account.gateways
-    .filter((g) => tokenFitsKind(g.kind, card.token))
-    .map((g) => g.name);
-  const used = await deps.outcomes.consumeLink(link, {
-    kind: 'card_updated',
-    newPaymentMethodToken: card.token,
-    eligibleGateways,
+  const used = await deps.outcomes.updateCard(link, {
+    token: card.token,
+    paymentMethodType: 'card',
+    eligibleGateways: gatewaysTaking(account.gateways, card.token),
   });
   if (!used) return goneLinkPage(ctx, brand, 'used');
   sendPage(ctx, 200, {

@@ -1,18 +1,37 @@
+import type { Client } from '@temporalio/client';
+import { gatewaysTaking } from '../../domain/settings.js';
+import type { Logger } from '../../runtime/logger.js';
+import type { EventPublisher } from '../../services/events.js';
+import { createLinkOutcomes } from '../../services/link-outcomes.js';
 import { createLinkService } from '../../services/links.js';
 import type { Stores } from '../../store/index.js';
 import { accountOf } from '../context.js';
-import { forbidden } from '../http-error.js';
+import { badRequest, forbidden, HttpError, notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
 import {
   CancelFlowDisabledBody,
   CancelFlowLinkRequest,
+  CardUpdateCompleteBody,
+  CardUpdateCompleteRequest,
   CardUpdateLinkRequest,
   HostedLinkBody,
+  LinkGoneBody,
 } from '../schemas/links.js';
 
-/** POST /api/recovery/update-card/generate and POST /api/cancel-flow/generate. */
-export function linkRoutes(deps: { stores: Stores; publicBaseUrl: string; clock: () => Date }) {
+/**
+ * POST /api/recovery/update-card/generate, POST /api/recovery/update-card/complete (the merchant's own card
+ * form finished a link) and POST /api/cancel-flow/generate.
+ */
+export function linkRoutes(deps: {
+  stores: Stores;
+  temporal: Client;
+  events: EventPublisher;
+  publicBaseUrl: string;
+  clock: () => Date;
+  log: Logger;
+}) {
   const links = createLinkService(deps);
+  const outcomes = createLinkOutcomes(deps);
   return [
     route({
       method: 'post',
@@ -32,6 +51,54 @@ export function linkRoutes(deps: { stores: Stores; publicBaseUrl: string; clock:
           transactionId: body.transactionId ?? null,
         });
         return reply(200, link);
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/recovery/update-card/complete',
+      tag: 'Hosted links',
+      summary: "Completes a card-update link with the card the merchant's own form saved",
+      description:
+        "For a primary gateway whose card form the hosted page cannot show (Braintree, Adyen), the page sends the customer to the account's cardFormUrl with recoup_link=<token>. Once the merchant's form has saved the card at its gateway, this uses the link exactly as the page would: card.updated is sent and queued recoveries on the old token retry at once with the new one.",
+      auth: 'secret',
+      body: CardUpdateCompleteRequest,
+      responses: {
+        200: { description: 'The link is used and the new card is in place', schema: CardUpdateCompleteBody },
+        404: { description: 'No card-update link of this account has this token' },
+        410: { description: 'The link was used already, or has expired', schema: LinkGoneBody },
+      },
+      async handle(ctx, { body }) {
+        const account = accountOf(ctx);
+        const opened = await links.open(body.token, 'card_update');
+        if (!opened || opened.link.accountId !== account.id || opened.link.kind !== 'card_update')
+          throw notFound('Card-update link not found');
+        const { link } = opened;
+        const gone = (state: 'used' | 'expired') =>
+          new HttpError(410, {
+            error: `Link ${state}`,
+            message: `This card-update link was ${state === 'used' ? 'used already' : 'not used in time'}.`,
+          });
+        if (opened.state !== 'usable') {
+          await outcomes.finishInterrupted(link, opened.consumption);
+          throw gone(opened.state);
+        }
+        const eligibleGateways = gatewaysTaking(account.gateways, body.newPaymentMethodToken);
+        if (eligibleGateways.length === 0)
+          throw badRequest({
+            newPaymentMethodToken: ["must be a token one of the account's gateways can charge"],
+          });
+        const used = await outcomes.updateCard(link, {
+          token: body.newPaymentMethodToken,
+          paymentMethodType: body.paymentMethodType,
+          eligibleGateways,
+        });
+        if (!used) throw gone('used');
+        return reply(200, {
+          cardUpdated: true as const,
+          oldPaymentMethodToken: link.data.paymentMethodToken,
+          newPaymentMethodToken: body.newPaymentMethodToken,
+          eligibleGateways,
+        });
       },
     }),
     route({

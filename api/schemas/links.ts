@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PaymentMethodType } from '../../domain/gateway-kinds.js';
 import { Currency, CustomerEmail, TransactionRef } from '../../domain/recovery-request.js';
 
 const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).max(2048);
@@ -16,6 +17,32 @@ export const CardUpdateLinkRequest = z
   })
   .strict();
 export type CardUpdateLinkRequest = z.infer<typeof CardUpdateLinkRequest>;
+
+/** Body of POST /api/recovery/update-card/complete. */
+export const CardUpdateCompleteRequest = z
+  .object({
+    token: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{22,128}$/, 'must be the token of a card-update link')
+      .describe('The link token the card-update page passed to the card form as recoup_link'),
+    newPaymentMethodToken: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(512)
+      .describe("The saved card's token at one of the account's gateways"),
+    paymentMethodType: PaymentMethodType.default('card'),
+  })
+  .strict();
+export type CardUpdateCompleteRequest = z.infer<typeof CardUpdateCompleteRequest>;
+
+/** 200 from POST /api/recovery/update-card/complete. */
+export const CardUpdateCompleteBody = z.object({
+  cardUpdated: z.literal(true),
+  oldPaymentMethodToken: z.string(),
+  newPaymentMethodToken: z.string(),
+  eligibleGateways: z.array(z.string()).describe('Gateways the new token can be charged on'),
+});
 
 /** Body of POST /api/cancel-flow/generate. */
 export const CancelFlowLinkRequest = z
@@ -43,3 +70,6 @@ export const HostedLinkBody = z.object({
 });
 
 export const CancelFlowDisabledBody = z.object({ error: z.string(), message: z.string() });
+
+/** 410 from POST /api/recovery/update-card/complete. */
+export const LinkGoneBody = z.object({ error: z.string(), message: z.string() });
