@@ -104,6 +104,9 @@ export function cardSweepActivities(deps: ActivityDeps) {
       if (!sweep.enabled) return { outcome: 'disabled', ...base };
       const adapter = primary && adaptersFor(stores, account.id, [primary], deps).get(primary.name);
       if (!adapter?.listCards) return { outcome: 'unsupported', ...base };
+      // A warning's link must lead to a card form: the page's own, the gateway's, or the merchant's.
+      if (!adapter.tokenize && !adapter.hostedCardForm && !account.settings.cardFormUrl)
+        return { outcome: 'unsupported', ...base };
 
       const resumed = Progress.safeParse(activityInfo().heartbeatDetails);
       const progress: Progress = resumed.success

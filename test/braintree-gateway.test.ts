@@ -168,6 +168,45 @@ describe('Braintree adapter: a lost answer is ambiguous and looked up by order i
   });
 });
 
+describe('Braintree adapter: cards on file for the card health sweep', () => {
+  it("lists each customer's default card by expiry month, this month and the next four, with the customer's email", async () => {
+    const now = new Date();
+    const month = (ahead: number) => {
+      const d = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + ahead, 1));
+      return { expMonth: d.getUTCMonth() + 1, expYear: d.getUTCFullYear() };
+    };
+    const card = (token: string, ahead: number, isDefault = true) => ({
+      token,
+      cardType: 'American Express',
+      last4: '0005',
+      ...month(ahead),
+      default: isDefault,
+    });
+    braintree.addCustomer({ id: 'sweep1', email: 'one@example.com', cards: [card('s1', 0)] });
+    braintree.addCustomer({ id: 'sweep2', email: null, cards: [card('s2', 4)] });
+    // Not the default card: renewals are not charged to it.
+    braintree.addCustomer({
+      id: 'sweep3',
+      email: 'three@example.com',
+      cards: [card('s3a', 1, false), card('s3b', 12)],
+    });
+    // Beyond the months the sweep can warn about.
+    braintree.addCustomer({ id: 'sweep4', email: 'four@example.com', cards: [card('s4', 5)] });
+    const pages = [];
+    let after: string | null = null;
+    do {
+      const page = await gateway.listCards!(after);
+      pages.push(page.cards);
+      after = page.next;
+    } while (after !== null);
+    expect(pages).toHaveLength(5);
+    expect(pages.flat()).toEqual([
+      { token: 's1|sweep1', brand: 'amex', last4: '0005', ...month(0), customerEmail: 'one@example.com' },
+      { token: 's2|sweep2', brand: 'amex', last4: '0005', ...month(4), customerEmail: null },
+    ]);
+  });
+});
+
 describe('Braintree adapter: what it offers and how it is configured', () => {
   it('charges vaulted cards and wallets in the currencies it has merchant accounts for; no updater token, no card form', () => {
     expect(gateway.capabilities).toEqual({

@@ -15,6 +15,7 @@ import { runCli, type CliRun } from './support/cli.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm } from './support/pages.js';
 import { call, startStack, type Stack } from './support/stack.js';
+import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 
@@ -28,15 +29,18 @@ let dataDir: string;
 let stack: Stack;
 let receiver: Receiver;
 let stripe: StripeEmulator;
+let braintree: BraintreeEmulator;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'recoup-sweep-'));
   stack = await startStack({ dbName, masterKey });
   receiver = await startReceiver();
   stripe = await startStripeEmulator();
+  braintree = await startBraintreeEmulator();
 });
 afterAll(async () => {
   await stripe?.close();
+  await braintree?.close();
   await receiver?.close();
   await stack?.close();
   rmSync(dataDir, { recursive: true, force: true });
@@ -279,6 +283,44 @@ describe('the card health sweep of a Stripe account', () => {
       preemptive: true,
     });
     expect(String(warning!.body.message)).toMatch(/mastercard card ending 4444/);
+  });
+});
+
+describe('the card health sweep of a Braintree account', () => {
+  const braintreeAccount = (settings: Record<string, unknown>) =>
+    stack.createAccount(
+      { webhookUrl: receiver.url, cardHealthSweep: { enabled: true, daysBeforeExpiry: 31 }, ...settings },
+      [{ name: 'braintree', kind: 'braintree', test: false, credentials: braintree.credentials }],
+    );
+
+  it("warns about default cards expiring soon, found by Braintree's customer search, with a link to the merchant's card form", async () => {
+    const id = randomUUID().slice(0, 8);
+    braintree.addCustomer({
+      id: `bt_${id}`,
+      email: 'bt.customer@example.com',
+      cards: [
+        {
+          token: `card_${id}`,
+          cardType: 'Visa',
+          last4: '1881',
+          expMonth: now.getUTCMonth() + 1,
+          expYear: now.getUTCFullYear(),
+          default: true,
+        },
+      ],
+    });
+    const { account } = await braintreeAccount({ cardFormUrl: 'https://acme.example/card' });
+    expect(await sweep(account.id)).toMatchObject({ outcome: 'swept', gateway: 'braintree', warned: 1 });
+    const [warning] = await waitFor(() => warningsTo(receiver, `card_${id}|bt_${id}`), 1);
+    expect(warning!.body).toMatchObject({ customerEmail: 'bt.customer@example.com', preemptive: true });
+    const page = await getPage(onServer(stack.baseUrl, String(warning!.body.cardUpdateUrl)));
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toMatch(/^https:\/\/acme\.example\/card\?recoup_link=/);
+  });
+
+  it("without the merchant's card form a warning could only lead to a 501 page: unsupported, nothing sent", async () => {
+    const { account } = await braintreeAccount({});
+    expect(await sweep(account.id)).toMatchObject({ outcome: 'unsupported', warned: 0 });
   });
 });
 

@@ -4,6 +4,8 @@ import { normalizeDeclineCode } from '../../domain/declines.js';
 import { currencyCodes, majorUnitsOf } from '../../domain/money.js';
 import {
   declined,
+  type CardOnFile,
+  type CardPage,
   type ChargeAnswer,
   type ChargeOutcome,
   type ChargeRequest,
@@ -146,6 +148,26 @@ const ambiguousErrors: ReadonlySet<string> = new Set([
   'unexpectedError',
 ]);
 
+/** The part of the SDK's customer search used here (its types leave the search untyped). */
+interface CustomerSearch {
+  creditCardExpirationDate(): { is(value: string): void };
+}
+
+/** Months the card listing covers, this one first. */
+const sweepMonths = 5;
+
+/** Braintree's card type names ("American Express") as the brand names Recoup uses elsewhere ("amex"). */
+const brands: Record<string, string> = {
+  Visa: 'visa',
+  MasterCard: 'mastercard',
+  'American Express': 'amex',
+  Discover: 'discover',
+  JCB: 'jcb',
+  'Diners Club': 'diners',
+  UnionPay: 'unionpay',
+};
+const brandOf = (cardType: string) => brands[cardType] ?? cardType.toLowerCase();
+
 /** Validation errors that mean the vaulted payment method can never be charged (again) as given. */
 const unchargeableTokenErrors: ReadonlySet<string> = new Set([
   '91516', // the payment method does not belong to the customer
@@ -157,14 +179,16 @@ const unchargeableTokenErrors: ReadonlySet<string> = new Set([
  * Braintree through its official SDK (`braintree`): each attempt is one sale of the vaulted payment method
  * (`transactionSource: recurring`, submitted for settlement at once) through the merchant account of the
  * payment's currency, with the attempt's idempotency key as its order id. Braintree's request keys
- * (At-Most-Once processing) are not open to every merchant, so the order id is what makes a retried attempt safe: before a sale the adapter searches
- * for a transaction with that order id (an earlier try of the same attempt whose worker died) and answers
- * with it instead of selling again; Braintree's duplicate checking (same amount, order id and card within
- * its window) catches a retry that comes sooner than the search can see. A lost answer is ambiguous and is
- * looked up by the same search. Declines carry Braintree's processor response code as Recoup's decline
- * name and Mastercard's merchant advice code; errors of configuration (keys, merchant account) throw. Braintree's
- * account updater updates vaulted cards in place, so there is no token to refresh; and it takes card data
- * only in its client-side forms, so there is no `tokenize` either.
+ * (At-Most-Once processing) are not open to every merchant, so the order id is what makes a retried
+ * attempt safe: before a sale the adapter searches for a transaction with that order id (an earlier try of
+ * the same attempt whose worker died) and answers with it instead of selling again; Braintree's duplicate
+ * checking (same amount, order id and card within its window) catches a retry that comes sooner than the
+ * search can see. A lost answer is ambiguous and is looked up by the same search. Declines carry
+ * Braintree's processor response code as Recoup's decline name and Mastercard's merchant advice code;
+ * errors of configuration (keys, merchant account) throw. Braintree's account updater updates vaulted cards
+ * in place, so there is no token to refresh; it takes card data only in its client-side components, so
+ * there is no `tokenize` (the merchant's own form collects cards). Cards on file come from its customer
+ * search by card expiry.
  */
 export function createBraintreeGateway(credentials: BraintreeCredentials): GatewayAdapter {
   const gateway = braintreeClient(credentials);
@@ -242,6 +266,36 @@ export function createBraintreeGateway(credentials: BraintreeCredentials): Gatew
     return found === 'none' ? { kind: 'not_found' } : found;
   }
 
+  /**
+   * The default card of each customer whose card expires in one month, a month to a page: this month, then
+   * the next four (the sweep warns at most 90 days ahead), found with Braintree's customer search by card
+   * expiry, which also gives the customer's email.
+   */
+  async function listCards(after: string | null): Promise<CardPage> {
+    const index = after === null ? 0 : Number(after);
+    const now = new Date();
+    const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + index, 1));
+    const expiry = `${String(month.getUTCMonth() + 1).padStart(2, '0')}/${month.getUTCFullYear()}`;
+    const cards: CardOnFile[] = [];
+    const stream = gateway.customer.search((search: CustomerSearch) =>
+      search.creditCardExpirationDate().is(expiry),
+    );
+    for await (const found of stream) {
+      const customer = found as braintree.Customer;
+      const card = customer.creditCards?.find((c) => c.default);
+      if (!card || `${card.expirationMonth}/${card.expirationYear}` !== expiry) continue;
+      cards.push({
+        token: `${card.token}|${customer.id}`,
+        brand: brandOf(card.cardType),
+        last4: card.last4,
+        expMonth: Number(card.expirationMonth),
+        expYear: Number(card.expirationYear),
+        customerEmail: customer.email || null,
+      });
+    }
+    return { cards, next: index + 1 < sweepMonths ? String(index + 1) : null };
+  }
+
   return {
     capabilities: {
       wallets: ['apple_pay', 'google_pay', 'paypal', 'venmo'],
@@ -249,5 +303,6 @@ export function createBraintreeGateway(credentials: BraintreeCredentials): Gatew
     },
     charge,
     lookup,
+    listCards,
   };
 }

@@ -47,6 +47,20 @@ interface PaymentMethod {
   sales: number;
 }
 
+/** A vaulted customer with its cards, as the customer search returns them. */
+export interface EmulatedCustomer {
+  id: string;
+  email: string | null;
+  cards: Array<{
+    token: string;
+    cardType: string;
+    last4: string;
+    expMonth: number;
+    expYear: number;
+    default: boolean;
+  }>;
+}
+
 export interface BraintreeEmulator {
   url: string;
   /** Credentials of the emulated gateway: a Braintree gateway's, pointed at the emulator. */
@@ -54,6 +68,8 @@ export interface BraintreeEmulator {
   /** A vaulted payment method of `customerId` and what its sales answer, in order (the last repeats). */
   addPaymentMethod(token: string, method: { customerId: string; answers: EmulatedAnswer[] }): void;
   transactions(): EmulatedTransaction[];
+  /** A customer the customer search finds (by one of its cards' expiry). */
+  addCustomer(customer: EmulatedCustomer): void;
   /** How long a new transaction stays out of search results (Braintree's search is an index). */
   searchLag(ms: number): void;
   /** Every request from now on is answered with this status (401, 429, …) until set back to null. */
@@ -145,6 +161,7 @@ export async function startBraintreeEmulator(
   const authorization = `Basic ${Buffer.from(`${publicKey}:${privateKey}`).toString('base64')}`;
   const methods = new Map<string, PaymentMethod>();
   const transactions: EmulatedTransaction[] = [];
+  const customers: EmulatedCustomer[] = [];
   let lagMs = 0;
   let failure: number | null = null;
 
@@ -246,6 +263,40 @@ export async function startBraintreeEmulator(
     );
   }
 
+  /** Customer search by card expiry (`MM/YYYY`): ids first, then pages of customers by id. */
+  function customerSearch(body: Fields, path: string, res: ServerResponse) {
+    const criteria = field(body, 'search');
+    const expiry = text(field(criteria, 'credit_card_expiration_date'), 'is');
+    const ids = field(criteria, 'ids');
+    const found = customers.filter(
+      (c) =>
+        c.cards.some((card) => `${String(card.expMonth).padStart(2, '0')}/${card.expYear}` === expiry) &&
+        (!Array.isArray(ids) || ids.includes(c.id)),
+    );
+    if (path.endsWith('/advanced_search_ids'))
+      return sendXml(res, 200, xml('searchResults', { pageSize: 50, ids: found.map((c) => c.id) }));
+    const cardsOf = (c: EmulatedCustomer) =>
+      c.cards
+        .map((card) =>
+          xml('creditCard', {
+            token: card.token,
+            cardType: card.cardType,
+            last4: card.last4,
+            expirationMonth: String(card.expMonth).padStart(2, '0'),
+            expirationYear: String(card.expYear),
+            default: card.default,
+          }),
+        )
+        .join('');
+    const page = found
+      .map(
+        (c) =>
+          `<customer>${xml('id', c.id)}${xml('email', c.email)}<credit-cards type="array">${cardsOf(c)}</credit-cards></customer>`,
+      )
+      .join('');
+    return sendXml(res, 200, `<customers type="collection">${page}</customers>`);
+  }
+
   const server = createServer((req, res) => {
     void (async () => {
       if (failure !== null) return sendXml(res, failure, '<error/>');
@@ -256,6 +307,8 @@ export async function startBraintreeEmulator(
       if (req.method === 'POST' && path === prefix) return sale(body, res);
       if (req.method === 'POST' && path.startsWith(`${prefix}/advanced_search`))
         return search(body, path, res);
+      if (req.method === 'POST' && path.startsWith(`/merchants/${merchantId}/customers/advanced_search`))
+        return customerSearch(body, path, res);
       return sendXml(res, 404, '<error/>');
     })().catch((error: unknown) => {
       res.writeHead(500);
@@ -277,6 +330,7 @@ export async function startBraintreeEmulator(
     },
     addPaymentMethod: (token, method) => methods.set(token, { ...method, sales: 0 }),
     transactions: () => [...transactions],
+    addCustomer: (customer) => customers.push(customer),
     searchLag: (ms) => (lagMs = ms),
     failWith: (status) => (failure = status),
     close: () =>
