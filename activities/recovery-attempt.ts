@@ -49,6 +49,7 @@ export function attemptActivities(deps: ActivityDeps) {
   const { stores, clock } = deps;
   const env = {
     publicBaseUrl: deps.publicBaseUrl,
+    clock,
     ...(deps.testGatewayWorld ? { world: deps.testGatewayWorld } : {}),
   };
 

@@ -153,6 +153,9 @@ interface CustomerSearch {
   creditCardExpirationDate(): { is(value: string): void };
 }
 
+/** How long after a lost request a search that finds no sale is believed: Braintree's index has caught up. */
+const searchSettleMs = 2 * 60_000;
+
 /** Months the card listing covers, this one first. */
 const sweepMonths = 5;
 
@@ -190,7 +193,7 @@ const unchargeableTokenErrors: ReadonlySet<string> = new Set([
  * there is no `tokenize` (the merchant's own form collects cards). Cards on file come from its customer
  * search by card expiry.
  */
-export function createBraintreeGateway(credentials: BraintreeCredentials): GatewayAdapter {
+export function createBraintreeGateway(credentials: BraintreeCredentials, clock: () => Date): GatewayAdapter {
   const gateway = braintreeClient(credentials);
   const merchantAccounts = merchantAccountsOf(credentials.merchantAccounts);
 
@@ -263,7 +266,14 @@ export function createBraintreeGateway(credentials: BraintreeCredentials): Gatew
     const found = await resultOf(req);
     // Still authorizing: no answer yet, so the lookup fails and is retried later.
     if (found === 'pending') throw new Error(`Braintree is still authorizing ${req.idempotencyKey}`);
-    return found === 'none' ? { kind: 'not_found' } : found;
+    if (found !== 'none') return found;
+    // Braintree's search is an index a sale reaches shortly after it is made: only a search made well after
+    // the lost request may conclude that nothing was sold (the engine would otherwise charge again).
+    if (clock().getTime() - req.sentAt < searchSettleMs)
+      throw new Error(
+        `Braintree shows no sale for ${req.idempotencyKey} yet; looking again before concluding`,
+      );
+    return { kind: 'not_found' };
   }
 
   /**

@@ -15,6 +15,8 @@ export interface AdapterContext {
   sandbox: TestGatewayStore;
   /** Recoup's public URL (a gateway that wants a return URL for a shopper gets one here). */
   publicBaseUrl: string;
+  /** The service's clock (an activity's: the workflow's time on the time-skipping server). */
+  clock: () => Date;
   /**
    * The recovery benchmark's world (bench/recovery/workflows): test gateways answer from it instead of their
    * token conventions. Only a composition root sets it (through ActivityDeps), never a request or credentials.
@@ -38,7 +40,7 @@ const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
   },
   braintree: {
     credentials: BraintreeCredentials,
-    create: (ctx) => createBraintreeGateway(BraintreeCredentials.parse(ctx.credentials)),
+    create: (ctx) => createBraintreeGateway(BraintreeCredentials.parse(ctx.credentials), ctx.clock),
   },
   adyen: {
     credentials: AdyenCredentials,

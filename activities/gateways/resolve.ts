@@ -4,9 +4,10 @@ import { createAdapter } from './registry.js';
 import type { IssuerWorld } from './test-gateway.js';
 import type { GatewayAdapter } from './types.js';
 
-/** What every adapter of this process shares: Recoup's public URL and, for benchmarks, the world (AdapterContext). */
+/** What every adapter of this process shares: Recoup's public URL, its clock and, for benchmarks, the world (AdapterContext). */
 export interface AdapterEnv {
   publicBaseUrl: string;
+  clock: () => Date;
   world?: IssuerWorld;
 }
 
@@ -26,6 +27,7 @@ export function adaptersFor(
         credentials: g.credentials,
         sandbox: stores.sandbox,
         publicBaseUrl: env.publicBaseUrl,
+        clock: env.clock,
         ...(env.world ? { world: env.world } : {}),
       }),
     ]),
