@@ -157,6 +157,16 @@ describe('Braintree adapter: a lost answer is ambiguous and looked up by order i
     expect(await lookupOf(req)).toMatchObject({ kind: 'declined', code: 'do_not_honor', advice: '24' });
   });
 
+  it('a retried attempt (sent long before) that finds no earlier sale does not sell: the lookup settles it', async () => {
+    braintree.searchLag(50_000);
+    const { paymentMethodToken, req } = cardWith(['lost', 'approve']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    // Temporal retries the charge of a worker that died after 45 s; the search still lags behind the sale.
+    const retry = { ...req, sentAt: Date.now() - 45_000 };
+    expect(await gateway.charge(retry)).toMatchObject({ kind: 'ambiguous', reason: /retried attempt/ });
+    expect(salesOf(paymentMethodToken)).toHaveLength(1);
+  });
+
   it("a retry the search cannot see yet is stopped by Braintree's duplicate checking, and the lookup finds the one sale", async () => {
     braintree.searchLag(2_000);
     const { paymentMethodToken, req } = cardWith(['lost', 'approve']);

@@ -156,6 +156,9 @@ interface CustomerSearch {
 /** How long after a lost request a search that finds no sale is believed: Braintree's index has caught up. */
 const searchSettleMs = 2 * 60_000;
 
+/** A charge this long after its attempt was decided is a retry (the charge activity times out after 45 s). */
+const retriedAfterMs = 30_000;
+
 /** Months the card listing covers, this one first. */
 const sweepMonths = 5;
 
@@ -230,6 +233,13 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
     const earlier = await resultOf(req);
     if (earlier === 'pending') return stillAuthorizing;
     if (earlier !== 'none') return earlier;
+    // Sent well before now: a retry of an attempt whose worker died (Temporal retries it after 45 s), and
+    // the first try's sale may not be in the search yet. The lookup settles it, never a second sale.
+    if (req.sentAt !== undefined && clock().getTime() - req.sentAt >= retriedAfterMs)
+      return {
+        kind: 'ambiguous',
+        reason: 'A retried attempt: Braintree must show that the first try sold nothing',
+      };
     const { paymentMethodToken, customerId } = vaultToken(req.token);
     let result: braintree.ValidatedResponse<braintree.Transaction>;
     try {
