@@ -293,7 +293,7 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
    */
   async function listCards(after: string | null): Promise<CardPage> {
     const index = after === null ? 0 : Number(after);
-    const now = new Date();
+    const now = clock();
     const month = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + index, 1));
     const expiry = `${String(month.getUTCMonth() + 1).padStart(2, '0')}/${month.getUTCFullYear()}`;
     const cards: CardOnFile[] = [];
