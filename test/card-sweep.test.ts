@@ -14,6 +14,7 @@ import { ensureCardHealthSweep } from '../services/card-sweep.js';
 import { runCli, type CliRun } from './support/cli.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm } from './support/pages.js';
+import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
@@ -104,11 +105,7 @@ const warningsTo = (r: Receiver, token: string) =>
     .map((req) => ({ req, body: JSON.parse(req.raw.toString('utf8')) as Body }))
     .filter(({ body }) => body.event === 'card.expiring_soon' && body.paymentMethodToken === token);
 
-async function waitFor<T>(read: () => T[], count: number): Promise<T[]> {
-  const deadline = Date.now() + 15_000;
-  while (read().length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  return read();
-}
+const waitFor = <T>(read: () => T[], count: number) => poll(read, (found) => found.length >= count);
 
 describe('the card health sweep of a sandbox account', () => {
   it('warns once about a saved card that expires within daysBeforeExpiry, signed, with a 14-day link to the card-update page', async () => {

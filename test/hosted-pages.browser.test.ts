@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sha256 } from '../runtime/crypto.js';
 import { eventsOf } from './support/events.js';
 import { onServer, postForm } from './support/pages.js';
+import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
 // Customers' view of the hosted pages: Debian's Chromium driven by playwright-core, on a phone-sized and a
@@ -97,13 +98,13 @@ async function generate(path: string, key: string, body: Record<string, unknown>
   return { ...res.body, local: onServer(stack.baseUrl, res.body.url) };
 }
 
-async function waitForStatus(key: string, transactionId: string, status: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await call(stack.baseUrl, 'GET', `/api/recovery/status/${transactionId}`, { key });
-    if (res.body.status === status || Date.now() > deadline) return res.body;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+async function waitForStatus(key: string, transactionId: string, status: string) {
+  const res = await poll(
+    () => call(stack.baseUrl, 'GET', `/api/recovery/status/${transactionId}`, { key }),
+    (r) => r.body.status === status,
+    { timeoutMs: 20_000, everyMs: 200 },
+  );
+  return res.body;
 }
 
 for (const size of viewports) {

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { RecoveryDoc } from '../../store/recoveries.js';
+import { poll } from './poll.js';
 import type { Stack } from './stack.js';
 
 /**
@@ -23,19 +24,18 @@ export async function postWebhook(
 }
 
 /** Waits until the recovery of `invoiceId` (its idempotency key) satisfies `ready`; returns it, or the last read. */
-export async function recoveryOfInvoice(
+export function recoveryOfInvoice(
   stack: Stack,
   accountId: string,
   invoiceId: string,
   ready: (doc: RecoveryDoc) => boolean = () => true,
   timeoutMs = 15_000,
 ): Promise<RecoveryDoc | null> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const doc = await stack.stores.recoveries.findByKey(accountId, invoiceId);
-    if ((doc && ready(doc)) || Date.now() > deadline) return doc;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return poll(
+    () => stack.stores.recoveries.findByKey(accountId, invoiceId),
+    (doc) => doc !== null && ready(doc),
+    { timeoutMs },
+  );
 }
 
 /**
