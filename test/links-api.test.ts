@@ -4,6 +4,7 @@ import { recoveryWorkflowId } from '../domain/recovery.js';
 import { sha256 } from '../runtime/crypto.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm, submitPage } from './support/pages.js';
+import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
@@ -51,6 +52,15 @@ const cancelLink = (key: string, body: Record<string, unknown> = { customerId: '
       body,
     },
   );
+
+/** The recovery's state once it has succeeded, or its last state when it has not within 15 s. */
+const stateOnceSucceeded = async (accountId: string, transactionId: string) =>
+  (
+    await poll(
+      () => stack.stores.recoveries.find(accountId, transactionId),
+      (doc) => doc?.state === 'succeeded',
+    )
+  )?.state;
 
 /** Every document of the test database, serialised: what an attacker with a database dump would see. */
 async function databaseDump(): Promise<string> {
@@ -493,13 +503,7 @@ describe('the card-update page of a Stripe account', () => {
       newPaymentMethodToken: 'pm_new1',
       eligibleGateways: ['stripe'],
     });
-    const deadline = Date.now() + 15_000;
-    let state = '';
-    while (state !== 'succeeded' && Date.now() < deadline) {
-      state = (await stack.stores.recoveries.find(account.id, transactionId))?.state ?? '';
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(state).toBe('succeeded');
+    expect(await stateOnceSucceeded(account.id, transactionId)).toBe('succeeded');
     expect(stripe.intents().filter((i) => i.payment_method === 'pm_new1')).toHaveLength(1);
     expect((await getPage(`${url}?session=${session.id}`)).status).toBe(410);
   });
@@ -627,13 +631,7 @@ describe("the merchant's own card form, for gateways whose form the page cannot 
       paymentMethodType: 'card',
       eligibleGateways: ['braintree'],
     });
-    const deadline = Date.now() + 15_000;
-    let state = '';
-    while (state !== 'succeeded' && Date.now() < deadline) {
-      state = (await stack.stores.recoveries.find(account.id, transactionId))?.state ?? '';
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(state).toBe('succeeded');
+    expect(await stateOnceSucceeded(account.id, transactionId)).toBe('succeeded');
     expect(braintree.transactions().filter((t) => t.paymentMethodToken === 'bt_new')).toHaveLength(1);
     // Used: the page and a second completion say so.
     expect((await getPage(onServer(stack.baseUrl, link.url))).status).toBe(410);
@@ -683,6 +681,35 @@ describe("the merchant's own card form, for gateways whose form the page cannot 
       body: { details: { extra: expect.any(Array) } },
     });
     expect((await getPage(onServer(stack.baseUrl, link.url))).status).toBe(303);
+  });
+
+  it('a completion interrupted after consuming the link sends its event once, when the merchant tries again', async () => {
+    const { apiKey, account } = await braintreeAccount();
+    const link = (await cardLink(apiKey, { paymentMethodToken: 'bt_f|bt_c' })).body;
+    const eventId = randomUUID();
+    // The process died right after the consumption insert of the first completion: no event yet.
+    await stack.stores.links.consume({
+      _id: sha256(link.token),
+      accountId: account.id,
+      at: clock(),
+      eventId,
+      outcome: { kind: 'card_updated', newPaymentMethodToken: 'bt_g|bt_c', eligibleGateways: ['braintree'] },
+      effectsDoneAt: null,
+    });
+    const again = () => complete(apiKey, { token: link.token, newPaymentMethodToken: 'bt_g|bt_c' });
+    expect(await again()).toMatchObject({ status: 410, body: { error: 'Link used' } });
+    expect(await stack.stores.events.get(eventId)).toBeNull(); // the first completion may still be running
+    offsetMs = 61_000;
+    expect((await again()).status).toBe(410);
+    expect((await again()).status).toBe(410);
+    const updates = (await stack.stores.events.list({ accountId: account.id })).filter(
+      (e) => e.type === 'card.updated',
+    );
+    expect(updates.map((e) => e._id)).toEqual([eventId]);
+    expect(updates[0]!.payload).toMatchObject({
+      oldPaymentMethodToken: 'bt_f|bt_c',
+      newPaymentMethodToken: 'bt_g|bt_c',
+    });
   });
 
   it('an expired link cannot be completed (410)', async () => {
