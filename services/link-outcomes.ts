@@ -38,14 +38,16 @@ function churnEvent(
   }
 }
 
-/** Consuming a link and what follows from it: the event, and for a new card the retry of queued recoveries. */
-export function createLinkOutcomes(deps: {
+export interface LinkOutcomeDeps {
   stores: Stores;
   temporal: Client;
   events: EventPublisher;
   clock: () => Date;
   log: Logger;
-}) {
+}
+
+/** Consuming a link and what follows from it: the event, and for a new card the retry of queued recoveries. */
+export function createLinkOutcomes(deps: LinkOutcomeDeps) {
   const { stores, temporal, events, clock, log } = deps;
 
   /** Queued recoveries of the account on the old token (and the one the link names) retry at once. */

@@ -26,8 +26,14 @@ export function pagesOrigin(account: LinkAccount, publicBaseUrl: string): string
   return domain ? `https://${domain}` : publicBaseUrl.replace(/\/$/, '');
 }
 
+export interface LinkServiceDeps {
+  stores: Stores;
+  publicBaseUrl: string;
+  clock: () => Date;
+}
+
 /** Mints and opens hosted links. Tokens carry 256 random bits; only their SHA-256 is stored. */
-export function createLinkService(deps: { stores: Stores; publicBaseUrl: string; clock: () => Date }) {
+export function createLinkService(deps: LinkServiceDeps) {
   const { stores, publicBaseUrl, clock } = deps;
 
   async function mint(

@@ -1,12 +1,9 @@
 import Router from '@koa/router';
-import type { Client } from '@temporalio/client';
 import type { Next } from 'koa';
-import type { Logger } from '../../runtime/logger.js';
-import type { EventPublisher } from '../../services/events.js';
 import { createLinkOutcomes } from '../../services/link-outcomes.js';
 import { createLinkService } from '../../services/links.js';
-import type { Stores } from '../../store/index.js';
 import type { AppContext, AppState } from '../context.js';
+import type { LinkDeps } from '../routes/links.js';
 import { cancelFlowPage } from './cancel-flow.js';
 import { cardUpdatePage } from './card-update.js';
 import { neutralBrand } from './layout.js';
@@ -27,14 +24,7 @@ async function htmlErrors(ctx: AppContext, next: Next): Promise<void> {
  * The hosted pages customers open from links: card update, cancel flow, and their stylesheet. No API key:
  * the unguessable token in the path is the credential. Form bodies are URL-encoded, parsed from the raw body.
  */
-export function hostedPages(deps: {
-  stores: Stores;
-  temporal: Client;
-  events: EventPublisher;
-  publicBaseUrl: string;
-  clock: () => Date;
-  log: Logger;
-}) {
+export function hostedPages(deps: LinkDeps) {
   const pageDeps = {
     stores: deps.stores,
     publicBaseUrl: deps.publicBaseUrl,

@@ -1,10 +1,6 @@
-import type { Client } from '@temporalio/client';
 import { gatewaysTaking } from '../../domain/settings.js';
-import type { Logger } from '../../runtime/logger.js';
-import type { EventPublisher } from '../../services/events.js';
-import { createLinkOutcomes } from '../../services/link-outcomes.js';
-import { createLinkService } from '../../services/links.js';
-import type { Stores } from '../../store/index.js';
+import { createLinkOutcomes, type LinkOutcomeDeps } from '../../services/link-outcomes.js';
+import { createLinkService, type LinkServiceDeps } from '../../services/links.js';
 import { accountOf } from '../context.js';
 import { badRequest, forbidden, HttpError, notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
@@ -18,18 +14,14 @@ import {
   LinkGoneBody,
 } from '../schemas/links.js';
 
+/** What minting, opening and finishing links needs: the link routes' and the hosted pages' dependencies. */
+export type LinkDeps = LinkServiceDeps & LinkOutcomeDeps;
+
 /**
  * POST /api/recovery/update-card/generate, POST /api/recovery/update-card/complete (the merchant's own card
  * form finished a link) and POST /api/cancel-flow/generate.
  */
-export function linkRoutes(deps: {
-  stores: Stores;
-  temporal: Client;
-  events: EventPublisher;
-  publicBaseUrl: string;
-  clock: () => Date;
-  log: Logger;
-}) {
+export function linkRoutes(deps: LinkDeps) {
   const links = createLinkService(deps);
   const outcomes = createLinkOutcomes(deps);
   return [
