@@ -33,6 +33,8 @@ export interface AttemptInput {
   sameDay?: number;
   /** The workflow's clock when it decided to attempt (epoch ms): the attempt's time everywhere. */
   now: number;
+  /** The platform subscription the charge goes through (a Braintree connector's recovery). */
+  subscriptionId?: string;
 }
 
 export type AttemptResult = ChargeOutcome | { kind: 'not_allowed'; reason: string; retryAt: number | null };
@@ -111,6 +113,7 @@ export function attemptActivities(deps: ActivityDeps) {
         idempotencyKey: input.attemptKey,
         sentAt: input.now,
         ...(input.simulate ? { simulate: input.simulate } : {}),
+        ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
       });
       if (outcome.kind !== 'ambiguous') await remember(input, now, outcome);
       return outcome;
@@ -125,6 +128,7 @@ export function attemptActivities(deps: ActivityDeps) {
         amount: input.amount,
         currency: input.currency,
         sentAt: input.sentAt,
+        ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
       });
       await remember(input, new Date(input.sentAt), found);
       return found;

@@ -18,12 +18,18 @@ export interface ConnectorSource {
   invoiceId: string;
   /** The platform's customer id; a later payment-method update of this customer retries the recovery. */
   customerId: string | null;
+  /**
+   * The subscription of the gateway's own recurring billing that owes the payment (Braintree): every attempt
+   * charges through it, which clears its balance, so the platform never collects the payment a second time.
+   */
+  subscriptionId?: string;
 }
 
 /** What a failed-payment event says about the payment, before it is validated as a recovery request. */
 export interface ReportedFailure {
   invoiceId: string;
   customerId: string | null;
+  subscriptionId?: string;
   paymentMethodToken: string;
   amount: number;
   currency: string;

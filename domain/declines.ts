@@ -96,6 +96,11 @@ const newCardNeeded: Partial<GroupPolicy> = {
   recommendedAction: 'request_card_update',
   reason: 'The issuer will not accept this card any more; ask the customer for a new card.',
 };
+const nothingOwed: Partial<GroupPolicy> = {
+  recommendedAction: 'monitor',
+  reason:
+    'The subscription no longer owes this payment (collected or cancelled on the billing platform); nothing was charged.',
+};
 const suspectedDuplicate: Partial<GroupPolicy> = {
   // The first charge may have gone through: charging again (or charging a fallback card) risks a double charge.
   retryable: false,
@@ -138,6 +143,8 @@ const knownCodes: Record<string, CodeEntry> = {
   closed_account: ['no_longer_chargeable', 1],
   invalid_account: ['no_longer_chargeable', 1],
   transaction_not_allowed: ['no_longer_chargeable', 1],
+  // A billing platform's subscription that no longer owes the payment: nothing was charged, nothing is owed.
+  subscription_not_past_due: ['no_longer_chargeable', 4, nothingOwed],
 
   expired_card: ['expired', 3],
 

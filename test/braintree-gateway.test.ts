@@ -4,6 +4,7 @@ import { credentialsProblem } from '../activities/gateways/registry.js';
 import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
 import { routeOptions } from '../activities/recovery-screen.js';
 import { parseGateways } from '../cli/gateway-spec.js';
+import { classifyDecline } from '../domain/declines.js';
 import {
   startBraintreeEmulator,
   type BraintreeEmulator,
@@ -177,6 +178,81 @@ describe('Braintree adapter: a lost answer is ambiguous and looked up by order i
     expect(sales.map((s) => s.status)).toEqual(['submitted_for_settlement', 'gateway_rejected']);
     braintree.searchLag(0);
     expect(await lookupOf(req)).toEqual({ kind: 'approved', gatewayTransactionId: sales[0]!.id });
+  });
+});
+
+describe("Braintree adapter: a connector's recovery charges the past-due subscription itself", () => {
+  /** A past-due $19.99 subscription on a fresh card, and a charge of it through the subscription. */
+  async function pastDue(answers: EmulatedAnswer[]) {
+    const card = cardWith(answers);
+    const subscriptionId = `sub${n}`;
+    await braintree.addPastDueSubscription(subscriptionId, {
+      paymentMethodToken: card.paymentMethodToken,
+      balance: '19.99',
+      decline: '2001',
+    });
+    return { ...card, subscriptionId, req: { ...card.req, subscriptionId } };
+  }
+  const newSales = (subscriptionId: string) =>
+    braintree.transactions().filter((t) => t.subscriptionId === subscriptionId && t.orderId !== '');
+
+  it('an approved charge is a sale of the subscription with the attempt as order id; the subscription is paid up', async () => {
+    const { subscriptionId, req } = await pastDue(['approve']);
+    const outcome = await gateway.charge(req);
+    const [sale] = newSales(subscriptionId);
+    expect(outcome).toEqual({ kind: 'approved', gatewayTransactionId: sale!.id });
+    // The subscription's own merchant account and card: no merchant account of the adapter is involved.
+    expect(sale).toMatchObject({
+      amount: '19.99',
+      orderId: req.idempotencyKey,
+      merchantAccountId: 'acme_usd',
+    });
+    expect(braintree.subscription(subscriptionId)).toMatchObject({ status: 'Active', balance: '0.00' });
+    // A retried attempt finds its sale; Braintree would not charge an active subscription anyway.
+    expect(await gateway.charge(req)).toEqual(outcome);
+    expect(newSales(subscriptionId)).toHaveLength(1);
+  });
+
+  it('a declined charge keeps the subscription past due, with the decline named as usual', async () => {
+    const { subscriptionId, req } = await pastDue([{ decline: '2001' }]);
+    expect(await gateway.charge(req)).toMatchObject({ kind: 'declined', code: 'insufficient_funds' });
+    expect(braintree.subscription(subscriptionId)).toMatchObject({ status: 'Past Due', balance: '19.99' });
+  });
+
+  it('a card the customer saved since is put on the subscription before it is charged', async () => {
+    const { subscriptionId, req, customerId } = await pastDue([{ decline: '2001' }]);
+    braintree.addPaymentMethod(`fresh${n}`, { customerId, answers: ['approve'] });
+    const outcome = await gateway.charge({ ...req, token: `fresh${n}|${customerId}` });
+    expect(outcome.kind).toBe('approved');
+    expect(newSales(subscriptionId)).toMatchObject([{ paymentMethodToken: `fresh${n}` }]);
+    expect(braintree.subscription(subscriptionId)).toMatchObject({
+      status: 'Active',
+      paymentMethodToken: `fresh${n}`,
+    });
+  });
+
+  it('a subscription collected meanwhile by Braintree is not charged: subscription_not_past_due, which ends the recovery', async () => {
+    const { subscriptionId, req } = await pastDue(['approve']);
+    await braintree.retryOnBraintree(subscriptionId, 'approve');
+    expect(await gateway.charge(req)).toEqual({
+      kind: 'declined',
+      code: 'subscription_not_past_due',
+      advice: null,
+      gatewayTransactionId: null,
+    });
+    expect(newSales(subscriptionId)).toHaveLength(0);
+    expect(classifyDecline('subscription_not_past_due')).toMatchObject({
+      retryable: false,
+      allowsFallback: false,
+      recommendedAction: 'monitor',
+    });
+  });
+
+  it('a lost answer is looked up by order id like any sale', async () => {
+    const { subscriptionId, req } = await pastDue(['lost']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    const [sale] = newSales(subscriptionId);
+    expect(await lookupOf(req)).toEqual({ kind: 'approved', gatewayTransactionId: sale!.id });
   });
 });
 

@@ -100,6 +100,7 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
       depth: step.depth,
       exposure: step.exposure,
       ...(step.sameDay !== null ? { sameDay: step.sameDay } : {}),
+      ...(input.connector?.subscriptionId ? { subscriptionId: input.connector.subscriptionId } : {}),
     };
     const sentAt = Date.now();
     const sent = await attemptCharge({

@@ -90,7 +90,7 @@ function vaultToken(token: string): { paymentMethodToken: string; customerId: st
 }
 
 /** Statuses of a sale that went through (submitted for settlement at once, or further along). */
-const chargedStatuses: ReadonlySet<string> = new Set([
+export const chargedStatuses: ReadonlySet<string> = new Set([
   'authorized',
   'submitted_for_settlement',
   'settlement_pending',
@@ -112,6 +112,19 @@ const rejectionCodes: Record<string, string> = {
 /** A transaction as Braintree sends it; `merchantAdviceCode` (Mastercard's advice) is newer than the SDK's types. */
 type Transaction = braintree.Transaction & { merchantAdviceCode?: string | null };
 
+/** A sale; `subscriptionId` (a charge of a past-due subscription, as the SDK's retryCharge sends it) is untyped. */
+type SaleRequest = braintree.TransactionRequest & { subscriptionId?: string };
+
+/** Recoup's decline name for a Braintree transaction that did not go through. */
+export function declineCodeOf(transaction: Transaction): string {
+  const { status } = transaction;
+  if (status === 'gateway_rejected')
+    return rejectionCodes[transaction.gatewayRejectionReason ?? ''] ?? 'processing_error';
+  // `failed`: the processor could not be reached or answered with an error; nothing was charged.
+  if (status === 'failed') return 'processing_error';
+  return normalizeDeclineCode(transaction.processorResponseCode) || 'card_declined';
+}
+
 /**
  * Our outcome of a transaction Braintree holds: 'duplicate' for a sale Braintree's duplicate checking
  * rejected (an earlier try with the same order id went through), 'pending' while it is still authorizing.
@@ -120,18 +133,11 @@ function outcomeOf(transaction: Transaction): ChargeAnswer | 'duplicate' | 'pend
   const { id, status } = transaction;
   if (chargedStatuses.has(status)) return { kind: 'approved', gatewayTransactionId: id };
   if (status === 'authorizing') return 'pending';
-  if (status === 'gateway_rejected') {
-    const reason = transaction.gatewayRejectionReason ?? '';
-    if (reason === 'duplicate') return 'duplicate';
-    return declined(rejectionCodes[reason] ?? 'processing_error', null, id);
-  }
-  // `failed`: the processor could not be reached or answered with an error; nothing was charged.
-  if (status === 'failed') return declined('processing_error', null, id);
-  return declined(
-    normalizeDeclineCode(transaction.processorResponseCode) || 'card_declined',
-    transaction.merchantAdviceCode ?? null,
-    id,
-  );
+  if (status === 'gateway_rejected' && transaction.gatewayRejectionReason === 'duplicate') return 'duplicate';
+  // Mastercard's advice comes with the processor's declines only.
+  const fromProcessor = status !== 'gateway_rejected' && status !== 'failed';
+  const advice = fromProcessor ? (transaction.merchantAdviceCode ?? null) : null;
+  return declined(declineCodeOf(transaction), advice, id);
 }
 
 const stillAuthorizing: ChargeOutcome = {
@@ -152,6 +158,10 @@ const ambiguousErrors: ReadonlySet<string> = new Set([
 interface CustomerSearch {
   creditCardExpirationDate(): { is(value: string): void };
 }
+
+/** Braintree's refusal to charge a subscription that is not past due (collected or cancelled meanwhile). */
+const subscriptionNotPastDueError = '91531';
+const notPastDue = declined('subscription_not_past_due', null, null);
 
 /** How long after a lost request a search that finds no sale is believed: Braintree's index has caught up. */
 const searchSettleMs = 2 * 60_000;
@@ -225,10 +235,29 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
     return outcomes.find((o) => typeof o === 'object') ?? 'none';
   }
 
-  async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
+  /**
+   * How the sale reaches the card: a subscription's charge goes through the subscription (after putting a
+   * card the customer saved since on it), which clears its balance; null when the subscription is no longer
+   * past due (collected by Braintree's own retry, or cancelled): there is nothing to charge.
+   */
+  async function sourceOf(req: ChargeRequest): Promise<Omit<SaleRequest, 'amount'> | null> {
+    const { paymentMethodToken, customerId } = vaultToken(req.token);
+    if (req.subscriptionId) {
+      const subscription = await gateway.subscription.find(req.subscriptionId);
+      if (subscription.status !== 'Past Due') return null;
+      if (subscription.paymentMethodToken !== paymentMethodToken) {
+        const moved = await gateway.subscription.update(req.subscriptionId, { paymentMethodToken });
+        if (!moved.success) throw new Error(`Braintree kept the subscription's card: ${moved.message}`);
+      }
+      return { subscriptionId: req.subscriptionId };
+    }
     const merchantAccountId = merchantAccounts.get(req.currency);
     // Routing only sends a payment to a gateway that has a merchant account in its currency.
     if (!merchantAccountId) throw new Error(`Braintree has no merchant account for ${req.currency}`);
+    return { paymentMethodToken, customerId, merchantAccountId, transactionSource: 'recurring' };
+  }
+
+  async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
     // Nothing is charged yet: a failure to search throws, and the activity tries again.
     const earlier = await resultOf(req);
     if (earlier === 'pending') return stillAuthorizing;
@@ -240,18 +269,17 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
         kind: 'ambiguous',
         reason: 'A retried attempt: Braintree must show that the first try sold nothing',
       };
-    const { paymentMethodToken, customerId } = vaultToken(req.token);
+    const source = await sourceOf(req);
+    if (!source) return notPastDue;
+    const sale: SaleRequest = {
+      ...source,
+      amount: majorUnitsOf(req.amount, req.currency),
+      orderId: req.idempotencyKey,
+      options: { submitForSettlement: true },
+    };
     let result: braintree.ValidatedResponse<braintree.Transaction>;
     try {
-      result = await gateway.transaction.sale({
-        amount: majorUnitsOf(req.amount, req.currency),
-        paymentMethodToken,
-        customerId,
-        merchantAccountId,
-        orderId: req.idempotencyKey,
-        transactionSource: 'recurring',
-        options: { submitForSettlement: true },
-      });
+      result = await gateway.transaction.sale(sale);
     } catch (error) {
       const type = (error as { type?: unknown }).type;
       if (typeof type === 'string' && ambiguousErrors.has(type))
@@ -269,6 +297,7 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
     const errors = result.errors.deepErrors();
     if (errors.some((e) => unchargeableTokenErrors.has(e.code)))
       return declined('card_no_longer_chargeable', null, null);
+    if (errors.some((e) => e.code === subscriptionNotPastDueError)) return notPastDue;
     throw new Error(`Braintree refused the sale: ${errors.map((e) => `${e.code} ${e.message}`).join('; ')}`);
   }
 

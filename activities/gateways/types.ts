@@ -32,6 +32,8 @@ export interface LookupRequest {
   currency: string;
   /** Epoch ms, the recovery's clock. */
   sentAt: number;
+  /** The billing platform's subscription the charge went through (Braintree's recurring billing). */
+  subscriptionId?: string;
 }
 
 export interface ChargeRequest {
@@ -48,6 +50,12 @@ export interface ChargeRequest {
    * their own clock and ignore it; the test gateway's world mode prices the charge at this simulated time.
    */
   sentAt?: number;
+  /**
+   * The subscription of the gateway's own recurring billing that owes the payment (a Braintree connector's
+   * recovery): the charge goes through it, so it clears the subscription's balance. Gateways without
+   * recurring billing of their own never get one.
+   */
+  subscriptionId?: string;
 }
 
 /** Card details typed by the customer on the hosted page; held in memory only, never stored or logged. */

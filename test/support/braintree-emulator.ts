@@ -1,10 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A local emulator of the part of Braintree's gateway API the Braintree adapter uses (a sale of a vaulted
- * payment method; transaction search by order id), speaking Braintree's wire format — JSON requests, XML
+ * A local emulator of the part of Braintree's gateway API the Braintree adapter and connector use (a sale of
+ * a vaulted payment method or of a past-due subscription; transaction search by order id and find by id;
+ * subscription find and update; signed webhook notifications), speaking Braintree's wire format — JSON requests, XML
  * answers, 422 `api-error-response` bodies for declines and validation errors — with its basic
  * authentication, its duplicate checking and an optional search-index lag, so the official SDK runs
  * unchanged against loopback. Each vaulted payment method answers from a script.
@@ -38,11 +39,23 @@ export interface EmulatedTransaction {
   processorResponseCode: string;
   gatewayRejectionReason: string | null;
   merchantAdviceCode: string | null;
+  subscriptionId: string | null;
   createdAt: Date;
+}
+
+/** A subscription of Braintree's recurring billing; `transactions` newest first, as Braintree lists them. */
+export interface EmulatedSubscription {
+  id: string;
+  status: 'Active' | 'Past Due' | 'Canceled';
+  balance: string;
+  paymentMethodToken: string;
+  merchantAccountId: string;
+  transactions: EmulatedTransaction[];
 }
 
 interface PaymentMethod {
   customerId: string;
+  email?: string;
   answers: EmulatedAnswer[];
   sales: number;
 }
@@ -66,12 +79,35 @@ export interface BraintreeEmulator {
   /** Credentials of the emulated gateway: a Braintree gateway's, pointed at the emulator. */
   credentials: Record<string, string>;
   /** A vaulted payment method of `customerId` and what its sales answer, in order (the last repeats). */
-  addPaymentMethod(token: string, method: { customerId: string; answers: EmulatedAnswer[] }): void;
+  addPaymentMethod(
+    token: string,
+    method: { customerId: string; email?: string; answers: EmulatedAnswer[] },
+  ): void;
   transactions(): EmulatedTransaction[];
   /** A customer the customer search finds (by one of its cards' expiry). */
   addCustomer(customer: EmulatedCustomer): void;
   /** How long a new transaction stays out of search results (Braintree's search is an index). */
   searchLag(ms: number): void;
+  /**
+   * A subscription on `paymentMethodToken` whose renewal of `balance` (merchant account `acme_usd` unless
+   * given) was just declined with `decline`: it is past due, with that failed charge on top of a paid one.
+   */
+  addPastDueSubscription(
+    id: string,
+    s: { paymentMethodToken: string; balance: string; decline: string; merchantAccountId?: string },
+  ): Promise<EmulatedSubscription>;
+  subscription(id: string): EmulatedSubscription | undefined;
+  /** Braintree's own retry of a past-due subscription: `answer` decides it, as a sale of its card would. */
+  retryOnBraintree(id: string, answer: 'approve' | { decline: string }): Promise<EmulatedTransaction>;
+  /**
+   * A webhook notification as Braintree posts it: the form body with `bt_signature` (keyed with the
+   * emulator's API keys, or `keys`) and `bt_payload` (the base64 XML of the subscription notification).
+   */
+  notification(
+    kind: string,
+    subscriptionId: string,
+    options?: { timestamp?: Date; keys?: { publicKey: string; privateKey: string } },
+  ): string;
   /** Every request from now on is answered with this status (401, 429, …) until set back to null. */
   failWith(status: number | null): void;
   close(): Promise<void>;
@@ -108,7 +144,7 @@ function sendXml(res: ServerResponse, status: number, body: string) {
   res.end(`<?xml version="1.0" encoding="UTF-8"?>\n${body}`);
 }
 
-function wire(t: EmulatedTransaction) {
+function wire(t: EmulatedTransaction, email: string | null = null) {
   const declined = t.status === 'processor_declined';
   return {
     id: t.id,
@@ -119,8 +155,9 @@ function wire(t: EmulatedTransaction) {
     merchantAccountId: t.merchantAccountId,
     orderId: t.orderId,
     transactionSource: t.transactionSource,
-    customer: { id: t.customerId },
-    creditCard: { token: t.paymentMethodToken },
+    customer: { id: t.customerId, email },
+    creditCard: { token: t.paymentMethodToken, bin: '411111' },
+    subscriptionId: t.subscriptionId,
     processorResponseCode: t.processorResponseCode,
     processorResponseText: declined ? 'Declined' : 'Approved',
     processorResponseType: declined ? 'soft_declined' : 'approved',
@@ -130,11 +167,11 @@ function wire(t: EmulatedTransaction) {
   };
 }
 
-/** A 422 validation error on the transaction, as Braintree nests them. */
-const validationError = (code: string, attribute: string, message: string) =>
-  `<api-error-response><errors><errors type="array"/><transaction><errors type="array"><error><code>${code}</code>` +
+/** A 422 validation error on the transaction (or another object), as Braintree nests them. */
+const validationError = (code: string, attribute: string, message: string, on = 'transaction') =>
+  `<api-error-response><errors><errors type="array"/><${on}><errors type="array"><error><code>${code}</code>` +
   `<attribute type="symbol">${attribute}</attribute><message>${escape(message)}</message></error></errors>` +
-  `</transaction></errors><message>${escape(message)}</message></api-error-response>`;
+  `</${on}></errors><message>${escape(message)}</message></api-error-response>`;
 
 async function jsonOf(req: IncomingMessage): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
@@ -162,14 +199,97 @@ export async function startBraintreeEmulator(
   const methods = new Map<string, PaymentMethod>();
   const transactions: EmulatedTransaction[] = [];
   const customers: EmulatedCustomer[] = [];
+  const subscriptions = new Map<string, EmulatedSubscription>();
   let lagMs = 0;
+
+  const emailOf = (t: EmulatedTransaction) => methods.get(t.paymentMethodToken)?.email ?? null;
+  const subscriptionXml = (s: EmulatedSubscription) =>
+    xml('subscription', {
+      id: s.id,
+      status: s.status,
+      balance: s.balance,
+      paymentMethodToken: s.paymentMethodToken,
+      merchantAccountId: s.merchantAccountId,
+      planId: 'monthly',
+      transactions: s.transactions.map((t) => wire(t, emailOf(t))),
+    });
+
+  /** A charge of the subscription: listed first; a successful one pays its balance and makes it active. */
+  function billed(s: EmulatedSubscription, t: EmulatedTransaction) {
+    s.transactions.unshift(t);
+    if (t.status !== 'submitted_for_settlement') return;
+    s.status = 'Active';
+    s.balance = decimals(t.currencyIsoCode) ? '0.00' : '0';
+  }
+
+  /** A transaction of the subscription's card made by Braintree itself (renewals and its own retries). */
+  async function braintreeCharge(
+    s: EmulatedSubscription,
+    answer: 'approve' | { decline: string },
+    createdAt?: Date,
+  ): Promise<EmulatedTransaction> {
+    const method = methods.get(s.paymentMethodToken);
+    if (!method) throw new Error(`No payment method ${s.paymentMethodToken} in the emulator`);
+    const transaction: EmulatedTransaction = {
+      id: randomBytes(4).toString('hex'),
+      amount: s.balance,
+      currencyIsoCode: merchantAccounts[s.merchantAccountId] ?? 'USD',
+      merchantAccountId: s.merchantAccountId,
+      orderId: '',
+      customerId: method.customerId,
+      paymentMethodToken: s.paymentMethodToken,
+      transactionSource: 'recurring',
+      submitForSettlement: true,
+      subscriptionId: s.id,
+      createdAt: createdAt ?? (await clock()),
+      ...outcome(answer),
+    };
+    transactions.push(transaction);
+    return transaction;
+  }
+
+  function subscriptionRequest(method: string, id: string, body: Fields, res: ServerResponse) {
+    const s = subscriptions.get(id);
+    if (!s) return sendXml(res, 404, '<error/>');
+    if (method === 'GET') return sendXml(res, 200, subscriptionXml(s));
+    const token = text(field(body, 'subscription'), 'payment_method_token');
+    if (s.status === 'Canceled')
+      return sendXml(
+        res,
+        422,
+        validationError('81901', 'status', 'Cannot edit a canceled subscription.', 'subscription'),
+      );
+    if (token && !methods.has(token))
+      return sendXml(
+        res,
+        422,
+        validationError('91903', 'payment_method_token', 'Payment method token is invalid.', 'subscription'),
+      );
+    if (token) s.paymentMethodToken = token;
+    return sendXml(res, 200, subscriptionXml(s));
+  }
   let failure: number | null = null;
 
   async function sale(body: Fields, res: ServerResponse) {
     const request = field(body, 'transaction');
-    const token = text(request, 'payment_method_token');
+    // A sale with a subscription id (the SDK's retryCharge) charges the past-due subscription's card.
+    const subscriptionId = text(request, 'subscription_id');
+    const subscription = subscriptionId ? subscriptions.get(subscriptionId) : undefined;
+    if (subscriptionId && !subscription)
+      return sendXml(res, 422, validationError('91903', 'subscription_id', 'Subscription ID is invalid.'));
+    if (subscription && subscription.status !== 'Past Due')
+      return sendXml(
+        res,
+        422,
+        validationError(
+          '91531',
+          'subscription_id',
+          'Subscription status must be Past Due in order to retry.',
+        ),
+      );
+    const token = subscription?.paymentMethodToken ?? text(request, 'payment_method_token');
     const customerId = text(request, 'customer_id');
-    const account = text(request, 'merchant_account_id');
+    const account = subscription?.merchantAccountId ?? text(request, 'merchant_account_id');
     const currency = merchantAccounts[account];
     if (!currency)
       return sendXml(
@@ -207,6 +327,7 @@ export async function startBraintreeEmulator(
       paymentMethodToken: token,
       transactionSource: text(request, 'transaction_source') || null,
       submitForSettlement: field(field(request, 'options'), 'submit_for_settlement') === true,
+      subscriptionId: subscription?.id ?? null,
       createdAt: now,
     };
     // Braintree's duplicate checking: a successful sale of the same amount, order id and card in the window.
@@ -226,6 +347,7 @@ export async function startBraintreeEmulator(
       transaction = { ...base, ...outcome(answer === 'lost' ? 'approve' : answer) };
     }
     transactions.push(transaction);
+    if (subscription) billed(subscription, transaction);
     if (answer === 'lost' && !duplicate) return res.socket?.destroy();
     if (transaction.status === 'submitted_for_settlement' || transaction.status === 'authorizing')
       return sendXml(res, 201, xml('transaction', wire(transaction)));
@@ -309,6 +431,13 @@ export async function startBraintreeEmulator(
         return search(body, path, res);
       if (req.method === 'POST' && path.startsWith(`/merchants/${merchantId}/customers/advanced_search`))
         return customerSearch(body, path, res);
+      const subscriptionPath = path.match(new RegExp(`^/merchants/${merchantId}/subscriptions/([^/?]+)$`));
+      if (subscriptionPath && (req.method === 'GET' || req.method === 'PUT'))
+        return subscriptionRequest(req.method, decodeURIComponent(subscriptionPath[1] ?? ''), body, res);
+      const transactionPath = path.match(new RegExp(`^${prefix}/([^/?]+)$`));
+      const found = transactionPath && transactions.find((t) => t.id === transactionPath[1]);
+      if (req.method === 'GET' && found)
+        return sendXml(res, 200, xml('transaction', wire(found, emailOf(found))));
       return sendXml(res, 404, '<error/>');
     })().catch((error: unknown) => {
       res.writeHead(500);
@@ -329,6 +458,48 @@ export async function startBraintreeEmulator(
       apiBase: url,
     },
     addPaymentMethod: (token, method) => methods.set(token, { ...method, sales: 0 }),
+    async addPastDueSubscription(id, s) {
+      const subscription: EmulatedSubscription = {
+        id,
+        status: 'Past Due',
+        balance: s.balance,
+        paymentMethodToken: s.paymentMethodToken,
+        merchantAccountId: s.merchantAccountId ?? 'acme_usd',
+        transactions: [],
+      };
+      const now = (await clock()).getTime();
+      const renewal = await braintreeCharge(subscription, { decline: s.decline }, new Date(now));
+      const lastMonth = await braintreeCharge(subscription, 'approve', new Date(now - 30 * 86_400_000));
+      subscription.transactions = [renewal, lastMonth];
+      subscriptions.set(id, subscription);
+      return subscription;
+    },
+    subscription: (id) => subscriptions.get(id),
+    async retryOnBraintree(id, answer) {
+      const subscription = subscriptions.get(id);
+      if (!subscription) throw new Error(`No subscription ${id} in the emulator`);
+      const transaction = await braintreeCharge(subscription, answer);
+      billed(subscription, transaction);
+      return transaction;
+    },
+    notification(kind, subscriptionId, options = {}) {
+      const subscription = subscriptions.get(subscriptionId);
+      const subject = subscription
+        ? subscriptionXml(subscription)
+        : // One the emulator does not hold (deleted since, in the test's story): its id and no charges.
+          xml('subscription', { id: subscriptionId, status: 'Past Due', transactions: [] });
+      const timestamp = (options.timestamp ?? new Date()).toISOString();
+      const body = `<notification><timestamp type="datetime">${timestamp}</timestamp><kind>${kind}</kind><subject>${subject}</subject></notification>`;
+      const payload = `${Buffer.from(body).toString('base64')}\n`;
+      // Braintree's webhook signature: the public key, and an HMAC-SHA1 of the payload keyed with the SHA-1 of the private key.
+      const keys = options.keys ?? { publicKey, privateKey };
+      const key = createHash('sha1').update(keys.privateKey).digest();
+      const digest = createHmac('sha1', key).update(payload).digest('hex');
+      return new URLSearchParams({
+        bt_signature: `${keys.publicKey}|${digest}`,
+        bt_payload: payload,
+      }).toString();
+    },
     transactions: () => [...transactions],
     addCustomer: (customer) => customers.push(customer),
     searchLag: (ms) => (lagMs = ms),
