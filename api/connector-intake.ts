@@ -60,7 +60,7 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     f: ReportedFailure,
     requestId: string,
   ): Promise<ConnectorReceipt> {
-    const { invoiceId, customerId, ...fields } = f;
+    const { invoiceId, customerId, subscriptionId, ...fields } = f;
     const schema = recoveryRequestFor(account.gateways[0]?.kind ?? 'test');
     const request: Record<string, unknown> = { ...fields, idempotencyKey: invoiceId };
     let parsed = schema.safeParse(request);
@@ -79,6 +79,7 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
       platform,
       invoiceId,
       customerId,
+      ...(subscriptionId ? { subscriptionId } : {}),
     });
     if (admission.kind === 'duplicate') {
       // The platform reported this invoice's failure again (its own retry failed too): one recovery per invoice.

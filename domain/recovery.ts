@@ -70,3 +70,8 @@ export type FirstPhaseOutcome =
 export function recoveryWorkflowId(accountId: string, key: string): string {
   return `recovery/${accountId}/${key}`;
 }
+
+/** Whether a gateway's reference (an order id) is one of Recoup's attempt keys, `${workflowId}/${attemptNo}`. */
+export function isAttemptKey(reference: string): boolean {
+  return /^recovery\/[^/]+\/.+\/\d+$/.test(reference);
+}

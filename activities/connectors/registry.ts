@@ -1,5 +1,6 @@
 import type { ConnectorPlatform } from '../../domain/connectors.js';
 import type { GatewayConfig } from '../../domain/settings.js';
+import { braintreeConnector } from './braintree.js';
 import { chargebee } from './chargebee.js';
 import { recurly } from './recurly.js';
 import { shopifyRecharge } from './shopify-recharge.js';
@@ -15,6 +16,7 @@ const connectors: Partial<Record<ConnectorPlatform, AnyConnector>> = {
   chargebee,
   zuora,
   'shopify-recharge': shopifyRecharge,
+  braintree: braintreeConnector,
 };
 
 /** Platforms this version has a connector for; accounts may only configure these. */

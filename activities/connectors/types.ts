@@ -40,8 +40,11 @@ export interface PlatformConnector<C extends Record<string, unknown>> {
   config: z.ZodType<C>;
   /** Why this configuration cannot work for this account (e.g. no API key to read invoices), or null. */
   configProblem?(config: C, gateways: GatewayConfig[]): string | null;
-  /** Authenticates the request with the platform's own scheme; null when it fails (401). */
-  verify(request: InboundWebhook, config: C, now: Date): Promise<VerifiedEvent | null>;
+  /**
+   * Authenticates the request with the platform's own scheme; null when it fails (401). `ctx` serves
+   * platforms that sign with the gateway's API keys (Braintree).
+   */
+  verify(request: InboundWebhook, config: C, now: Date, ctx: ConnectorContext): Promise<VerifiedEvent | null>;
   /** What the event asks of Recoup; may read the platform's API. */
   interpret(event: VerifiedEvent, config: C, ctx: ConnectorContext): Promise<ConnectorAction>;
   /** Marks the invoice paid on the platform; absent where the platform has no such API. */

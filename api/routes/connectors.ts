@@ -50,6 +50,7 @@ export function connectorRoutes(deps: Deps) {
           },
           loaded.config,
           now,
+          { gateways: loaded.gateways },
         );
         // The realm lets platforms that send basic auth only when challenged (Zuora's default) answer it.
         if (!event)
