@@ -42,6 +42,9 @@ const Notification = z.object({
   subscription: z.object({ id: z.string().min(1) }).nullish(),
 });
 
+/** What `verify` keeps of a notification for `interpret`. */
+const NotificationSubject = z.object({ subscriptionId: z.string().nullable() });
+
 /** A transaction of a subscription that went through. */
 const charged = (t: braintree.Transaction) => chargedStatuses.has(t.status);
 
@@ -164,7 +167,7 @@ export const braintreeConnector: PlatformConnector<BraintreeConnectorConfig> = {
   async interpret(event, config, ctx) {
     const handler = handlers[event.type];
     if (!handler) return ignored(`Recoup does not act on ${event.type}`);
-    const { subscriptionId } = z.object({ subscriptionId: z.string().nullable() }).parse(event.payload);
+    const { subscriptionId } = NotificationSubject.parse(event.payload);
     if (!subscriptionId) return ignored('The notification names no subscription');
     const subscription = await subscriptionOf(clientOf(config, ctx), subscriptionId);
     return subscription ? handler(subscription) : ignored('Braintree no longer knows the subscription');
