@@ -264,15 +264,39 @@ const adyenAliases: Record<string, string> = {
 };
 
 /**
+ * GoCardless's causes of a failed debit (`details.cause` of the payment's `failed` event) that name a decline
+ * differently; `insufficient_funds` already matches. A mandate the payer or the bank ended cannot be
+ * debited again; a new one is the merchant's to set up.
+ */
+const gocardlessAliases: Record<string, string> = {
+  refer_to_payer: 'do_not_honor',
+  bank_account_closed: 'account_closed',
+  bank_account_transferred: 'new_account_information_available',
+  invalid_bank_details: 'invalid_account',
+  mandate_cancelled: 'revocation_of_authorization',
+  mandate_expired: 'revocation_of_authorization',
+  mandate_suspended_by_payer: 'revocation_of_authorization',
+  authorisation_disputed: 'revocation_of_authorization',
+  direct_debit_not_enabled: 'transaction_not_allowed',
+};
+
+/**
  * Trims, lower-cases and turns spaces and hyphens into underscores ("Do-Not Honor" → "do_not_honor"), and
- * reads ISO 8583 and Braintree response codes and Adyen refusal reasons as the names they stand for.
+ * reads ISO 8583 and Braintree response codes, Adyen refusal reasons and GoCardless failure causes as the
+ * names they stand for.
  */
 export function normalizeDeclineCode(code: string | null | undefined): string {
   const normal = (code ?? '')
     .trim()
     .toLowerCase()
     .replace(/[\s-]+/g, '_');
-  return isoAliases[normal] ?? braintreeAliases[normal] ?? adyenAliases[normal] ?? normal;
+  return (
+    isoAliases[normal] ??
+    braintreeAliases[normal] ??
+    adyenAliases[normal] ??
+    gocardlessAliases[normal] ??
+    normal
+  );
 }
 
 /** Classifies a processor decline code; unknown and missing codes are treated conservatively as `unknown`. */

@@ -9,6 +9,7 @@ import type { EventRecord } from '../store/events.js';
 import { call, startStack, type Stack } from './support/stack.js';
 import { startAdyenEmulator, type AdyenEmulator } from './support/adyen-emulator.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
+import { startGoCardlessEmulator, type GoCardlessEmulator } from './support/gocardless-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 import { startTimeSkipping } from './support/time-skipping.js';
 
@@ -20,6 +21,7 @@ let stack: Stack;
 let stripe: StripeEmulator;
 let braintree: BraintreeEmulator;
 let adyen: AdyenEmulator;
+let gocardless: GoCardlessEmulator;
 let n = 0;
 const amount = () => 2000 + (n += 1);
 const day = 86_400_000;
@@ -33,11 +35,13 @@ beforeAll(async () => {
   stripe = await startStripeEmulator(async () => new Date(await env.currentTimeMs()));
   braintree = await startBraintreeEmulator(async () => new Date(await env.currentTimeMs()));
   adyen = await startAdyenEmulator();
+  gocardless = await startGoCardlessEmulator(async () => new Date(await env.currentTimeMs()));
 });
 afterAll(async () => {
   await stripe?.close();
   await braintree?.close();
   await adyen?.close();
+  await gocardless?.close();
   await stack?.close();
   await env?.teardown();
 });
@@ -203,6 +207,55 @@ describe('smart retries on the time-skipping server', () => {
     ]);
     expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
     expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
+  });
+
+  describe("a GoCardless debit, which the payer's bank answers three days after it is created", () => {
+    const gocardlessAccount = () =>
+      stack.createAccount({}, [
+        { name: 'gocardless', kind: 'gocardless', test: false, credentials: gocardless.credentials },
+      ]);
+
+    it('is ambiguous until then: the recovery looks it up until the bank has confirmed it, and succeeds with one payment', async () => {
+      gocardless.settleAfter(3 * day);
+      gocardless.addMandate('MD0001CONFIRM', ['confirm']);
+      const { apiKey, account } = await gocardlessAccount();
+      const out = await runToEnd(apiKey, account.id, {
+        paymentMethodToken: 'MD0001CONFIRM',
+        currency: 'GBP',
+        originalDeclineCode: 'try_again_later',
+      });
+      expect(out.answer).toMatchObject({ status: 202, body: { status: 'unknown' } });
+      expect(out.final.state).toBe('succeeded');
+      const debits = gocardless.payments().filter((p) => p.mandate === 'MD0001CONFIRM');
+      expect(debits).toHaveLength(1);
+      expect(out.final.attempts).toEqual([
+        expect.objectContaining({ outcome: 'approved', gatewayTransactionId: debits[0]!.id }),
+      ]);
+      // Recovered when the bank confirmed it, not before.
+      expect(out.final.recoveredAt!.getTime() - out.startedAt).toBeGreaterThanOrEqual(3 * day);
+      expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
+      expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
+    });
+
+    it('a debit the bank fails for insufficient funds is retried later as a new payment, which the bank confirms', async () => {
+      gocardless.settleAfter(3 * day);
+      gocardless.addMandate('MD0002RETRY', [{ fail: 'insufficient_funds' }, 'confirm']);
+      const { apiKey, account } = await gocardlessAccount();
+      const out = await runToEnd(apiKey, account.id, {
+        paymentMethodToken: 'MD0002RETRY',
+        currency: 'GBP',
+        originalDeclineCode: 'try_again_later',
+      });
+      expect(out.final.state).toBe('succeeded');
+      const debits = gocardless.payments().filter((p) => p.mandate === 'MD0002RETRY');
+      expect(debits).toHaveLength(2);
+      expect(out.final.attempts).toEqual([
+        expect.objectContaining({ outcome: 'declined', declineCode: 'insufficient_funds' }),
+        expect.objectContaining({ outcome: 'approved', gatewayTransactionId: debits[1]!.id }),
+      ]);
+      // The second payment was made only after the bank had failed the first.
+      expect(debits[1]!.createdAt.getTime()).toBeGreaterThanOrEqual(debits[0]!.createdAt.getTime() + 3 * day);
+    });
   });
 
   it.each([

@@ -3,6 +3,7 @@ import type { GatewayKind } from '../../domain/gateway-kinds.js';
 import type { TestGatewayStore } from '../../store/test-gateway.js';
 import { AdyenCredentials, createAdyenGateway } from './adyen.js';
 import { BraintreeCredentials, createBraintreeGateway } from './braintree.js';
+import { createGoCardlessGateway, GoCardlessCredentials } from './gocardless.js';
 import { createStripeGateway, StripeCredentials } from './stripe.js';
 import { createTestGateway, testGatewaySettings, type IssuerWorld } from './test-gateway.js';
 import type { GatewayAdapter } from './types.js';
@@ -45,6 +46,10 @@ const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
   adyen: {
     credentials: AdyenCredentials,
     create: (ctx) => createAdyenGateway(AdyenCredentials.parse(ctx.credentials), ctx.publicBaseUrl),
+  },
+  gocardless: {
+    credentials: GoCardlessCredentials,
+    create: (ctx) => createGoCardlessGateway(GoCardlessCredentials.parse(ctx.credentials)),
   },
 };
 

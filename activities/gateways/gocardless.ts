@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto';
+import type { ClientRequestArgs } from 'node:http';
+import { Agent } from 'node:https';
+import { isIP } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { connect, type ConnectionOptions } from 'node:tls';
+import gocardless, {
+  Environments,
+  GoCardlessInternalError,
+  InvalidStateError,
+  MalformedResponseError,
+  type GoCardlessClient,
+  type Payment,
+} from 'gocardless-nodejs';
+import { z } from 'zod';
+import { normalizeDeclineCode } from '../../domain/declines.js';
+import {
+  declined,
+  type ChargeAnswer,
+  type ChargeOutcome,
+  type ChargeRequest,
+  type GatewayAdapter,
+  type LookupOutcome,
+  type LookupRequest,
+} from './types.js';
+
+/**
+ * A GoCardless gateway's credentials: an access token, the environment and, optionally, another HTTPS
+ * base URL (a proxy, or an emulator in tests). The mandate is the token.
+ */
+export const GoCardlessCredentials = z
+  .object({
+    accessToken: z.string().min(1),
+    environment: z.enum(['sandbox', 'live']),
+    apiBase: z.url({ protocol: /^https$/ }).optional(),
+  })
+  .strict();
+export type GoCardlessCredentials = z.infer<typeof GoCardlessCredentials>;
+
+/**
+ * Connects the library's requests to another HTTPS host: its base URL is fixed to GoCardless's, and its one
+ * network option is the agent. The certificate is checked against the new host.
+ */
+class RebasedAgent extends Agent {
+  constructor(private readonly base: URL) {
+    super({ keepAlive: true });
+  }
+
+  // Like https.Agent's own: the socket is returned at once (the callback is for agents that connect later).
+  override createConnection(options: ClientRequestArgs): Duplex {
+    const host = this.base.hostname;
+    return connect({
+      ...(options as ConnectionOptions),
+      host,
+      port: Number(this.base.port || 443),
+      servername: isIP(host) ? undefined : host,
+    });
+  }
+}
+
+/** GoCardless's official client for these credentials. */
+export function goCardlessClient(credentials: GoCardlessCredentials): GoCardlessClient {
+  const environment = credentials.environment === 'live' ? Environments.Live : Environments.Sandbox;
+  const agent = credentials.apiBase ? new RebasedAgent(new URL(credentials.apiBase)) : undefined;
+  return gocardless(credentials.accessToken, environment, agent ? { proxy: { https: agent } } : {});
+}
+
+/** Currencies of GoCardless's debit schemes (Bacs, SEPA, ACH, Autogiro, Betalingsservice, BECS, BECS NZ, PAD). */
+const schemeCurrencies = ['AUD', 'CAD', 'DKK', 'EUR', 'GBP', 'NZD', 'SEK', 'USD'] as const;
+type SchemeCurrency = (typeof schemeCurrencies)[number];
+const isSchemeCurrency = (c: string): c is SchemeCurrency =>
+  (schemeCurrencies as readonly string[]).includes(c);
+
+/** Statuses of a debit the bank has not answered yet (GoCardless collects over a few working days). */
+const collecting: ReadonlySet<string> = new Set([
+  'pending_customer_approval',
+  'pending_submission',
+  'submitted',
+]);
+/** Statuses of a collected debit. */
+const collected: ReadonlySet<string> = new Set(['confirmed', 'paid_out']);
+
+/**
+ * GoCardless takes idempotency keys of up to 128 characters; a longer attempt key (a long merchant key)
+ * is sent as its SHA-256, the same for every try of the attempt.
+ */
+const gatewayKey = (key: string) =>
+  key.length <= 128 ? key : createHash('sha256').update(key).digest('hex');
+
+const isAmbiguous = (error: unknown) =>
+  error instanceof GoCardlessInternalError ||
+  error instanceof MalformedResponseError ||
+  // Network errors of the HTTP client (a reset or refused connection, a timeout) carry a system code.
+  (error instanceof Error && 'code' in error && typeof error.code === 'string' && !('errorType' in error));
+
+/**
+ * GoCardless through its official SDK (`gocardless-nodejs`): each attempt is one payment against the
+ * mandate, created with the attempt's idempotency key (a retried attempt gets the same payment back: the
+ * SDK follows GoCardless's idempotent-creation conflict to it). A debit is not answered at once: GoCardless
+ * submits it to the scheme and the payer's bank confirms or fails it over a few working days, so a created
+ * payment is ambiguous and the lookup (the same request again) follows it, failing (and being tried again
+ * later, up to hourly) until the bank has answered. A failed payment's cause (from its `failed` event)
+ * becomes the decline code. No card data, no wallets, no account updater: a new mandate is the merchant's
+ * to set up.
+ */
+export function createGoCardlessGateway(credentials: GoCardlessCredentials): GatewayAdapter {
+  const client = goCardlessClient(credentials);
+
+  /** The cause GoCardless gives for a payment that did not go through, as Recoup's decline name. */
+  async function causeOf(payment: Payment): Promise<string> {
+    if (payment.status === 'customer_approval_denied') return 'revocation_of_authorization';
+    const { events } = await client.events.list({ payment: payment.id ?? '', limit: 20 });
+    const event = events.find((e) => e.action === payment.status);
+    return normalizeDeclineCode(event?.details?.cause) || 'generic_decline';
+  }
+
+  /** The payment's outcome; null while the bank has not answered. */
+  async function outcomeOf(payment: Payment): Promise<ChargeAnswer | null> {
+    const status = payment.status ?? '';
+    const id = payment.id ?? null;
+    if (collected.has(status) && id) return { kind: 'approved', gatewayTransactionId: id };
+    if (collecting.has(status)) return null;
+    return declined(await causeOf(payment), null, id);
+  }
+
+  /** Creates the attempt's payment, or (same key) gets the one an earlier try created. */
+  function paymentOf(req: { token: string; amount: number; currency: string; idempotencyKey: string }) {
+    const currency = req.currency.toUpperCase();
+    // Routing only sends a payment to a gateway that takes its currency.
+    if (!isSchemeCurrency(currency)) throw new Error(`GoCardless does not collect ${currency}`);
+    return client.payments.create(
+      {
+        amount: req.amount,
+        currency,
+        links: { mandate: req.token },
+        metadata: { recoup_attempt: req.idempotencyKey.slice(0, 500) },
+      },
+      gatewayKey(req.idempotencyKey),
+    );
+  }
+
+  async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
+    let payment: Payment;
+    try {
+      payment = await paymentOf(req);
+    } catch (error) {
+      // A mandate that is cancelled, expired or failed cannot be debited any more.
+      if (error instanceof InvalidStateError && error.errors.some((e) => e.reason === 'mandate_is_inactive'))
+        return declined('revocation_of_authorization', null, null);
+      if (isAmbiguous(error)) return { kind: 'ambiguous', reason: `GoCardless: ${(error as Error).message}` };
+      throw error;
+    }
+    return (
+      (await outcomeOf(payment)) ?? {
+        kind: 'ambiguous',
+        reason: `GoCardless is collecting the debit ${payment.id ?? ''} (${payment.status ?? ''}); the payer's bank answers within a few working days`,
+      }
+    );
+  }
+
+  async function lookup(req: LookupRequest): Promise<LookupOutcome> {
+    // The same request with the same key: the payment an earlier try created (or, if none reached
+    // GoCardless, the attempt's one payment now). Errors throw, and the lookup is tried again later.
+    const payment = await paymentOf(req);
+    const outcome = await outcomeOf(payment);
+    if (!outcome)
+      throw new Error(`GoCardless is still collecting ${payment.id ?? ''} (${payment.status ?? ''})`);
+    return outcome;
+  }
+
+  return {
+    capabilities: { wallets: [], currencies: schemeCurrencies },
+    charge,
+    lookup,
+  };
+}

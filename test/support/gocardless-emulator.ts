@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { inject } from 'vitest';
+
+/**
+ * A local HTTPS emulator of the part of GoCardless's API the GoCardless adapter uses (`POST /payments`
+ * against a mandate, `GET /payments/{id}`, `GET /events?payment=…`), with its bearer-token authentication,
+ * its idempotency keys (a key already used answers 409 `idempotent_creation_conflict` naming the payment,
+ * which the SDK then fetches) and its error bodies, so the official SDK runs unchanged against loopback.
+ * A payment is `pending_submission` when created, `submitted` after that, and takes its mandate's scripted
+ * answer `settleAfterMs` after its creation (the payer's bank answering a few working days later).
+ */
+export type EmulatedAnswer =
+  /** The bank collects the debit: `confirmed`. */
+  | 'confirm'
+  /** The bank fails it, with GoCardless's cause (`insufficient_funds`, `refer_to_payer`, …). */
+  | { fail: string }
+  /** The payment is created, but the connection is cut before the answer. */
+  | 'lost'
+  /** 500 before anything is created (not kept under the idempotency key). */
+  | 'server_error'
+  /** 422 `mandate_is_inactive`: the mandate was cancelled, expired or failed. */
+  | 'inactive';
+
+export interface EmulatedDebit {
+  id: string;
+  mandate: string;
+  amount: number;
+  currency: string;
+  metadata: Record<string, string>;
+  idempotencyKey: string;
+  createdAt: Date;
+  answer: 'confirm' | { fail: string };
+}
+
+export interface GoCardlessEmulator {
+  url: string;
+  /** Credentials of a GoCardless gateway pointed at the emulator. */
+  credentials: Record<string, string>;
+  /** A mandate, and what requests to debit it answer in order (the last repeats). */
+  addMandate(id: string, answers: EmulatedAnswer[]): void;
+  payments(): EmulatedDebit[];
+  /** How long after its creation the bank answers a payment (default 0: at the first read after it). */
+  settleAfter(ms: number): void;
+  close(): Promise<void>;
+}
+
+type Fields = Record<string, unknown>;
+
+async function jsonOf(req: IncomingMessage): Promise<Fields> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? (JSON.parse(text) as Fields) : {};
+}
+
+function send(res: ServerResponse, status: number, body: unknown) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+/** GoCardless's error body: a type, the HTTP code and the reasons. */
+const apiError = (type: string, code: number, reason: string, message: string, links?: Fields) => ({
+  error: {
+    type,
+    code,
+    message,
+    documentation_url: `https://developer.gocardless.com/api-reference#${reason}`,
+    request_id: randomBytes(8).toString('hex'),
+    errors: [{ reason, message, ...(links ? { links } : {}) }],
+  },
+});
+
+/** `clock`: what GoCardless stamps payments with (a time-skipping test passes the server's time). */
+export async function startGoCardlessEmulator(
+  clock: () => Date | Promise<Date> = () => new Date(),
+): Promise<GoCardlessEmulator> {
+  const accessToken = `sandbox_${randomBytes(12).toString('hex')}`;
+  const mandates = new Map<string, { answers: EmulatedAnswer[]; tries: number }>();
+  const debits: EmulatedDebit[] = [];
+  let settleMs = 0;
+
+  async function wire(d: EmulatedDebit) {
+    const age = (await clock()).getTime() - d.createdAt.getTime();
+    const status =
+      age >= settleMs && age > 0
+        ? d.answer === 'confirm'
+          ? 'confirmed'
+          : 'failed'
+        : age > 0
+          ? 'submitted'
+          : 'pending_submission';
+    return {
+      id: d.id,
+      amount: d.amount,
+      currency: d.currency,
+      status,
+      charge_date: d.createdAt.toISOString().slice(0, 10),
+      created_at: d.createdAt.toISOString(),
+      metadata: d.metadata,
+      links: { mandate: d.mandate, creditor: 'CR123' },
+    };
+  }
+
+  async function create(req: IncomingMessage, body: Fields, res: ServerResponse) {
+    const key = String(req.headers['idempotency-key'] ?? '');
+    const earlier = debits.find((d) => d.idempotencyKey === key);
+    if (earlier)
+      return send(
+        res,
+        409,
+        apiError(
+          'invalid_state',
+          409,
+          'idempotent_creation_conflict',
+          'A resource has already been created with this idempotency key',
+          {
+            conflicting_resource_id: earlier.id,
+          },
+        ),
+      );
+    const request = (body.payments ?? {}) as Fields;
+    const links = (request.links ?? {}) as Fields;
+    const mandate = mandates.get(String(links.mandate));
+    if (!mandate)
+      return send(
+        res,
+        422,
+        apiError('invalid_api_usage', 422, 'invalid_document_structure', 'Mandate not found'),
+      );
+    // Every request that reaches the mandate takes the next answer; a replay of a used key does not.
+    const answer = mandate.answers[Math.min(mandate.tries, mandate.answers.length - 1)] ?? 'confirm';
+    mandate.tries += 1;
+    if (answer === 'server_error')
+      return send(res, 500, apiError('gocardless', 500, 'internal_server_error', 'Internal server error'));
+    if (answer === 'inactive')
+      return send(
+        res,
+        422,
+        apiError('invalid_state', 422, 'mandate_is_inactive', 'The mandate is not active'),
+      );
+    const debit: EmulatedDebit = {
+      id: `PM${randomBytes(6).toString('hex').toUpperCase()}`,
+      mandate: String(links.mandate),
+      amount: Number(request.amount),
+      currency: String(request.currency),
+      metadata: (request.metadata ?? {}) as Record<string, string>,
+      idempotencyKey: key,
+      createdAt: await clock(),
+      answer: answer === 'lost' ? 'confirm' : answer,
+    };
+    debits.push(debit);
+    if (answer === 'lost') return res.socket?.destroy();
+    return send(res, 201, { payments: await wire(debit) });
+  }
+
+  /** The debit's `failed` event, with the cause, once the bank has failed it. */
+  async function events(query: URLSearchParams, res: ServerResponse) {
+    const debit = debits.find((d) => d.id === query.get('payment'));
+    const shown = debit ? await wire(debit) : null;
+    const list =
+      debit && shown?.status === 'failed' && debit.answer !== 'confirm'
+        ? [
+            {
+              id: `EV${debit.id.slice(2)}`,
+              action: 'failed',
+              resource_type: 'payments',
+              created_at: shown.created_at,
+              links: { payment: debit.id },
+              details: {
+                origin: 'bank',
+                cause: debit.answer.fail,
+                scheme: 'bacs',
+                reason_code: 'ARUDD-0',
+                description: 'The payment failed.',
+              },
+            },
+          ]
+        : [];
+    return send(res, 200, { events: list, meta: { cursors: { before: null, after: null }, limit: 50 } });
+  }
+
+  const server = createServer(
+    { cert: readFileSync(inject('tlsCertFile')), key: readFileSync(inject('tlsKeyFile')) },
+    (req, res) => {
+      void (async () => {
+        if (req.headers.authorization !== `Bearer ${accessToken}`)
+          return send(res, 401, apiError('invalid_api_usage', 401, 'unauthorized', 'Unauthorized'));
+        const url = new URL(req.url ?? '/', 'https://emulator');
+        const body = await jsonOf(req);
+        if (req.method === 'POST' && url.pathname === '/payments') return create(req, body, res);
+        if (req.method === 'GET' && url.pathname === '/events') return events(url.searchParams, res);
+        const found = url.pathname.match(/^\/payments\/(PM[0-9A-F]+)$/);
+        const debit = found && debits.find((d) => d.id === found[1]);
+        if (req.method === 'GET' && debit) return send(res, 200, { payments: await wire(debit) });
+        return send(res, 404, apiError('invalid_api_usage', 404, 'resource_not_found', 'Not found'));
+      })().catch((error: unknown) => {
+        res.writeHead(500);
+        res.end(String(error));
+      });
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    credentials: { accessToken, environment: 'sandbox', apiBase: url },
+    addMandate: (id, answers) => mandates.set(id, { answers, tries: 0 }),
+    payments: () => [...debits],
+    settleAfter: (ms) => (settleMs = ms),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
