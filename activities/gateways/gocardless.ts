@@ -43,7 +43,7 @@ export type GoCardlessCredentials = z.infer<typeof GoCardlessCredentials>;
  */
 class RebasedAgent extends Agent {
   constructor(private readonly base: URL) {
-    super({ keepAlive: true });
+    super();
   }
 
   // Like https.Agent's own: the socket is returned at once (the callback is for agents that connect later).
