@@ -140,6 +140,16 @@ describe('GoCardless adapter: a lost answer is ambiguous and resolved by the sam
     expect(debitsOf(mandate)).toHaveLength(1);
   });
 
+  it('a mandate ended before the lookup had no payment under the key: the lookup says so (declined), creating nothing', async () => {
+    const { mandate, req } = mandateWith(['server_error', 'inactive']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    expect(await gateway.lookup(req)).toMatchObject({
+      kind: 'declined',
+      code: 'revocation_of_authorization',
+    });
+    expect(debitsOf(mandate)).toHaveLength(0);
+  });
+
   it('a wrong access token throws (the activity retries; the Temporal UI shows why), nothing created', async () => {
     const { mandate, req } = mandateWith(['confirm']);
     const wrong = createGoCardlessGateway({

@@ -87,6 +87,11 @@ const collected: ReadonlySet<string> = new Set(['confirmed', 'paid_out']);
 const gatewayKey = (key: string) =>
   key.length <= 128 ? key : createHash('sha256').update(key).digest('hex');
 
+/** A mandate that is cancelled, expired or failed cannot be debited any more (nothing is created). */
+const inactiveMandate = (error: unknown) =>
+  error instanceof InvalidStateError && error.errors.some((e) => e.reason === 'mandate_is_inactive');
+const mandateEnded = declined('revocation_of_authorization', null, null);
+
 const isAmbiguous = (error: unknown) =>
   error instanceof GoCardlessInternalError ||
   error instanceof MalformedResponseError ||
@@ -144,9 +149,7 @@ export function createGoCardlessGateway(credentials: GoCardlessCredentials): Gat
     try {
       payment = await paymentOf(req);
     } catch (error) {
-      // A mandate that is cancelled, expired or failed cannot be debited any more.
-      if (error instanceof InvalidStateError && error.errors.some((e) => e.reason === 'mandate_is_inactive'))
-        return declined('revocation_of_authorization', null, null);
+      if (inactiveMandate(error)) return mandateEnded;
       if (isAmbiguous(error)) return { kind: 'ambiguous', reason: `GoCardless: ${(error as Error).message}` };
       throw error;
     }
@@ -160,8 +163,15 @@ export function createGoCardlessGateway(credentials: GoCardlessCredentials): Gat
 
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
     // The same request with the same key: the payment an earlier try created (or, if none reached
-    // GoCardless, the attempt's one payment now). Errors throw, and the lookup is tried again later.
-    const payment = await paymentOf(req);
+    // GoCardless, the attempt's one payment now). A mandate ended meanwhile had no payment under the key
+    // (GoCardless would have answered with it); other errors throw, and the lookup is tried again later.
+    let payment: Payment;
+    try {
+      payment = await paymentOf(req);
+    } catch (error) {
+      if (inactiveMandate(error)) return mandateEnded;
+      throw error;
+    }
     const outcome = await outcomeOf(payment);
     if (!outcome)
       throw new Error(`GoCardless is still collecting ${payment.id ?? ''} (${payment.status ?? ''})`);
