@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
+import { closeServer, readJson, sendJson } from './emulator-http.js';
 
 /**
  * A local HTTPS emulator of the part of Adyen's Checkout API the Adyen adapter uses (`POST /v72/payments`
@@ -75,12 +76,6 @@ const apiError = (status: number, errorCode: string, message: string, errorType:
   errorType,
 });
 
-async function jsonOf(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-}
-
 type Fields = Record<string, unknown>;
 const text = (o: unknown, key: string): string => {
   const v = o && typeof o === 'object' ? (o as Fields)[key] : undefined;
@@ -95,11 +90,7 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
   let requests = 0;
 
   function send(res: ServerResponse, status: number, body: unknown) {
-    res.writeHead(status, {
-      'content-type': 'application/json',
-      pspReference: randomBytes(8).toString('hex'),
-    });
-    res.end(JSON.stringify(body));
+    sendJson(res, status, body, { pspReference: randomBytes(8).toString('hex') });
   }
 
   /** Processes one payment request: the answer, or 'lost' after processing it. */
@@ -177,7 +168,7 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
           return send(res, 401, apiError(401, '000', 'HTTP Status Response - Unauthorized', 'security'));
         if (req.method !== 'POST' || !/^\/v\d+\/payments$/.test(req.url ?? ''))
           return send(res, 404, apiError(404, '000', 'Not found', 'validation'));
-        const body = await jsonOf(req);
+        const body = await readJson(req);
         const key =
           typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
         const earlier = key ? answered.get(key) : undefined;
@@ -196,10 +187,6 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
     addStoredMethod: (id, method) => methods.set(id, { ...method, tries: 0 }),
     payments: () => [...payments],
     requests: () => requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer, readJson } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Braintree's gateway API the Braintree adapter and connector use (a sale of
@@ -172,13 +173,6 @@ const validationError = (code: string, attribute: string, message: string, on = 
   `<api-error-response><errors><errors type="array"/><${on}><errors type="array"><error><code>${code}</code>` +
   `<attribute type="symbol">${attribute}</attribute><message>${escape(message)}</message></error></errors>` +
   `</${on}></errors><message>${escape(message)}</message></api-error-response>`;
-
-async function jsonOf(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
 
 type Fields = Record<string, unknown>;
 const field = (o: unknown, key: string): unknown =>
@@ -425,7 +419,7 @@ export async function startBraintreeEmulator(
       if (req.headers.authorization !== authorization) return sendXml(res, 401, '<error/>');
       const path = req.url ?? '';
       const prefix = `/merchants/${merchantId}/transactions`;
-      const body = await jsonOf(req);
+      const body = await readJson(req);
       if (req.method === 'POST' && path === prefix) return sale(body, res);
       if (req.method === 'POST' && path.startsWith(`${prefix}/advanced_search`))
         return search(body, path, res);
@@ -504,11 +498,7 @@ export async function startBraintreeEmulator(
     addCustomer: (customer) => customers.push(customer),
     searchLag: (ms) => (lagMs = ms),
     failWith: (status) => (failure = status),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }
 

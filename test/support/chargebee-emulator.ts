@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Chargebee's API the Chargebee connector's write-back uses (retrieve an
@@ -167,6 +168,6 @@ export async function startChargebeeEmulator(): Promise<ChargebeeEmulator> {
     calls: () => [...calls],
     recordPayments: (invoiceId) =>
       calls.filter((c) => c.method === 'POST' && c.path === `/api/v2/invoices/${invoiceId}/record_payment`),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () => closeServer(server),
   };
 }

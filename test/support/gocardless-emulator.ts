@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
+import { closeServer, readJson, sendJson as send } from './emulator-http.js';
 
 /**
  * A local HTTPS emulator of the part of GoCardless's API the GoCardless adapter uses (`POST /payments`
@@ -49,18 +50,6 @@ export interface GoCardlessEmulator {
 }
 
 type Fields = Record<string, unknown>;
-
-async function jsonOf(req: IncomingMessage): Promise<Fields> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text ? (JSON.parse(text) as Fields) : {};
-}
-
-function send(res: ServerResponse, status: number, body: unknown) {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
 
 /** GoCardless's error body: a type, the HTTP code and the reasons. */
 const apiError = (type: string, code: number, reason: string, message: string, links?: Fields) => ({
@@ -190,7 +179,7 @@ export async function startGoCardlessEmulator(
         if (req.headers.authorization !== `Bearer ${accessToken}`)
           return send(res, 401, apiError('invalid_api_usage', 401, 'unauthorized', 'Unauthorized'));
         const url = new URL(req.url ?? '/', 'https://emulator');
-        const body = await jsonOf(req);
+        const body = await readJson(req);
         if (req.method === 'POST' && url.pathname === '/payments') return create(req, body, res);
         if (req.method === 'GET' && url.pathname === '/events') return events(url.searchParams, res);
         const found = url.pathname.match(/^\/payments\/(PM[0-9A-F]+)$/);
@@ -212,10 +201,6 @@ export async function startGoCardlessEmulator(
     addMandate: (id, answers) => mandates.set(id, { answers, tries: 0 }),
     payments: () => [...debits],
     settleAfter: (ms) => (settleMs = ms),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

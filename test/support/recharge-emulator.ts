@@ -1,6 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer, sendJson } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Recharge's REST API (2021-11) the Recharge connector reads: one charge and
@@ -31,10 +32,8 @@ export interface RechargeEmulator {
   close(): Promise<void>;
 }
 
-function send(res: ServerResponse, status: number, body: unknown) {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-  res.end(JSON.stringify(body));
-}
+const send = (res: ServerResponse, status: number, body: unknown) =>
+  sendJson(res, status, body, { 'content-type': 'application/json; charset=utf-8' });
 
 export async function startRechargeEmulator(): Promise<RechargeEmulator> {
   const apiToken = randomBytes(16).toString('hex');
@@ -116,10 +115,6 @@ export async function startRechargeEmulator(): Promise<RechargeEmulator> {
       if (!charge) throw new Error(`No charge ${chargeId}`);
       charge.status = status;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

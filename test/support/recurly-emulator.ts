@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer, sendJson } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Recurly's v3 API (2021-02-25) the Recurly connector reads and writes:
@@ -46,10 +47,8 @@ interface Invoice {
 
 const newId = () => randomBytes(6).toString('hex');
 
-function send(res: ServerResponse, status: number, body: unknown) {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': newId() });
-  res.end(JSON.stringify(body));
-}
+const send = (res: ServerResponse, status: number, body: unknown) =>
+  sendJson(res, status, body, { 'content-type': 'application/json; charset=utf-8', 'x-request-id': newId() });
 
 const error = (type: string, message: string) => ({ error: { type, message } });
 
@@ -192,10 +191,6 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
       invoice.state = state;
     },
     markedSuccessful: () => [...marks],
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer, sendJson } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Stripe's API the Stripe adapter uses (retrieve a PaymentMethod, create
@@ -120,10 +121,8 @@ async function formOf(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': newId('req'), ...headers });
-  res.end(JSON.stringify(body));
-}
+const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  sendJson(res, status, body, { 'request-id': newId('req'), ...headers });
 
 const invalid = (message: string, code?: string) => ({
   error: { type: 'invalid_request_error', message, ...(code ? { code } : {}) },
@@ -496,10 +495,6 @@ export async function startStripeEmulator(
     invoicePays: () => [...pays],
     invoiceOutage: (until) => void (outageUntil = until),
     creations: () => [...creations],
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

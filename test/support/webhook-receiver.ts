@@ -9,6 +9,7 @@ import {
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
+import { closeServer } from './emulator-http.js';
 
 /** One request as the receiver got it: the raw bytes, before any parsing. */
 export interface ReceivedRequest {
@@ -77,10 +78,6 @@ export async function startReceiver(
   return {
     url: `${opts.protocol ?? 'https'}://127.0.0.1:${port}/webhooks`,
     received,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }

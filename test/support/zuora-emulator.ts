@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeServer, sendJson as send } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Zuora's REST API the Zuora connector calls: an OAuth token (client
@@ -21,11 +22,6 @@ export interface ZuoraEmulator {
 }
 
 const newId = () => randomBytes(16).toString('hex');
-
-function send(res: ServerResponse, status: number, body: unknown) {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
 
 const failure = (code: number, message: string) => ({
   success: false,
@@ -114,10 +110,6 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
       return id;
     },
     payments: () => [...created],
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
 }
