@@ -71,7 +71,12 @@ export function recoveryWorkflowId(accountId: string, key: string): string {
   return `recovery/${accountId}/${key}`;
 }
 
-/** Whether a gateway's reference (an order id) is one of Recoup's attempt keys, `${workflowId}/${attemptNo}`. */
+/** One attempt's gateway idempotency key and network-budget claim id: `${workflowId}/${attemptNo}`. */
+export function attemptKeyOf(workflowId: string, attemptNo: number): string {
+  return `${workflowId}/${attemptNo}`;
+}
+
+/** Whether a gateway's reference (an order id) is one of Recoup's attempt keys (`attemptKeyOf`). */
 export function isAttemptKey(reference: string): boolean {
   return /^recovery\/[^/]+\/.+\/\d+$/.test(reference);
 }

@@ -21,7 +21,7 @@ import {
   type LoopState,
   type LoopStep,
 } from '../domain/recovery-loop.js';
-import type { RecoveryInput } from '../domain/recovery.js';
+import { attemptKeyOf, type RecoveryInput } from '../domain/recovery.js';
 import { cardUpdatedSignal, paidElsewhereSignal } from './recovery-definitions.js';
 import { RecoveryContext } from './recovery-context.js';
 import { block, expire, fail, holdOut, paidElsewhere, skipHighRisk, succeed } from './recovery-outcomes.js';
@@ -90,7 +90,7 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
     const base = {
       accountId: input.accountId,
       transactionId: input.transactionId,
-      attemptKey: `${workflowId}/${attemptNo}`,
+      attemptKey: attemptKeyOf(workflowId, attemptNo),
       attemptNo,
       option,
       amount: r.amount,
