@@ -42,7 +42,8 @@ export interface RouteGateway extends GatewayCapabilities {
 
 /**
  * Cascade order (spec): the primary token on each gateway that can charge it, then each fallback token. A
- * gateway that cannot charge the currency (a Braintree account without a merchant account in it) is skipped.
+ * gateway that cannot charge the currency (a Braintree account without a merchant account in it) or the
+ * token (a PayPal reference transaction without NVP credentials) is skipped.
  */
 export function routeOptions(
   gateways: RouteGateway[],
@@ -52,16 +53,18 @@ export function routeOptions(
   currency: string,
 ): PlanOption[] {
   const options: PlanOption[] = [];
-  const charges = (g: RouteGateway) => g.currencies === null || g.currencies.includes(currency);
+  const charges = (g: RouteGateway, token: string) =>
+    (g.currencies === null || g.currencies.includes(currency)) &&
+    tokenFitsKind(g.kind, token) &&
+    (g.takesToken?.(token) ?? true);
   gateways.forEach((g, i) => {
     const walletOk = paymentMethodType === 'card' || g.wallets.includes(paymentMethodType);
-    if (walletOk && charges(g) && tokenFitsKind(g.kind, primary))
+    if (walletOk && charges(g, primary))
       options.push({ gateway: g.name, token: primary, role: i === 0 ? 'primary' : 'backup_gateway' });
   });
   for (const token of fallbacks) {
     for (const g of gateways)
-      if (charges(g) && tokenFitsKind(g.kind, token))
-        options.push({ gateway: g.name, token, role: 'fallback_token' });
+      if (charges(g, token)) options.push({ gateway: g.name, token, role: 'fallback_token' });
   }
   return options;
 }

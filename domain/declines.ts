@@ -281,9 +281,36 @@ const gocardlessAliases: Record<string, string> = {
 };
 
 /**
+ * PayPal's names for why a payment was refused: the issues of Orders v2 errors (`INSTRUMENT_DECLINED`) and
+ * the error codes of NVP reference transactions (`10201`).
+ */
+const paypalAliases: Record<string, string> = {
+  instrument_declined: 'generic_decline',
+  redirect_payer_for_alternate_funding: 'generic_decline',
+  transaction_refused: 'do_not_honor',
+  max_number_of_payment_attempts_exceeded: 'card_velocity_exceeded',
+  transaction_limit_exceeded: 'card_velocity_exceeded',
+  payer_action_required: 'authentication_required',
+  agreement_already_cancelled: 'revocation_of_authorization',
+  billing_agreement_not_found: 'revocation_of_authorization',
+  payer_account_locked_or_closed: 'account_closed',
+  payer_account_restricted: 'card_no_longer_chargeable',
+  payer_cannot_pay: 'transaction_not_allowed',
+  compliance_violation: 'transaction_not_allowed',
+  payee_blocked_transaction: 'merchant_blacklist',
+  duplicate_invoice_id: 'duplicate_transaction',
+  '10201': 'revocation_of_authorization', // billing agreement cancelled
+  '10204': 'account_closed', // payer's account closed or restricted
+  '10207': 'try_again_later',
+  '10417': 'generic_decline', // cannot complete with this funding source
+  '10486': 'generic_decline', // funding failed; the payer must pick another source
+  '11611': 'merchant_blacklist', // blocked by the merchant's fraud filters
+};
+
+/**
  * Trims, lower-cases and turns spaces and hyphens into underscores ("Do-Not Honor" → "do_not_honor"), and
- * reads ISO 8583 and Braintree response codes, Adyen refusal reasons and GoCardless failure causes as the
- * names they stand for.
+ * reads ISO 8583 and Braintree response codes, Adyen refusal reasons, GoCardless failure causes and PayPal's
+ * issues and NVP error codes as the names they stand for.
  */
 export function normalizeDeclineCode(code: string | null | undefined): string {
   const normal = (code ?? '')
@@ -295,6 +322,7 @@ export function normalizeDeclineCode(code: string | null | undefined): string {
     braintreeAliases[normal] ??
     adyenAliases[normal] ??
     gocardlessAliases[normal] ??
+    paypalAliases[normal] ??
     normal
   );
 }

@@ -44,7 +44,7 @@ describe('parseGateways (--gateway and --backup-gateway)', () => {
 
   it.each([
     ['an unknown kind', 'square:{}', [], /unknown gateway kind "square"/],
-    ['a kind no adapter serves yet', 'paypal:{"clientId":"x"}', [], /no adapter for gateway kind "paypal"/],
+    ['credentials its kind does not take', 'paypal:{"clientId":"x"}', [], /paypal credentials: clientSecret/],
     ['credentials that are not JSON', 'test:{nope', [], /must be valid JSON/],
     ['credentials that are not strings', 'test:{"latencyMs":5}', [], /JSON object of strings/],
     ['more than two backups', 'test', ['test', 'test', 'test'], /at most two backups/],

@@ -1,9 +1,3 @@
-import { createHash } from 'node:crypto';
-import type { ClientRequestArgs } from 'node:http';
-import { Agent } from 'node:https';
-import { isIP } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { connect, type ConnectionOptions } from 'node:tls';
 import gocardless, {
   Environments,
   GoCardlessInternalError,
@@ -14,6 +8,8 @@ import gocardless, {
 } from 'gocardless-nodejs';
 import { z } from 'zod';
 import { normalizeDeclineCode } from '../../domain/declines.js';
+import { keyWithin } from './gateway-keys.js';
+import { RebasedAgent } from './rebased-agent.js';
 import {
   declined,
   type ChargeAnswer,
@@ -37,27 +33,6 @@ export const GoCardlessCredentials = z
   .strict();
 export type GoCardlessCredentials = z.infer<typeof GoCardlessCredentials>;
 
-/**
- * Connects the library's requests to another HTTPS host: its base URL is fixed to GoCardless's, and its one
- * network option is the agent. The certificate is checked against the new host.
- */
-class RebasedAgent extends Agent {
-  constructor(private readonly base: URL) {
-    super();
-  }
-
-  // Like https.Agent's own: the socket is returned at once (the callback is for agents that connect later).
-  override createConnection(options: ClientRequestArgs): Duplex {
-    const host = this.base.hostname;
-    return connect({
-      ...(options as ConnectionOptions),
-      host,
-      port: Number(this.base.port || 443),
-      servername: isIP(host) ? undefined : host,
-    });
-  }
-}
-
 /** GoCardless's official client for these credentials. */
 export function goCardlessClient(credentials: GoCardlessCredentials): GoCardlessClient {
   const environment = credentials.environment === 'live' ? Environments.Live : Environments.Sandbox;
@@ -79,13 +54,6 @@ const collecting: ReadonlySet<string> = new Set([
 ]);
 /** Statuses of a collected debit. */
 const collected: ReadonlySet<string> = new Set(['confirmed', 'paid_out']);
-
-/**
- * GoCardless takes idempotency keys of up to 128 characters; a longer attempt key (a long merchant key)
- * is sent as its SHA-256, the same for every try of the attempt.
- */
-const gatewayKey = (key: string) =>
-  key.length <= 128 ? key : createHash('sha256').update(key).digest('hex');
 
 /** A mandate that is cancelled, expired or failed cannot be debited any more (nothing is created). */
 const inactiveMandate = (error: unknown) =>
@@ -140,7 +108,8 @@ export function createGoCardlessGateway(credentials: GoCardlessCredentials): Gat
         links: { mandate: req.token },
         metadata: { recoup_attempt: req.idempotencyKey.slice(0, 500) },
       },
-      gatewayKey(req.idempotencyKey),
+      // GoCardless takes idempotency keys of up to 128 characters.
+      keyWithin(req.idempotencyKey, 128),
     );
   }
 

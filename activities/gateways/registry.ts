@@ -4,6 +4,7 @@ import type { TestGatewayStore } from '../../store/test-gateway.js';
 import { AdyenCredentials, createAdyenGateway } from './adyen.js';
 import { BraintreeCredentials, createBraintreeGateway } from './braintree.js';
 import { createGoCardlessGateway, GoCardlessCredentials } from './gocardless.js';
+import { createPayPalGateway, PayPalCredentials } from './paypal.js';
 import { createStripeGateway, StripeCredentials } from './stripe.js';
 import { createTestGateway, testGatewaySettings, type IssuerWorld } from './test-gateway.js';
 import type { GatewayAdapter } from './types.js';
@@ -50,6 +51,10 @@ const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
   gocardless: {
     credentials: GoCardlessCredentials,
     create: (ctx) => createGoCardlessGateway(GoCardlessCredentials.parse(ctx.credentials)),
+  },
+  paypal: {
+    credentials: PayPalCredentials,
+    create: (ctx) => createPayPalGateway(PayPalCredentials.parse(ctx.credentials)),
   },
 };
 

@@ -118,6 +118,11 @@ export interface GatewayCapabilities {
   wallets: PaymentMethodType[];
   /** Currencies (ISO 4217, upper case) it can charge in; null: any. */
   currencies: readonly string[] | null;
+  /**
+   * Which tokens of its kind's shapes this gateway's credentials can charge (PayPal's reference
+   * transactions need NVP credentials); absent: all of them.
+   */
+  takesToken?: (token: string) => boolean;
 }
 
 /** A payment gateway behind one small interface. */

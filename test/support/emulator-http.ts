@@ -1,10 +1,15 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
-/** The request's JSON body as an object; `{}` when it has none. */
-export async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+/** The request's body as text. */
+export async function readText(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The request's JSON body as an object; `{}` when it has none. */
+export async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const text = await readText(req);
   return text ? (JSON.parse(text) as Record<string, unknown>) : {};
 }
 

@@ -1,0 +1,227 @@
+import {
+  ApiError,
+  CaptureStatus,
+  CheckoutPaymentIntent,
+  Client,
+  CustomError,
+  Environment,
+  OrdersController,
+  OrderStatus,
+  PaymentInitiator,
+  StoredPaymentSourceUsageType,
+  type OAuthToken,
+  type Order,
+} from '@paypal/paypal-server-sdk';
+import { z } from 'zod';
+import { normalizeDeclineCode } from '../../domain/declines.js';
+import { majorUnitsOf } from '../../domain/money.js';
+import { keyWithin } from './gateway-keys.js';
+import { chargeReference, nvpUrl, type NvpCredentials, type PayPalAnswer } from './paypal-nvp.js';
+import { RebasedAgent } from './rebased-agent.js';
+import {
+  declined,
+  type ChargeAnswer,
+  type ChargeOutcome,
+  type ChargeRequest,
+  type GatewayAdapter,
+  type LookupOutcome,
+  type LookupRequest,
+} from './types.js';
+
+/**
+ * A PayPal gateway's credentials: the REST app's client id and secret and the environment; optionally the
+ * NVP API signature credentials (all three), without which `reference|…` tokens cannot be charged, and
+ * another HTTPS base URL for both APIs (a proxy, or an emulator in tests).
+ */
+export const PayPalCredentials = z
+  .object({
+    clientId: z.string().min(1),
+    clientSecret: z.string().min(1),
+    environment: z.enum(['sandbox', 'live']),
+    nvpUser: z.string().min(1).optional(),
+    nvpPassword: z.string().min(1).optional(),
+    nvpSignature: z.string().min(1).optional(),
+    apiBase: z.url({ protocol: /^https$/ }).optional(),
+  })
+  .strict()
+  .refine((c) => [c.nvpUser, c.nvpPassword, c.nvpSignature].filter(Boolean).length % 3 === 0, {
+    message: 'nvpUser, nvpPassword and nvpSignature go together',
+    path: ['nvpUser'],
+  });
+export type PayPalCredentials = z.infer<typeof PayPalCredentials>;
+
+/** What a charge and its lookup send alike. */
+type Payment = Pick<ChargeRequest, 'token' | 'amount' | 'currency' | 'idempotencyKey'>;
+
+/** The currencies PayPal accepts payments in. */
+const payPalCurrencies = [
+  'AUD', 'BRL', 'CAD', 'CHF', 'CNY', 'CZK', 'DKK', 'EUR', 'GBP', 'HKD', 'HUF', 'ILS', 'JPY',
+  'MXN', 'MYR', 'NOK', 'NZD', 'PHP', 'PLN', 'SEK', 'SGD', 'THB', 'TWD', 'USD',
+] as const; // prettier-ignore
+
+/** PayPal keeps an access token for hours: one per app and environment for the whole process. */
+const accessTokens = new Map<string, OAuthToken>();
+
+/** PayPal's official client for these credentials. */
+export function payPalClient(credentials: PayPalCredentials): Client {
+  const cacheKey = `${credentials.environment}:${credentials.apiBase ?? ''}:${credentials.clientId}`;
+  const cached = accessTokens.get(cacheKey);
+  return new Client({
+    clientCredentialsAuthCredentials: {
+      oAuthClientId: credentials.clientId,
+      oAuthClientSecret: credentials.clientSecret,
+      ...(cached ? { oAuthToken: cached } : {}),
+      oAuthOnTokenUpdate: (token) => void accessTokens.set(cacheKey, token),
+    },
+    environment: credentials.environment === 'live' ? Environment.Production : Environment.Sandbox,
+    // A charge is answered, or given up as ambiguous, inside the charge activity's 45 s.
+    timeout: 20_000,
+    ...(credentials.apiBase
+      ? { httpClientOptions: { httpsAgent: new RebasedAgent(new URL(credentials.apiBase)) } }
+      : {}),
+  });
+}
+
+/** `billing-agreement|B-…` or `reference|<previous payment>`, the spec's token shapes for PayPal. */
+function parseToken(token: string): { kind: 'billing-agreement' | 'reference'; id: string } {
+  const [kind = '', id = ''] = token.split('|');
+  return { kind: kind === 'reference' ? 'reference' : 'billing-agreement', id };
+}
+
+/** The issue PayPal names in an error body (`INSTRUMENT_DECLINED`), or its error name. */
+function issueOf(error: CustomError): string {
+  return error.result?.details?.[0]?.issue ?? error.result?.name ?? '';
+}
+
+/** A lost answer, a timeout or PayPal's own failure: the payment may or may not have been made. */
+const isAmbiguous = (error: unknown) =>
+  error instanceof ApiError
+    ? error.statusCode >= 500
+    : // Network errors of the HTTP client (a reset or refused connection, a timeout) carry a system code.
+      error instanceof Error && 'code' in error && typeof error.code === 'string';
+
+/** Our outcome of an order made with a billing agreement; null while its capture is pending at PayPal. */
+function outcomeOf(order: Order): ChargeAnswer | null {
+  if (order.status === OrderStatus.PayerActionRequired)
+    return declined('authentication_required', null, order.id ?? null);
+  const capture = order.purchaseUnits?.[0]?.payments?.captures?.[0];
+  const id = capture?.id ?? order.id ?? null;
+  switch (capture?.status) {
+    case CaptureStatus.Completed:
+      return id ? { kind: 'approved', gatewayTransactionId: id } : null;
+    case CaptureStatus.Declined:
+      return declined(
+        normalizeDeclineCode(capture.processorResponse?.responseCode) || 'generic_decline',
+        null,
+        id,
+      );
+    case CaptureStatus.Failed:
+      return declined('processing_error', null, id);
+    default:
+      return null;
+  }
+}
+
+/**
+ * PayPal through its official server SDK (`@paypal/paypal-server-sdk`). A `billing-agreement|B-…` token is
+ * charged with one Orders v2 order that pays itself with the agreement (intent CAPTURE, PayPal's
+ * single-step order for a stored payment source), created under the attempt's key as `PayPal-Request-Id`
+ * and as the purchase unit's `invoice_id`: a retry with the same request id gets the same order back at
+ * its latest state, and a payment PayPal took under the attempt blocks a second one with the same invoice id
+ * (PayPal's default "block duplicate invoice IDs"). A `reference|<previous payment>` token is a reference
+ * transaction of the NVP API (paypal-nvp.ts). Declines come back as an error's issue
+ * (`INSTRUMENT_DECLINED`, `AGREEMENT_ALREADY_CANCELLED` …) read as Recoup's decline names. No card data,
+ * no account updater, no cards on file.
+ */
+export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdapter {
+  const orders = new OrdersController(payPalClient(credentials));
+  const nvp: NvpCredentials | null =
+    credentials.nvpUser && credentials.nvpPassword && credentials.nvpSignature
+      ? {
+          user: credentials.nvpUser,
+          password: credentials.nvpPassword,
+          signature: credentials.nvpSignature,
+          url: nvpUrl(credentials.environment, credentials.apiBase),
+        }
+      : null;
+
+  /** The attempt's one order paid with the agreement (a replay gets the first one, as it stands now). */
+  async function payWithAgreement(agreement: string, req: Payment) {
+    const key = keyWithin(req.idempotencyKey, 108);
+    const { result } = await orders.createOrder({
+      paypalRequestId: key,
+      prefer: 'return=representation',
+      body: {
+        intent: CheckoutPaymentIntent.Capture,
+        purchaseUnits: [
+          {
+            amount: { currencyCode: req.currency, value: majorUnitsOf(req.amount, req.currency) },
+            invoiceId: keyWithin(req.idempotencyKey, 127),
+          },
+        ],
+        paymentSource: {
+          paypal: {
+            billingAgreementId: agreement,
+            storedCredential: {
+              paymentInitiator: PaymentInitiator.Merchant,
+              usage: StoredPaymentSourceUsageType.Subsequent,
+            },
+          },
+        },
+      },
+    });
+    return result;
+  }
+
+  /** The answer to the attempt's charge, or why there is none yet; errors that are not PayPal's answer throw. */
+  async function send(req: Payment): Promise<PayPalAnswer> {
+    const token = parseToken(req.token);
+    if (token.kind === 'reference') {
+      // Routing never sends a reference token to a gateway without NVP credentials (takesToken).
+      if (!nvp) throw new Error('This PayPal gateway has no NVP credentials for reference transactions');
+      return chargeReference(nvp, { ...req, reference: token.id });
+    }
+    let order: Order;
+    try {
+      order = await payWithAgreement(token.id, req);
+    } catch (error) {
+      if (isAmbiguous(error)) return { unanswered: `PayPal: ${(error as Error).message}` };
+      if (!(error instanceof CustomError) || error.statusCode !== 422) throw error;
+      const issue = issueOf(error);
+      // A payment under this attempt's invoice id that PayPal no longer knows the request id of (it keeps
+      // them 6 hours by default): its outcome cannot be read here, and it is never paid twice.
+      if (issue === 'DUPLICATE_INVOICE_ID')
+        return { unanswered: 'PayPal already has a payment under this attempt (duplicate invoice id)' };
+      return declined(normalizeDeclineCode(issue) || 'generic_decline', null, null);
+    }
+    return (
+      outcomeOf(order) ?? {
+        unanswered: `PayPal order ${order.id ?? ''} is ${order.status ?? ''} with its capture pending`,
+      }
+    );
+  }
+
+  async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
+    const answer = await send(req);
+    return 'unanswered' in answer ? { kind: 'ambiguous', reason: answer.unanswered } : answer;
+  }
+
+  async function lookup(req: LookupRequest): Promise<LookupOutcome> {
+    // The same request with the same key: PayPal answers with the attempt's payment as it stands now (or, if
+    // none reached PayPal, makes the attempt's one payment now). Without an answer the lookup throws, and
+    // is tried again later.
+    const answer = await send(req);
+    if ('unanswered' in answer) throw new Error(answer.unanswered);
+    return answer;
+  }
+
+  return {
+    capabilities: {
+      wallets: ['paypal'],
+      currencies: payPalCurrencies,
+      takesToken: (token) => nvp !== null || parseToken(token).kind !== 'reference',
+    },
+    charge,
+    lookup,
+  };
+}

@@ -1,0 +1,266 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPayPalGateway, PayPalCredentials } from '../activities/gateways/paypal.js';
+import { credentialsProblem } from '../activities/gateways/registry.js';
+import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
+import { routeOptions } from '../activities/recovery-screen.js';
+import { parseGateways } from '../cli/gateway-spec.js';
+import { classifyDecline } from '../domain/declines.js';
+import { startPayPalEmulator, type PayPalEmulator, type PayPalScript } from './support/paypal-emulator.js';
+
+let emulator: PayPalEmulator;
+let gateway: GatewayAdapter;
+let n = 0;
+
+beforeAll(async () => {
+  emulator = await startPayPalEmulator();
+  gateway = createPayPalGateway(PayPalCredentials.parse(emulator.credentials));
+});
+afterAll(() => emulator.close());
+afterEach(() => emulator.settleAfter(0));
+
+/** A billing agreement (or reference) whose payments answer `answers`, and a charge of it with a fresh key. */
+function sourceWith(answers: PayPalScript[], via: 'billing-agreement' | 'reference' = 'billing-agreement') {
+  n += 1;
+  const id = via === 'billing-agreement' ? `B-${n}AB12345CD678901E` : `9XY${n}0123ABCD4567`;
+  emulator.addSource(id, answers);
+  const req: ChargeRequest & { sentAt: number } = {
+    token: `${via}|${id}`,
+    amount: 4900,
+    currency: 'USD',
+    paymentMethodType: 'paypal',
+    idempotencyKey: `recovery/acct/inv${n}/1`,
+    sentAt: Date.now(),
+  };
+  return { id, req };
+}
+
+const paymentsOf = (source: string) => emulator.payments().filter((p) => p.source === source);
+
+describe('PayPal adapter: a billing agreement pays one Orders v2 order per attempt', () => {
+  it('an approved payment is one order under the attempt key, paid with the agreement as a merchant-initiated charge', async () => {
+    const { id, req } = sourceWith(['complete']);
+    const outcome = await gateway.charge(req);
+    const [payment] = paymentsOf(id);
+    expect(outcome).toEqual({ kind: 'approved', gatewayTransactionId: payment!.id });
+    expect(payment).toMatchObject({
+      via: 'billing-agreement',
+      amount: '49.00',
+      currency: 'USD',
+      requestId: req.idempotencyKey,
+      invoiceId: req.idempotencyKey,
+      storedCredential: { payment_initiator: 'MERCHANT', usage: 'SUBSEQUENT' },
+    });
+  });
+
+  it('a retried attempt gets the first payment back (same PayPal-Request-Id), never a second one', async () => {
+    const { id, req } = sourceWith(['complete']);
+    const first = await gateway.charge(req);
+    expect(await gateway.charge(req)).toEqual(first);
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('a zero-decimal currency is sent in whole units', async () => {
+    const { id, req } = sourceWith(['complete']);
+    expect((await gateway.charge({ ...req, amount: 4900, currency: 'JPY' })).kind).toBe('approved');
+    expect(paymentsOf(id)[0]).toMatchObject({ amount: '4900', currency: 'JPY' });
+  });
+
+  it.each([
+    ['INSTRUMENT_DECLINED', 'generic_decline', 'recoverable'],
+    ['TRANSACTION_REFUSED', 'do_not_honor', 'recoverable'],
+    ['MAX_NUMBER_OF_PAYMENT_ATTEMPTS_EXCEEDED', 'card_velocity_exceeded', 'recoverable'],
+    ['AGREEMENT_ALREADY_CANCELLED', 'revocation_of_authorization', 'no_longer_chargeable'],
+    ['PAYER_ACCOUNT_LOCKED_OR_CLOSED', 'account_closed', 'no_longer_chargeable'],
+    ['PAYER_ACTION_REQUIRED', 'authentication_required', 'authentication_required'],
+  ])('PayPal refusing with %s is declined as %s (%s)', async (issue, code, group) => {
+    const { id, req } = sourceWith([{ refuse: issue }]);
+    expect(await gateway.charge(req)).toEqual({
+      kind: 'declined',
+      code,
+      advice: null,
+      gatewayTransactionId: null,
+    });
+    expect(classifyDecline(code).group).toBe(group);
+    expect(paymentsOf(id)).toHaveLength(0);
+  });
+
+  it('an order that waits for the payer is declined as authentication_required', async () => {
+    const { req } = sourceWith(['payer_action']);
+    expect(await gateway.charge(req)).toMatchObject({ kind: 'declined', code: 'authentication_required' });
+  });
+
+  it('an unknown agreement is declined as a revoked authorization, nothing paid', async () => {
+    const req = { ...sourceWith(['complete']).req, token: 'billing-agreement|B-0UNKNOWN00000000' };
+    expect(await gateway.charge(req)).toMatchObject({
+      kind: 'declined',
+      code: 'revocation_of_authorization',
+    });
+  });
+
+  it('one OAuth token serves every adapter of the process with the same app', async () => {
+    const before = emulator.tokensIssued();
+    const other = createPayPalGateway(PayPalCredentials.parse(emulator.credentials));
+    expect((await other.charge(sourceWith(['complete']).req)).kind).toBe('approved');
+    expect(emulator.tokensIssued()).toBe(before);
+  });
+
+  it('a key longer than PayPal takes is sent as its hash, the same on every try', async () => {
+    const { id, req } = sourceWith(['complete']);
+    const long = { ...req, idempotencyKey: `recovery/acct/${'k'.repeat(128)}/1` };
+    await gateway.charge(long);
+    await gateway.charge(long);
+    const payments = paymentsOf(id);
+    expect(payments).toHaveLength(1);
+    expect(payments[0]!.requestId).toMatch(/^[0-9a-f]{64}$/);
+    expect(payments[0]!.invoiceId).toBe(payments[0]!.requestId);
+  });
+});
+
+describe('PayPal adapter: an answer that does not come is ambiguous, and the same request settles it, never paying twice', () => {
+  it('a payment whose answer is lost is found by the lookup (the same request id answers it)', async () => {
+    const { id, req } = sourceWith(['lost']);
+    expect(await gateway.charge(req)).toMatchObject({ kind: 'ambiguous' });
+    const [payment] = paymentsOf(id);
+    expect(await gateway.lookup(req)).toEqual({ kind: 'approved', gatewayTransactionId: payment!.id });
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('a 500 before anything is made is ambiguous; the lookup makes the attempt’s one payment', async () => {
+    const { id, req } = sourceWith(['server_error', 'complete']);
+    expect(await gateway.charge(req)).toMatchObject({ kind: 'ambiguous', reason: /PayPal/ });
+    expect(paymentsOf(id)).toHaveLength(0);
+    expect((await gateway.lookup(req)).kind).toBe('approved');
+    expect((await gateway.lookup(req)).kind).toBe('approved');
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('a pending capture (an eCheck) is ambiguous; the lookup fails until PayPal completes it', async () => {
+    emulator.settleAfter(60 * 60_000);
+    const { id, req } = sourceWith(['pending']);
+    expect(await gateway.charge(req)).toMatchObject({ kind: 'ambiguous', reason: /capture pending/ });
+    await expect(gateway.lookup(req)).rejects.toThrow(/capture pending/);
+    emulator.settleAfter(0);
+    const [payment] = paymentsOf(id);
+    expect(await gateway.lookup(req)).toEqual({ kind: 'approved', gatewayTransactionId: payment!.id });
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('once PayPal has forgotten the request id, its duplicate-invoice block stops a second payment and the lookup keeps failing', async () => {
+    const { id, req } = sourceWith(['lost', 'complete']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    emulator.forgetRequestIds();
+    await expect(gateway.lookup(req)).rejects.toThrow(/duplicate invoice id/);
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('wrong app credentials throw (the activity retries; the Temporal UI shows why), nothing paid', async () => {
+    const { id, req } = sourceWith(['complete']);
+    const wrong = createPayPalGateway({
+      ...PayPalCredentials.parse(emulator.credentials),
+      clientId: 'another-app',
+    });
+    await expect(wrong.charge(req)).rejects.toThrow();
+    expect(paymentsOf(id)).toHaveLength(0);
+  });
+});
+
+describe('PayPal adapter: a reference token is an NVP reference transaction', () => {
+  it('an approved reference transaction is a Sale under the attempt key (MSGSUBID within 38 characters)', async () => {
+    const { id, req } = sourceWith(['complete'], 'reference');
+    const outcome = await gateway.charge({ ...req, idempotencyKey: `recovery/acct/${'r'.repeat(40)}/1` });
+    const [payment] = paymentsOf(id);
+    expect(outcome).toEqual({ kind: 'approved', gatewayTransactionId: payment!.id });
+    expect(payment).toMatchObject({ via: 'reference', amount: '49.00', currency: 'USD' });
+    expect(payment!.requestId).toMatch(/^[0-9a-f]{38}$/);
+  });
+
+  it.each([
+    ['10201', 'revocation_of_authorization'],
+    ['10204', 'account_closed'],
+    ['10417', 'generic_decline'],
+    ['10207', 'try_again_later'],
+  ])('NVP error %s is declined as %s', async (errorCode, code) => {
+    const { req } = sourceWith([{ refuse: errorCode }], 'reference');
+    expect(await gateway.charge(req)).toMatchObject({ kind: 'declined', code });
+  });
+
+  it('a lost answer is ambiguous; the lookup sends the same MSGSUBID and gets the earlier payment', async () => {
+    const { id, req } = sourceWith(['lost'], 'reference');
+    expect(await gateway.charge(req)).toMatchObject({ kind: 'ambiguous', reason: /PayPal NVP/ });
+    const [payment] = paymentsOf(id);
+    expect(await gateway.lookup(req)).toEqual({ kind: 'approved', gatewayTransactionId: payment!.id });
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('a 500 is ambiguous; a pending payment fails the lookup until completed; one payment in all', async () => {
+    emulator.settleAfter(60 * 60_000);
+    const { id, req } = sourceWith(['server_error', 'pending'], 'reference');
+    expect(await gateway.charge(req)).toMatchObject({ kind: 'ambiguous', reason: /500/ });
+    await expect(gateway.lookup(req)).rejects.toThrow(/pending \(echeck\)/);
+    emulator.settleAfter(0);
+    expect((await gateway.lookup(req)).kind).toBe('approved');
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('wrong NVP credentials throw, nothing paid', async () => {
+    const { id, req } = sourceWith(['complete'], 'reference');
+    const wrong = createPayPalGateway({
+      ...PayPalCredentials.parse(emulator.credentials),
+      nvpPassword: 'wrong',
+    });
+    await expect(wrong.charge(req)).rejects.toThrow(/10002/);
+    expect(paymentsOf(id)).toHaveLength(0);
+  });
+});
+
+describe('PayPal adapter: what it offers and how it is configured', () => {
+  const { nvpUser, nvpPassword, nvpSignature, ...rest } = {
+    clientId: 'app',
+    clientSecret: 'secret',
+    environment: 'live',
+    nvpUser: 'u',
+    nvpPassword: 'p',
+    nvpSignature: 's',
+  };
+
+  it("charges PayPal's currencies and PayPal wallets; no card form, updater or cards on file", () => {
+    expect(gateway.capabilities).toMatchObject({ wallets: ['paypal'] });
+    expect(gateway.capabilities.currencies).toContain('EUR');
+    expect(gateway.capabilities.currencies).not.toContain('INR');
+    for (const optional of ['tokenize', 'hostedCardForm', 'refreshCard', 'listCards'])
+      expect(optional in gateway).toBe(false);
+  });
+
+  it('routing takes PayPal wallets and agreements to it, and reference tokens only when it has NVP credentials', () => {
+    const withoutNvp = createPayPalGateway(PayPalCredentials.parse(rest));
+    const gateways = [
+      { name: 'paypal', kind: 'paypal' as const, ...withoutNvp.capabilities },
+      { name: 'paypal-2', kind: 'paypal' as const, ...gateway.capabilities },
+    ];
+    const route = (token: string, currency = 'USD') =>
+      routeOptions(gateways, token, 'paypal', [], currency).map((o) => o.gateway);
+    expect(route('billing-agreement|B-1AB12345CD678901E')).toEqual(['paypal', 'paypal-2']);
+    expect(route('reference|9XY10123ABCD4567')).toEqual(['paypal-2']);
+    expect(route('billing-agreement|B-1AB12345CD678901E', 'INR')).toEqual([]);
+  });
+
+  it.each([
+    [{ clientId: 'a', environment: 'sandbox' }, /clientSecret/],
+    [{ ...rest, environment: 'test' }, /environment/],
+    [{ ...rest, apiBase: 'http://127.0.0.1:1' }, /apiBase/],
+    [{ ...rest, nvpUser }, /nvpUser, nvpPassword and nvpSignature go together/],
+    [{ ...rest, nvpUser, nvpPassword }, /go together/],
+    [{ ...rest, extra: 'x' }, /extra/],
+  ])('credentials %j are refused by the operator CLI', (credentials, problem) => {
+    expect(credentialsProblem('paypal', credentials as Record<string, string>)).toMatch(problem);
+    expect(() => parseGateways(`paypal:${JSON.stringify(credentials)}`, [])).toThrow(problem);
+  });
+
+  it('a PayPal gateway is configured by the operator CLI, with or without NVP credentials', () => {
+    const all = { ...rest, nvpUser, nvpPassword, nvpSignature };
+    for (const credentials of [rest, all])
+      expect(parseGateways(`paypal:${JSON.stringify(credentials)}`, [])).toEqual([
+        { name: 'paypal', kind: 'paypal', test: false, credentials },
+      ]);
+  });
+});
