@@ -10,6 +10,7 @@ import { call, startStack, type Stack } from './support/stack.js';
 import { startAdyenEmulator, type AdyenEmulator } from './support/adyen-emulator.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import { startGoCardlessEmulator, type GoCardlessEmulator } from './support/gocardless-emulator.js';
+import { startPayPalEmulator, type PayPalEmulator } from './support/paypal-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 import { startTimeSkipping } from './support/time-skipping.js';
 
@@ -22,6 +23,7 @@ let stripe: StripeEmulator;
 let braintree: BraintreeEmulator;
 let adyen: AdyenEmulator;
 let gocardless: GoCardlessEmulator;
+let paypal: PayPalEmulator;
 let n = 0;
 const amount = () => 2000 + (n += 1);
 const day = 86_400_000;
@@ -36,12 +38,14 @@ beforeAll(async () => {
   braintree = await startBraintreeEmulator(async () => new Date(await env.currentTimeMs()));
   adyen = await startAdyenEmulator();
   gocardless = await startGoCardlessEmulator(async () => new Date(await env.currentTimeMs()));
+  paypal = await startPayPalEmulator(async () => new Date(await env.currentTimeMs()));
 });
 afterAll(async () => {
   await stripe?.close();
   await braintree?.close();
   await adyen?.close();
   await gocardless?.close();
+  await paypal?.close();
   await stack?.close();
   await env?.teardown();
 });
@@ -208,6 +212,35 @@ describe('smart retries on the time-skipping server', () => {
     expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
     expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
   });
+
+  it.each([
+    ['billing-agreement|B-9PENDING0000000', 'an order paid with a billing agreement'],
+    ['reference|8PENDINGREF00000', 'a reference transaction'],
+  ])(
+    'a PayPal payment pending for four days (%s, %s) is looked up until PayPal completes it: one payment, trigger reconciliation',
+    async (token) => {
+      paypal.settleAfter(4 * day);
+      paypal.addSource(token.split('|')[1]!, ['pending']);
+      const { apiKey, account } = await stack.createAccount({}, [
+        { name: 'paypal', kind: 'paypal', test: false, credentials: paypal.credentials },
+      ]);
+      const out = await runToEnd(apiKey, account.id, {
+        paymentMethodToken: token,
+        paymentMethodType: 'paypal',
+        originalDeclineCode: 'try_again_later',
+      });
+      expect(out.answer).toMatchObject({ status: 202, body: { status: 'unknown' } });
+      expect(out.final.state).toBe('succeeded');
+      const payments = paypal.payments().filter((p) => p.source === token.split('|')[1]);
+      expect(payments).toHaveLength(1);
+      expect(out.final.attempts).toEqual([
+        expect.objectContaining({ outcome: 'approved', gatewayTransactionId: payments[0]!.id }),
+      ]);
+      expect(out.final.recoveredAt!.getTime() - out.startedAt).toBeGreaterThanOrEqual(4 * day);
+      expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
+      expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
+    },
+  );
 
   describe("a GoCardless debit, which the payer's bank answers three days after it is created", () => {
     const gocardlessAccount = () =>
