@@ -7,6 +7,7 @@ import { formTokenOf, getPage, onServer, postForm, submitPage } from './support/
 import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
+import { startPayPalEmulator } from './support/paypal-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 
 const hour = 3_600_000;
@@ -720,6 +721,45 @@ describe("the merchant's own card form, for gateways whose form the page cannot 
       status: 410,
       body: { error: 'Link expired' },
     });
+  });
+
+  it("a PayPal account: the payer approves a new billing agreement in the merchant's flow, and the queued recovery is retried with it", async () => {
+    const paypal = await startPayPalEmulator();
+    try {
+      paypal.addSource('B-1OLD000000000000', [{ refuse: 'INSTRUMENT_DECLINED' }]);
+      paypal.addSource('B-2NEW000000000000', ['complete']);
+      const { apiKey, account } = await stack.createAccount({ cardFormUrl }, [
+        { name: 'paypal', kind: 'paypal', test: false, credentials: paypal.credentials },
+      ]);
+      const old = 'billing-agreement|B-1OLD000000000000';
+      const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: apiKey,
+        body: { paymentMethodToken: old, paymentMethodType: 'paypal', amount: amount(), currency: 'USD' },
+      });
+      expect(queued.status).toBe(202);
+      const transactionId = String(queued.body.transactionId);
+      const link = (await cardLink(apiKey, { paymentMethodToken: old, transactionId })).body;
+      const away = await getPage(onServer(stack.baseUrl, link.url));
+      expect(away.status).toBe(303);
+      expect(new URL(away.headers.get('location') ?? '').searchParams.get('recoup_link')).toBe(link.token);
+
+      const fresh = 'billing-agreement|B-2NEW000000000000';
+      const done = await complete(apiKey, {
+        token: link.token,
+        newPaymentMethodToken: fresh,
+        paymentMethodType: 'paypal',
+      });
+      expect(done).toMatchObject({ status: 200, body: { eligibleGateways: ['paypal'] } });
+      const events = await eventsOf(stack, account.id, ['card.updated']);
+      expect(events.find((e) => e.type === 'card.updated')?.payload).toMatchObject({
+        newPaymentMethodToken: fresh,
+        paymentMethodType: 'paypal',
+      });
+      expect(await stateOnceSucceeded(account.id, transactionId)).toBe('succeeded');
+      expect(paypal.payments().map((p) => p.source)).toEqual(['B-2NEW000000000000']);
+    } finally {
+      await paypal.close();
+    }
   });
 
   it('without a cardFormUrl the page of such a gateway is 501', async () => {
