@@ -1,10 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { inject } from 'vitest';
-import { closeServer, readJson, sendJson } from './emulator-http.js';
+import { closeServer, readJson, sendJson, serveEmulator } from './emulator-http.js';
 
 /**
  * A local HTTPS emulator of the part of Adyen's Checkout API the Adyen adapter uses (`POST /v72/payments`
@@ -159,27 +155,22 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
     return answer === 'lost' ? 'lost' : reply;
   }
 
-  const server = createServer(
-    { cert: readFileSync(inject('tlsCertFile')), key: readFileSync(inject('tlsKeyFile')) },
-    (req, res) => {
-      void (async () => {
-        requests += 1;
-        if (req.headers['x-api-key'] !== apiKey)
-          return send(res, 401, apiError(401, '000', 'HTTP Status Response - Unauthorized', 'security'));
-        if (req.method !== 'POST' || !/^\/v\d+\/payments$/.test(req.url ?? ''))
-          return send(res, 404, apiError(404, '000', 'Not found', 'validation'));
-        const body = await readJson(req);
-        const key =
-          typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
-        const earlier = key ? answered.get(key) : undefined;
-        const reply = earlier ?? process(body, key);
-        if (reply === 'lost') return res.socket?.destroy();
-        send(res, reply.status, reply.body);
-      })().catch((error: unknown) => send(res, 500, { message: String(error) }));
+  const { server, url } = await serveEmulator(
+    async (req, res) => {
+      requests += 1;
+      if (req.headers['x-api-key'] !== apiKey)
+        return send(res, 401, apiError(401, '000', 'HTTP Status Response - Unauthorized', 'security'));
+      if (req.method !== 'POST' || !/^\/v\d+\/payments$/.test(req.url ?? ''))
+        return send(res, 404, apiError(404, '000', 'Not found', 'validation'));
+      const body = await readJson(req);
+      const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
+      const earlier = key ? answered.get(key) : undefined;
+      const reply = earlier ?? process(body, key);
+      if (reply === 'lost') return res.socket?.destroy();
+      send(res, reply.status, reply.body);
     },
+    { https: true },
   );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
     url,

@@ -1,7 +1,6 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { closeServer, readJson } from './emulator-http.js';
+import type { ServerResponse } from 'node:http';
+import { closeServer, readJson, serveEmulator } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Braintree's gateway API the Braintree adapter and connector use (a sale of
@@ -413,33 +412,25 @@ export async function startBraintreeEmulator(
     return sendXml(res, 200, `<customers type="collection">${page}</customers>`);
   }
 
-  const server = createServer((req, res) => {
-    void (async () => {
-      if (failure !== null) return sendXml(res, failure, '<error/>');
-      if (req.headers.authorization !== authorization) return sendXml(res, 401, '<error/>');
-      const path = req.url ?? '';
-      const prefix = `/merchants/${merchantId}/transactions`;
-      const body = await readJson(req);
-      if (req.method === 'POST' && path === prefix) return sale(body, res);
-      if (req.method === 'POST' && path.startsWith(`${prefix}/advanced_search`))
-        return search(body, path, res);
-      if (req.method === 'POST' && path.startsWith(`/merchants/${merchantId}/customers/advanced_search`))
-        return customerSearch(body, path, res);
-      const subscriptionPath = path.match(new RegExp(`^/merchants/${merchantId}/subscriptions/([^/?]+)$`));
-      if (subscriptionPath && (req.method === 'GET' || req.method === 'PUT'))
-        return subscriptionRequest(req.method, decodeURIComponent(subscriptionPath[1] ?? ''), body, res);
-      const transactionPath = path.match(new RegExp(`^${prefix}/([^/?]+)$`));
-      const found = transactionPath && transactions.find((t) => t.id === transactionPath[1]);
-      if (req.method === 'GET' && found)
-        return sendXml(res, 200, xml('transaction', wire(found, emailOf(found))));
-      return sendXml(res, 404, '<error/>');
-    })().catch((error: unknown) => {
-      res.writeHead(500);
-      res.end(String(error));
-    });
+  const { server, url } = await serveEmulator(async (req, res) => {
+    if (failure !== null) return sendXml(res, failure, '<error/>');
+    if (req.headers.authorization !== authorization) return sendXml(res, 401, '<error/>');
+    const path = req.url ?? '';
+    const prefix = `/merchants/${merchantId}/transactions`;
+    const body = await readJson(req);
+    if (req.method === 'POST' && path === prefix) return sale(body, res);
+    if (req.method === 'POST' && path.startsWith(`${prefix}/advanced_search`)) return search(body, path, res);
+    if (req.method === 'POST' && path.startsWith(`/merchants/${merchantId}/customers/advanced_search`))
+      return customerSearch(body, path, res);
+    const subscriptionPath = path.match(new RegExp(`^/merchants/${merchantId}/subscriptions/([^/?]+)$`));
+    if (subscriptionPath && (req.method === 'GET' || req.method === 'PUT'))
+      return subscriptionRequest(req.method, decodeURIComponent(subscriptionPath[1] ?? ''), body, res);
+    const transactionPath = path.match(new RegExp(`^${prefix}/([^/?]+)$`));
+    const found = transactionPath && transactions.find((t) => t.id === transactionPath[1]);
+    if (req.method === 'GET' && found)
+      return sendXml(res, 200, xml('transaction', wire(found, emailOf(found))));
+    return sendXml(res, 404, '<error/>');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
     url,

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { closeServer } from './emulator-http.js';
+import type { ServerResponse } from 'node:http';
+import { closeServer, readForm, serveEmulator } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Chargebee's API the Chargebee connector's write-back uses (retrieve an
@@ -58,12 +57,6 @@ function error(status: number, type: string, code: string, message: string) {
   };
 }
 
-async function formOf(req: IncomingMessage): Promise<Record<string, string>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
-}
-
 function send(res: ServerResponse, reply: { status: number; body: unknown }, headers = {}) {
   res.writeHead(reply.status, { 'content-type': 'application/json;charset=utf-8', ...headers });
   res.end(JSON.stringify(reply.body));
@@ -110,55 +103,49 @@ export async function startChargebeeEmulator(): Promise<ChargebeeEmulator> {
     return { status: 200, body: { invoice, transaction } };
   }
 
-  const server = createServer((req, res) => {
-    void (async () => {
-      const auth = req.headers.authorization ?? '';
-      if (auth !== `Basic ${Buffer.from(`${apiKey}:`).toString('base64')}`)
-        return send(
-          res,
-          error(
-            401,
-            'api_authentication_failed',
-            'api_authentication_failed',
-            'Sorry, authentication failed. Invalid api key',
-          ),
-        );
-      const path = new URL(req.url ?? '/', 'http://emulator').pathname;
-      const form = req.method === 'POST' ? await formOf(req) : {};
-      const key = req.headers['chargebee-idempotency-key'];
-      const idempotencyKey = typeof key === 'string' ? key : null;
-      calls.push({ method: req.method ?? '', path, form, idempotencyKey });
-      const retrieve = /^\/api\/v2\/invoices\/([^/]+)$/.exec(path);
-      if (req.method === 'GET' && retrieve) {
-        const invoice = invoices.get(decodeURIComponent(retrieve[1]!));
-        return send(
-          res,
-          invoice
-            ? { status: 200, body: { invoice } }
-            : error(404, 'invalid_request', 'resource_not_found', "Sorry, we couldn't find that resource"),
-        );
-      }
-      const record = /^\/api\/v2\/invoices\/([^/]+)\/record_payment$/.exec(path);
-      if (req.method === 'POST' && record) {
-        const earlier = idempotencyKey ? replies.get(idempotencyKey) : undefined;
-        if (earlier) return send(res, earlier, { 'chargebee-idempotency-replayed': 'true' });
-        const reply = recordPayment(decodeURIComponent(record[1]!), form);
-        if (idempotencyKey) replies.set(idempotencyKey, reply);
-        return send(res, reply);
-      }
+  const { server, url } = await serveEmulator(async (req, res) => {
+    const auth = req.headers.authorization ?? '';
+    if (auth !== `Basic ${Buffer.from(`${apiKey}:`).toString('base64')}`)
       return send(
         res,
-        error(404, 'invalid_request', 'resource_not_found', 'Sorry, we could not find that resource'),
+        error(
+          401,
+          'api_authentication_failed',
+          'api_authentication_failed',
+          'Sorry, authentication failed. Invalid api key',
+        ),
       );
-    })().catch((err: unknown) => {
-      res.writeHead(500).end(String(err));
-    });
+    const path = new URL(req.url ?? '/', 'http://emulator').pathname;
+    const form = req.method === 'POST' ? Object.fromEntries(await readForm(req)) : {};
+    const key = req.headers['chargebee-idempotency-key'];
+    const idempotencyKey = typeof key === 'string' ? key : null;
+    calls.push({ method: req.method ?? '', path, form, idempotencyKey });
+    const retrieve = /^\/api\/v2\/invoices\/([^/]+)$/.exec(path);
+    if (req.method === 'GET' && retrieve) {
+      const invoice = invoices.get(decodeURIComponent(retrieve[1]!));
+      return send(
+        res,
+        invoice
+          ? { status: 200, body: { invoice } }
+          : error(404, 'invalid_request', 'resource_not_found', "Sorry, we couldn't find that resource"),
+      );
+    }
+    const record = /^\/api\/v2\/invoices\/([^/]+)\/record_payment$/.exec(path);
+    if (req.method === 'POST' && record) {
+      const earlier = idempotencyKey ? replies.get(idempotencyKey) : undefined;
+      if (earlier) return send(res, earlier, { 'chargebee-idempotency-replayed': 'true' });
+      const reply = recordPayment(decodeURIComponent(record[1]!), form);
+      if (idempotencyKey) replies.set(idempotencyKey, reply);
+      return send(res, reply);
+    }
+    return send(
+      res,
+      error(404, 'invalid_request', 'resource_not_found', 'Sorry, we could not find that resource'),
+    );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     site,
     apiKey,
     addInvoice({ status = 'payment_due', ...invoice }) {

@@ -1,10 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { inject } from 'vitest';
-import { closeServer, readJson, sendJson as send } from './emulator-http.js';
+import { closeServer, readJson, sendJson as send, serveEmulator } from './emulator-http.js';
 
 /**
  * A local HTTPS emulator of the part of GoCardless's API the GoCardless adapter uses (`POST /payments`
@@ -172,28 +168,21 @@ export async function startGoCardlessEmulator(
     return send(res, 200, { events: list, meta: { cursors: { before: null, after: null }, limit: 50 } });
   }
 
-  const server = createServer(
-    { cert: readFileSync(inject('tlsCertFile')), key: readFileSync(inject('tlsKeyFile')) },
-    (req, res) => {
-      void (async () => {
-        if (req.headers.authorization !== `Bearer ${accessToken}`)
-          return send(res, 401, apiError('invalid_api_usage', 401, 'unauthorized', 'Unauthorized'));
-        const url = new URL(req.url ?? '/', 'https://emulator');
-        const body = await readJson(req);
-        if (req.method === 'POST' && url.pathname === '/payments') return create(req, body, res);
-        if (req.method === 'GET' && url.pathname === '/events') return events(url.searchParams, res);
-        const found = url.pathname.match(/^\/payments\/(PM[0-9A-F]+)$/);
-        const debit = found && debits.find((d) => d.id === found[1]);
-        if (req.method === 'GET' && debit) return send(res, 200, { payments: await wire(debit) });
-        return send(res, 404, apiError('invalid_api_usage', 404, 'resource_not_found', 'Not found'));
-      })().catch((error: unknown) => {
-        res.writeHead(500);
-        res.end(String(error));
-      });
+  const { server, url } = await serveEmulator(
+    async (req, res) => {
+      if (req.headers.authorization !== `Bearer ${accessToken}`)
+        return send(res, 401, apiError('invalid_api_usage', 401, 'unauthorized', 'Unauthorized'));
+      const url = new URL(req.url ?? '/', 'https://emulator');
+      const body = await readJson(req);
+      if (req.method === 'POST' && url.pathname === '/payments') return create(req, body, res);
+      if (req.method === 'GET' && url.pathname === '/events') return events(url.searchParams, res);
+      const found = url.pathname.match(/^\/payments\/(PM[0-9A-F]+)$/);
+      const debit = found && debits.find((d) => d.id === found[1]);
+      if (req.method === 'GET' && debit) return send(res, 200, { payments: await wire(debit) });
+      return send(res, 404, apiError('invalid_api_usage', 404, 'resource_not_found', 'Not found'));
     },
+    { https: true },
   );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
     url,

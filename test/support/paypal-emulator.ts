@@ -1,10 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { inject } from 'vitest';
-import { closeServer, readText, sendJson as send } from './emulator-http.js';
+import { closeServer, readForm, readJson, sendJson as send, serveEmulator } from './emulator-http.js';
 
 /**
  * A local HTTPS emulator of the parts of PayPal the PayPal adapter uses, so the official SDK runs unchanged
@@ -155,7 +151,7 @@ export async function startPayPalEmulator(
   }
 
   async function createOrder(req: IncomingMessage, res: ServerResponse) {
-    const body = JSON.parse(await readText(req)) as Fields;
+    const body = await readJson(req);
     const requestId = String(req.headers['paypal-request-id'] ?? '');
     if (!requestId) return send(res, 400, unprocessable('PAYPAL_REQUEST_ID_REQUIRED'));
     const replay = replies.get(`order:${requestId}`);
@@ -212,7 +208,7 @@ export async function startPayPalEmulator(
   }
 
   async function doReference(req: IncomingMessage, res: ServerResponse) {
-    const f = new URLSearchParams(await readText(req));
+    const f = await readForm(req);
     const answerWith = async (result: Reply) => {
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
       res.end(new URLSearchParams((await result()).body as Record<string, string>).toString());
@@ -260,7 +256,7 @@ export async function startPayPalEmulator(
 
   async function issueToken(req: IncomingMessage, res: ServerResponse) {
     const basic = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
-    const form = new URLSearchParams(await readText(req));
+    const form = await readForm(req);
     if (req.headers.authorization !== basic || form.get('grant_type') !== 'client_credentials')
       return send(res, 401, { error: 'invalid_client', error_description: 'Client Authentication failed' });
     const token = `A21AA${randomBytes(16).toString('hex')}`;
@@ -275,32 +271,25 @@ export async function startPayPalEmulator(
     });
   }
 
-  const server = createServer(
-    { cert: readFileSync(inject('tlsCertFile')), key: readFileSync(inject('tlsKeyFile')) },
-    (req, res) => {
-      void (async () => {
-        const path = new URL(req.url ?? '/', 'https://emulator').pathname;
-        if (req.method === 'POST' && path === '/v1/oauth2/token') return issueToken(req, res);
-        if (req.method === 'POST' && path === '/nvp') return doReference(req, res);
-        const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-        if (!tokens.has(bearer))
-          return send(res, 401, {
-            error: 'invalid_token',
-            error_description: 'Token signature verification failed',
-          });
-        if (req.method === 'POST' && path === '/v2/checkout/orders') return createOrder(req, res);
-        return send(res, 404, {
-          name: 'RESOURCE_NOT_FOUND',
-          message: 'The specified resource does not exist.',
+  const { server, url } = await serveEmulator(
+    async (req, res) => {
+      const path = new URL(req.url ?? '/', 'https://emulator').pathname;
+      if (req.method === 'POST' && path === '/v1/oauth2/token') return issueToken(req, res);
+      if (req.method === 'POST' && path === '/nvp') return doReference(req, res);
+      const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      if (!tokens.has(bearer))
+        return send(res, 401, {
+          error: 'invalid_token',
+          error_description: 'Token signature verification failed',
         });
-      })().catch((error: unknown) => {
-        res.writeHead(500);
-        res.end(String(error));
+      if (req.method === 'POST' && path === '/v2/checkout/orders') return createOrder(req, res);
+      return send(res, 404, {
+        name: 'RESOURCE_NOT_FOUND',
+        message: 'The specified resource does not exist.',
       });
     },
+    { https: true },
   );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
     url,

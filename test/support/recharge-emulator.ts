@@ -1,7 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { closeServer, sendJson } from './emulator-http.js';
+import type { ServerResponse } from 'node:http';
+import { closeServer, sendJson, serveEmulator } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Recharge's REST API (2021-11) the Recharge connector reads: one charge and
@@ -55,7 +54,7 @@ export async function startRechargeEmulator(): Promise<RechargeEmulator> {
     return { status: 404, body: { errors: 'Not Found' } };
   }
 
-  const server = createServer((req, res) => {
+  const { server, url } = await serveEmulator((req, res) => {
     req.resume();
     req.on('end', () => {
       if (req.headers['x-recharge-access-token'] !== apiToken)
@@ -68,11 +67,9 @@ export async function startRechargeEmulator(): Promise<RechargeEmulator> {
       send(res, reply.status, reply.body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     apiToken,
     addFailedCharge(f) {
       const customerId = randomInt(1e8, 1e9);

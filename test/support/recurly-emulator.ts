@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { closeServer, sendJson } from './emulator-http.js';
+import type { ServerResponse } from 'node:http';
+import { closeServer, sendJson, serveEmulator } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Recurly's v3 API (2021-02-25) the Recurly connector reads and writes:
@@ -126,7 +125,7 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
   }
 
   const basic = `Basic ${Buffer.from(`${apiKey}:`).toString('base64')}`;
-  const server = createServer((req, res) => {
+  const { server, url } = await serveEmulator((req, res) => {
     req.resume();
     req.on('end', () => {
       if (req.headers.authorization !== basic)
@@ -137,11 +136,9 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
       send(res, reply.status, reply.body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     apiKey,
     addFailedRenewal(r) {
       const account = { id: newId(), email: r.email, token: r.token };

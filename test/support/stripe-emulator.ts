@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { closeServer, sendJson } from './emulator-http.js';
+import type { ServerResponse } from 'node:http';
+import { closeServer, readForm, sendJson, serveEmulator } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Stripe's API the Stripe adapter uses (retrieve a PaymentMethod, create
@@ -114,12 +113,6 @@ export interface StripeEmulator {
 }
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(12).toString('hex')}`;
-
-async function formOf(req: IncomingMessage): Promise<URLSearchParams> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
 
 const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
   sendJson(res, status, body, { 'request-id': newId('req'), ...headers });
@@ -309,80 +302,76 @@ export async function startStripeEmulator(
     };
   }
 
-  const server = createServer((req, res) => {
-    void (async () => {
-      const url = new URL(req.url ?? '/', 'http://emulator');
-      if (req.headers.authorization !== `Bearer ${secretKey}`)
-        return send(res, 401, invalid('Invalid API Key provided'));
-      const method = /^\/v1\/payment_methods\/([^/]+)$/.exec(url.pathname);
-      if (req.method === 'GET' && method) {
-        const card = cards.get(decodeURIComponent(method[1]!));
-        if (!card) return send(res, 404, invalid(`No such PaymentMethod`, 'resource_missing'));
-        return send(res, 200, {
-          id: method[1],
-          object: 'payment_method',
-          type: 'card',
-          customer: card.customer,
-        });
-      }
-      const session = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(url.pathname);
-      if (req.method === 'GET' && session) {
-        const found = sessions.find((x) => x.id === decodeURIComponent(session[1]!));
-        if (!found) return send(res, 404, invalid('No such checkout.session', 'resource_missing'));
-        return send(res, 200, found);
-      }
-      if (req.method === 'POST' && url.pathname === '/v1/checkout/sessions') {
-        const reply = createSession(await formOf(req));
+  const { server, url } = await serveEmulator(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    if (req.headers.authorization !== `Bearer ${secretKey}`)
+      return send(res, 401, invalid('Invalid API Key provided'));
+    const method = /^\/v1\/payment_methods\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && method) {
+      const card = cards.get(decodeURIComponent(method[1]!));
+      if (!card) return send(res, 404, invalid(`No such PaymentMethod`, 'resource_missing'));
+      return send(res, 200, {
+        id: method[1],
+        object: 'payment_method',
+        type: 'card',
+        customer: card.customer,
+      });
+    }
+    const session = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && session) {
+      const found = sessions.find((x) => x.id === decodeURIComponent(session[1]!));
+      if (!found) return send(res, 404, invalid('No such checkout.session', 'resource_missing'));
+      return send(res, 200, found);
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/checkout/sessions') {
+      const reply = createSession(await readForm(req));
+      return send(res, reply.status, reply.body);
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/payment_intents')
+      return send(res, 200, listIntents(url.searchParams));
+    if (req.method === 'GET' && url.pathname === '/v1/customers')
+      return send(res, 200, listCustomers(url.searchParams));
+    const intentPath = /^\/v1\/payment_intents\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && intentPath) {
+      const found = intents.find((i) => i.id === decodeURIComponent(intentPath[1]!));
+      if (!found) return send(res, 404, invalid('No such payment_intent', 'resource_missing'));
+      return send(res, 200, found);
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/invoice_payments')
+      return send(res, 200, listInvoicePayments(url.searchParams));
+    const invoicePath = /^\/v1\/invoices\/([^/]+)(\/pay)?$/.exec(url.pathname);
+    if (invoicePath && outageUntil !== null && (await clock()).getTime() < outageUntil)
+      return send(res, 500, { error: { type: 'api_error', message: 'Invoices are down' } });
+    if (invoicePath) {
+      const id = decodeURIComponent(invoicePath[1]!);
+      if (req.method === 'POST' && invoicePath[2]) {
+        const reply = payInvoice(id, await readForm(req), String(req.headers['idempotency-key'] ?? ''));
         return send(res, reply.status, reply.body);
       }
-      if (req.method === 'GET' && url.pathname === '/v1/payment_intents')
-        return send(res, 200, listIntents(url.searchParams));
-      if (req.method === 'GET' && url.pathname === '/v1/customers')
-        return send(res, 200, listCustomers(url.searchParams));
-      const intentPath = /^\/v1\/payment_intents\/([^/]+)$/.exec(url.pathname);
-      if (req.method === 'GET' && intentPath) {
-        const found = intents.find((i) => i.id === decodeURIComponent(intentPath[1]!));
-        if (!found) return send(res, 404, invalid('No such payment_intent', 'resource_missing'));
-        return send(res, 200, found);
-      }
-      if (req.method === 'GET' && url.pathname === '/v1/invoice_payments')
-        return send(res, 200, listInvoicePayments(url.searchParams));
-      const invoicePath = /^\/v1\/invoices\/([^/]+)(\/pay)?$/.exec(url.pathname);
-      if (invoicePath && outageUntil !== null && (await clock()).getTime() < outageUntil)
-        return send(res, 500, { error: { type: 'api_error', message: 'Invoices are down' } });
-      if (invoicePath) {
-        const id = decodeURIComponent(invoicePath[1]!);
-        if (req.method === 'POST' && invoicePath[2]) {
-          const reply = payInvoice(id, await formOf(req), String(req.headers['idempotency-key'] ?? ''));
-          return send(res, reply.status, reply.body);
-        }
-        const found = invoices.get(id);
-        if (req.method === 'GET' && !invoicePath[2])
-          return found
-            ? send(res, 200, found)
-            : send(res, 404, invalid(`No such invoice: '${id}'`, 'resource_missing'));
-      }
-      if (req.method === 'POST' && url.pathname === '/v1/payment_intents') {
-        const key = String(req.headers['idempotency-key'] ?? '');
-        const form = await formOf(req);
-        if (key) creations.push(key);
-        const reply = replies.get(key) ?? (await createIntent(form));
-        // Stripe keeps the first answer to a key, a 500 too, and replays it to every retry.
-        if (key) replies.set(key, reply);
-        if (reply === 'lost') return req.socket.destroy();
-        return send(
-          res,
-          reply.status,
-          reply.body,
-          reply.status === 500 ? { 'stripe-should-retry': 'false' } : {},
-        );
-      }
-      send(res, 404, invalid(`Unrecognized request URL (${req.method}: ${url.pathname})`));
-    })();
+      const found = invoices.get(id);
+      if (req.method === 'GET' && !invoicePath[2])
+        return found
+          ? send(res, 200, found)
+          : send(res, 404, invalid(`No such invoice: '${id}'`, 'resource_missing'));
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/payment_intents') {
+      const key = String(req.headers['idempotency-key'] ?? '');
+      const form = await readForm(req);
+      if (key) creations.push(key);
+      const reply = replies.get(key) ?? (await createIntent(form));
+      // Stripe keeps the first answer to a key, a 500 too, and replays it to every retry.
+      if (key) replies.set(key, reply);
+      if (reply === 'lost') return req.socket.destroy();
+      return send(
+        res,
+        reply.status,
+        reply.body,
+        reply.status === 500 ? { 'stripe-should-retry': 'false' } : {},
+      );
+    }
+    send(res, 404, invalid(`Unrecognized request URL (${req.method}: ${url.pathname})`));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  base = `http://127.0.0.1:${port}`;
+  base = url;
 
   return {
     url: base,

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { closeServer, sendJson as send } from './emulator-http.js';
+import { closeServer, readText, sendJson as send, serveEmulator } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Zuora's REST API the Zuora connector calls: an OAuth token (client
@@ -68,35 +66,29 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
     return { status: 404, body: failure(50000040, `No route ${method} ${path}`) };
   }
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const path = new URL(req.url ?? '/', 'http://emulator').pathname;
-      if (req.method === 'POST' && path === '/oauth/token') {
-        const form = new URLSearchParams(body);
-        const ok =
-          form.get('grant_type') === 'client_credentials' &&
-          form.get('client_id') === clientId &&
-          form.get('client_secret') === clientSecret;
-        if (!ok) return send(res, 401, { error: 'invalid_client', message: 'Invalid client credentials' });
-        const token = newId();
-        issued.add(token);
-        return send(res, 200, { access_token: token, token_type: 'bearer', expires_in: 3599, scope: '' });
-      }
-      const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
-      if (!token || !issued.has(token)) return send(res, 401, failure(90000011, 'Authentication error'));
-      const key = req.headers['idempotency-key'];
-      const reply = route(req.method ?? 'GET', path, body, typeof key === 'string' ? key : null);
-      send(res, reply.status, reply.body);
-    });
+  const { server, url } = await serveEmulator(async (req, res) => {
+    const body = await readText(req);
+    const path = new URL(req.url ?? '/', 'http://emulator').pathname;
+    if (req.method === 'POST' && path === '/oauth/token') {
+      const form = new URLSearchParams(body);
+      const ok =
+        form.get('grant_type') === 'client_credentials' &&
+        form.get('client_id') === clientId &&
+        form.get('client_secret') === clientSecret;
+      if (!ok) return send(res, 401, { error: 'invalid_client', message: 'Invalid client credentials' });
+      const token = newId();
+      issued.add(token);
+      return send(res, 200, { access_token: token, token_type: 'bearer', expires_in: 3599, scope: '' });
+    }
+    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (!token || !issued.has(token)) return send(res, 401, failure(90000011, 'Authentication error'));
+    const key = req.headers['idempotency-key'];
+    const reply = route(req.method ?? 'GET', path, body, typeof key === 'string' ? key : null);
+    send(res, reply.status, reply.body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     clientId,
     clientSecret,
     addPaymentMethod(tokenId, secondTokenId) {
