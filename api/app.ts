@@ -21,6 +21,7 @@ import { predictRoutes } from './routes/predict.js';
 import { reportRoutes } from './routes/reports.js';
 import { customerRoutes } from './routes/customer.js';
 import { recoveryRoutes } from './routes/recovery.js';
+import { recoveryStopRoutes } from './routes/recovery-stop.js';
 
 /** Everything the API needs, built by the composition root (api/main.ts) or by tests. */
 export interface AppDeps {
@@ -39,6 +40,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const routes: Route[] = [
     ...healthRoutes(deps),
     ...recoveryRoutes(deps),
+    ...recoveryStopRoutes(deps),
     ...customerRoutes(deps),
     ...linkRoutes(deps),
     ...predictRoutes(deps),

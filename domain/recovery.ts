@@ -15,8 +15,13 @@ export type RecoveryState =
   | 'failed'
   | 'blocked'
   | 'holdout'
-  /** A billing platform reported the invoice paid outside Recoup; Recoup stopped retrying it. */
-  | 'paid_elsewhere';
+  /** Paid outside Recoup (reported by a billing platform or the merchant); Recoup stopped retrying it. */
+  | 'paid_elsewhere'
+  /** The merchant stopped the recovery: the payment is no longer owed (subscription cancelled, invoice voided). */
+  | 'stopped';
+
+/** Why a merchant (or a billing platform) stops a recovery. */
+export type StopReason = 'paid_elsewhere' | 'not_owed';
 
 /** Status values of the spec; every not-yet-final state reads `unknown`. */
 export type RecoveryStatus = 'succeeded' | 'failed' | 'blocked' | 'unknown';
@@ -24,7 +29,12 @@ export type RecoveryStatus = 'succeeded' | 'failed' | 'blocked' | 'unknown';
 export function statusOf(state: RecoveryState): RecoveryStatus {
   if (state === 'succeeded' || state === 'failed' || state === 'blocked') return state;
   if (state === 'paid_elsewhere') return 'succeeded';
-  return state === 'holdout' ? 'failed' : 'unknown';
+  return state === 'holdout' || state === 'stopped' ? 'failed' : 'unknown';
+}
+
+/** Whether the customer still owes the payment of a recovery in `state` (the paywall's past due). */
+export function stillOwed(state: RecoveryState): boolean {
+  return statusOf(state) !== 'succeeded' && state !== 'stopped';
 }
 
 /** What the recovery workflow is started with: ids and request data, never secrets. */

@@ -8,9 +8,9 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { RecordPatch } from '../activities/recovery-record.js';
 import type { EventPayload } from '../domain/events.js';
-import type { FirstPhaseOutcome, RecoveryInput, RecoveryState } from '../domain/recovery.js';
+import type { FirstPhaseOutcome, RecoveryInput, RecoveryState, StopReason } from '../domain/recovery.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
-import { executeUpdate, stateQuery } from './recovery-definitions.js';
+import { executeUpdate, paidElsewhereSignal, stateQuery, stopUpdate } from './recovery-definitions.js';
 
 /** Store writes retry until they succeed: they are idempotent and nothing may be lost. */
 const storeWrite = {
@@ -32,12 +32,23 @@ export class RecoveryContext {
   state: RecoveryState = 'processing';
   attemptCount = 0;
   nextAttemptAt: string | null = null;
+  private stopReason: StopReason | undefined;
+  private ended = false;
+  private stopsWaiting = 0;
 
   constructor(readonly input: RecoveryInput) {
     this.publicId = input.transactionId;
     setHandler(executeUpdate, async () => {
       await condition(() => this.first !== undefined);
       return this.first!;
+    });
+    setHandler(paidElsewhereSignal, () => void (this.stopReason ??= 'paid_elsewhere'));
+    setHandler(stopUpdate, async ({ reason }) => {
+      this.stopReason ??= reason;
+      this.stopsWaiting += 1;
+      await condition(() => this.ended);
+      this.stopsWaiting -= 1;
+      return { state: this.state };
     });
     setHandler(stateQuery, () => ({
       state: this.state,
@@ -74,6 +85,20 @@ export class RecoveryContext {
         ? [{ key: searchAttributeKeys.nextAttemptAt, value: new Date(this.nextAttemptAt) }]
         : []),
     ]);
+  }
+
+  /**
+   * Why the recovery is to stop before its next attempt, once its first phase has answered (a stop that
+   * comes during the first phase waits for the answer); null while nobody asked.
+   */
+  get stopRequested(): StopReason | null {
+    return this.first !== undefined ? (this.stopReason ?? null) : null;
+  }
+
+  /** The recovery has ended: stop updates answer with its final state before the workflow completes. */
+  async end(): Promise<void> {
+    this.ended = true;
+    await condition(() => this.stopsWaiting === 0);
   }
 
   /** Lets operators find the recovery by its latest decline code. */

@@ -1,7 +1,7 @@
 import { isCancellation, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { classifyDecline, type RecommendedAction } from '../domain/declines.js';
-import type { Prediction, Strategy } from '../domain/recovery.js';
+import type { Prediction, StopReason, Strategy } from '../domain/recovery.js';
 import type { RecoveryContext } from './recovery-context.js';
 
 const nowIso = () => new Date().toISOString();
@@ -96,12 +96,21 @@ async function writeBack(ctx: RecoveryContext, gatewayTransactionId: string): Pr
   }
 }
 
-/** The billing platform reports the invoice paid outside Recoup: no more attempts, no webhook (it knows). */
-export async function paidElsewhere(ctx: RecoveryContext): Promise<void> {
-  await ctx.record('paid_elsewhere', {
+/**
+ * Stopped before another attempt, because the payment was made outside Recoup (reported by a billing
+ * platform or the merchant) or is no longer owed: no more attempts, no webhook (the merchant knows).
+ */
+export async function stop(ctx: RecoveryContext, reason: StopReason): Promise<void> {
+  if (reason === 'paid_elsewhere')
+    return ctx.record('paid_elsewhere', {
+      nextAttemptAt: null,
+      recommendedAction: null,
+      recommendedActionReason: null,
+    });
+  await ctx.record('stopped', {
     nextAttemptAt: null,
-    recommendedAction: null,
-    recommendedActionReason: null,
+    recommendedAction: 'monitor',
+    recommendedActionReason: 'The merchant stopped the recovery: the payment is no longer owed.',
   });
 }
 

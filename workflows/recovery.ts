@@ -22,9 +22,9 @@ import {
   type LoopStep,
 } from '../domain/recovery-loop.js';
 import { attemptKeyOf, type RecoveryInput } from '../domain/recovery.js';
-import { cardUpdatedSignal, paidElsewhereSignal } from './recovery-definitions.js';
+import { cardUpdatedSignal } from './recovery-definitions.js';
 import { RecoveryContext } from './recovery-context.js';
-import { block, expire, fail, holdOut, paidElsewhere, skipHighRisk, succeed } from './recovery-outcomes.js';
+import { block, expire, fail, holdOut, skipHighRisk, stop, succeed } from './recovery-outcomes.js';
 
 // Short steps run as local activities in the worker that runs the workflow: the whole first phase is one
 // workflow task instead of a server round trip per step, which is what the synchronous answer waits on.
@@ -50,18 +50,24 @@ const { resolveCharge } = proxyActivities<Activities>({
  * One recovery, from intake to outcome: screen → plan → attempt → (sleep until the planned time →
  * attempt)* → outcome. The first phase answers the execute update; the rest carries on durably. Every
  * decision is taken by the recovery loop (domain/recovery-loop.ts), which the benchmark drives too; this
- * function only carries out its steps.
+ * workflow only carries out its steps. A stop (stopUpdate, or a billing platform's paidElsewhere signal)
+ * ends it before its next attempt.
  */
 export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
+  const ctx = new RecoveryContext(input);
+  await recover(ctx);
+  await ctx.end();
+}
+
+/** The recovery's steps, up to the state it ends in. */
+async function recover(ctx: RecoveryContext): Promise<void> {
+  const { input } = ctx;
   // The failure is as old as the workflow: Temporal's clock, which is also the clock timers run on.
   const failedAt = Date.now();
-  const ctx = new RecoveryContext(input);
   const r = input.request;
   const { workflowId } = workflowInfo();
   let cardUpdate: { newToken: string; paymentMethodType: PaymentMethodType } | undefined;
   setHandler(cardUpdatedSignal, (update) => void (cardUpdate = update));
-  let paidOutside = false;
-  setHandler(paidElsewhereSignal, () => void (paidOutside = true));
 
   const screen = await screenRecovery({ ...input, now: failedAt });
   if (screen.block)
@@ -145,6 +151,9 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
     loop = next.state;
     const step = next.step;
     if (step.kind === 'finish') return finish(ctx, screen, step.outcome);
+    // Stopped by the merchant or the billing platform: nothing more is charged.
+    const stopReason = ctx.stopRequested;
+    if (stopReason) return stop(ctx, stopReason);
     if (step.kind === 'refresh') {
       // The account updater, once per token: a fresh token replaces the expired one.
       const fresh = screen.accountUpdater[step.gateway]
@@ -164,9 +173,10 @@ export async function recoveryWorkflow(input: RecoveryInput): Promise<void> {
         },
         { kind: 'queued', nextAttemptAt, reason: plan.prediction.reasoning, ai: plan.prediction },
       );
-      await condition(() => cardUpdate !== undefined || paidOutside, step.until - Date.now());
-      // Paid on the billing platform meanwhile: charging now would take the money twice.
-      if (paidOutside) return paidElsewhere(ctx);
+      await condition(() => cardUpdate !== undefined || ctx.stopRequested !== null, step.until - Date.now());
+      // Paid elsewhere or no longer owed meanwhile: charging now would take money that is not owed.
+      const stopped = ctx.stopRequested;
+      if (stopped) return stop(ctx, stopped);
       let newToken: string | undefined;
       if (cardUpdate) {
         // The customer's new card replaces the old one and is tried at once.

@@ -1,4 +1,4 @@
-import { statusOf } from '../../domain/recovery.js';
+import { stillOwed } from '../../domain/recovery.js';
 import type { Stores } from '../../store/index.js';
 import type { RecoveryDoc } from '../../store/recoveries.js';
 import { accountOf } from '../context.js';
@@ -10,10 +10,13 @@ interface Deps {
   clock: () => Date;
 }
 
-/** The paywall view of a customer's recoveries: anything not paid (by Recoup or elsewhere) is still owed. */
+/**
+ * The paywall view of a customer's recoveries: anything not paid (by Recoup or elsewhere) and not written
+ * off by the merchant is still owed.
+ */
 export function paywallStatus(recoveries: RecoveryDoc[], fallbackCurrency: string) {
   const owed = recoveries
-    .filter((r) => statusOf(r.state) !== 'succeeded')
+    .filter((r) => stillOwed(r.state))
     .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   const byCurrency: Record<string, number> = {};
   for (const r of owed) byCurrency[r.currency] = (byCurrency[r.currency] ?? 0) + r.amount;

@@ -69,9 +69,10 @@ export const StatusRecord = z.object({
       'blocked',
       'holdout',
       'paid_elsewhere',
+      'stopped',
     ])
     .describe(
-      'paid_elsewhere: a billing platform reported the invoice paid outside Recoup (status succeeded)',
+      'paid_elsewhere: paid outside Recoup, as a billing platform or the merchant (POST /api/recovery/stop) reported (status succeeded); stopped: the merchant stopped it, the payment is no longer owed (status failed)',
     ),
   recovered: z.boolean(),
   amount: z.int(),
@@ -91,3 +92,29 @@ export const StatusQuery = z
   .object({ idempotencyKey: z.string().min(1, 'must not be empty').max(128) })
   .strict();
 export const StatusParams = z.object({ transactionId: z.string().min(1).max(200) });
+
+/** POST /api/recovery/stop: which recovery, and why it is to stop. */
+export const StopRequest = z
+  .object({
+    transactionId: z.string().min(1).max(200).optional().describe('Either form execute answered with'),
+    idempotencyKey: z.string().min(1).max(128).optional().describe('The key given to execute'),
+    reason: z
+      .enum(['paid_elsewhere', 'not_owed'])
+      .describe(
+        'paid_elsewhere: the customer paid outside Recoup; not_owed: the payment is no longer to be collected (subscription cancelled, invoice voided or written off)',
+      ),
+  })
+  .strict()
+  .refine((b) => (b.transactionId === undefined) !== (b.idempotencyKey === undefined), {
+    message: 'give exactly one of transactionId and idempotencyKey',
+    path: ['transactionId'],
+  });
+export type StopRequest = z.infer<typeof StopRequest>;
+
+/** 202 from stop: asked, and it takes effect before any further attempt. */
+export const StopPending = z.object({
+  message: z.string(),
+  transactionId: z.string(),
+  status: z.literal('unknown'),
+  state: z.string(),
+});

@@ -1,0 +1,192 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventsOf } from './support/events.js';
+import { poll } from './support/poll.js';
+import { call, startStack, type Stack } from './support/stack.js';
+
+let stack: Stack;
+let n = 0;
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(() => stack.close());
+
+type Account = Awaited<ReturnType<Stack['createAccount']>>;
+
+/** A recovery queued for a smart-time retry (insufficient funds), for a customer with an email. */
+async function queued(account?: Account) {
+  const acct = account ?? (await stack.createAccount());
+  n += 1;
+  const email = `stop${n}@example.com`;
+  const idempotencyKey = `inv-stop-${n}`;
+  const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+    key: acct.apiKey,
+    body: {
+      paymentMethodToken: 'tok_decline_insufficient_funds',
+      amount: 2000 + n,
+      originalDeclineCode: 'insufficient_funds',
+      customerEmail: email,
+      idempotencyKey,
+    },
+  });
+  expect(res).toMatchObject({ status: 202, body: { status: 'queued' } });
+  const transactionId = String(res.body.transactionId);
+  const doc = await stack.stores.recoveries.find(acct.account.id, transactionId);
+  return { account: acct, transactionId, idempotencyKey, email, workflowId: doc!.workflowId };
+}
+
+const stop = (key: string, body: Record<string, unknown>) =>
+  call(stack.baseUrl, 'POST', '/api/recovery/stop', { key, body });
+const status = (key: string, id: string) => call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key });
+const paywall = (key: string, email: string) =>
+  call(stack.baseUrl, 'GET', `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(email)}`, {
+    key,
+  });
+const workflowStatus = async (workflowId: string) =>
+  (await stack.temporal.workflow.getHandle(workflowId).describe()).status.name;
+
+describe('POST /api/recovery/stop: a queued recovery stops before its next attempt', () => {
+  it('not_owed: 200 with the record (failed, state stopped), the workflow ends, the customer is no longer past due, no webhook', async () => {
+    const q = await queued();
+    const key = q.account.apiKey;
+    expect((await paywall(key, q.email)).body).toMatchObject({ isPastDue: true, failedPaymentCount: 1 });
+    const attemptsBefore = (await stack.stores.recoveries.find(q.account.account.id, q.transactionId))!
+      .attempts.length;
+
+    const res = await stop(key, { transactionId: q.transactionId, reason: 'not_owed' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      transactionId: q.transactionId,
+      status: 'failed',
+      state: 'stopped',
+      recovered: false,
+      recommendedAction: 'monitor',
+      recommendedActionReason: 'The merchant stopped the recovery: the payment is no longer owed.',
+    });
+    expect(res.body).not.toHaveProperty('nextAttemptAt');
+    expect((await status(key, q.transactionId)).body).toEqual(res.body);
+    expect(await workflowStatus(q.workflowId)).toBe('COMPLETED');
+    const after = await stack.stores.recoveries.find(q.account.account.id, q.transactionId);
+    expect(after!.attempts).toHaveLength(attemptsBefore);
+    expect((await paywall(key, q.email)).body).toMatchObject({ isPastDue: false, failedPaymentCount: 0 });
+    const events = await eventsOf(stack, q.account.account.id, []);
+    expect(events.map((e) => e.type)).not.toContain('recovery.failed');
+  });
+
+  it('paid_elsewhere, by idempotency key: 200 succeeded but not recovered, and not past due', async () => {
+    const q = await queued();
+    const key = q.account.apiKey;
+    const res = await stop(key, { idempotencyKey: q.idempotencyKey, reason: 'paid_elsewhere' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      transactionId: q.transactionId,
+      status: 'succeeded',
+      state: 'paid_elsewhere',
+      recovered: false,
+      recoveredAt: null,
+    });
+    expect(await workflowStatus(q.workflowId)).toBe('COMPLETED');
+    expect((await paywall(key, q.email)).body).toMatchObject({ isPastDue: false });
+  });
+
+  it('a recovery that has ended is not stopped: 409 naming its outcome, for a stopped one and a recovered one', async () => {
+    const q = await queued();
+    const key = q.account.apiKey;
+    expect((await stop(key, { transactionId: q.transactionId, reason: 'not_owed' })).status).toBe(200);
+    expect(await stop(key, { transactionId: q.transactionId, reason: 'paid_elsewhere' })).toMatchObject({
+      status: 409,
+      body: {
+        error: 'Recovery has ended',
+        existingTransactionId: q.transactionId,
+        existingStatus: 'failed',
+        existingRecovered: false,
+      },
+    });
+    const recovered = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key,
+      body: { paymentMethodToken: 'tok_visa', amount: 3100, originalDeclineCode: 'processing_error' },
+    });
+    expect(recovered.body).toMatchObject({ success: true });
+    expect(
+      await stop(key, { transactionId: String(recovered.body.transactionId), reason: 'not_owed' }),
+    ).toMatchObject({
+      status: 409,
+      body: { existingStatus: 'succeeded', existingRecovered: true },
+    });
+  });
+});
+
+describe('POST /api/recovery/stop: what it refuses, changing nothing', () => {
+  it.each([
+    ['neither id', () => ({ reason: 'not_owed' }), 'transactionId'],
+    [
+      'both ids',
+      (id: string) => ({ transactionId: id, idempotencyKey: 'k', reason: 'not_owed' }),
+      'transactionId',
+    ],
+    ['an unknown reason', (id: string) => ({ transactionId: id, reason: 'refunded' }), 'reason'],
+    ['no reason', (id: string) => ({ transactionId: id }), 'reason'],
+    ['an unknown field', (id: string) => ({ transactionId: id, reason: 'not_owed', force: true }), 'force'],
+  ])('%s: 400 with details, and the recovery goes on', async (_name, body, field) => {
+    const q = await queued();
+    const res = await stop(q.account.apiKey, body(q.transactionId));
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: expect.any(String), details: expect.any(Object) });
+    expect(Object.keys(res.body.details as object)).toContain(field);
+    expect((await status(q.account.apiKey, q.transactionId)).body).toMatchObject({ state: 'queued' });
+    expect(await workflowStatus(q.workflowId)).toBe('RUNNING');
+  });
+
+  it('an unknown transaction, or another account’s, is 404 and the other account’s recovery goes on', async () => {
+    const q = await queued();
+    const other = await stack.createAccount();
+    expect(await stop(other.apiKey, { transactionId: 'no-such-id', reason: 'not_owed' })).toMatchObject({
+      status: 404,
+      body: { error: 'Transaction not found' },
+    });
+    expect((await stop(other.apiKey, { transactionId: q.transactionId, reason: 'not_owed' })).status).toBe(
+      404,
+    );
+    expect((await stop(other.apiKey, { idempotencyKey: q.idempotencyKey, reason: 'not_owed' })).status).toBe(
+      404,
+    );
+    expect((await status(q.account.apiKey, q.transactionId)).body).toMatchObject({ state: 'queued' });
+    expect(await workflowStatus(q.workflowId)).toBe('RUNNING');
+  });
+
+  it('needs the secret key', async () => {
+    const q = await queued();
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: q.account.publishableKey,
+      body: { transactionId: q.transactionId, reason: 'not_owed' },
+    });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('POST /api/recovery/stop while an ambiguous charge is being looked up', () => {
+  it('answers 202 at once; the recovery stops after the lookup, before any other attempt', async () => {
+    const account = await stack.createAccount();
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: account.apiKey,
+      body: { paymentMethodToken: 'tok_server_error', amount: 4321, originalDeclineCode: 'processing_error' },
+    });
+    expect(res.body).toMatchObject({ status: 'unknown' });
+    const transactionId = String(res.body.transactionId);
+
+    const asked = await stop(account.apiKey, { transactionId, reason: 'not_owed' });
+    expect(asked).toMatchObject({
+      status: 202,
+      body: { transactionId, status: 'unknown', state: 'reconciling' },
+    });
+    // The lookup runs 30 s after the ambiguous answer and finds nothing charged; then the stop applies.
+    const ended = await poll(
+      () => stack.stores.recoveries.find(account.account.id, transactionId),
+      (doc) => doc?.state === 'stopped',
+      { timeoutMs: 60_000, everyMs: 500 },
+    );
+    expect(ended?.state).toBe('stopped');
+    expect(ended!.attempts.filter((a) => a.outcome === 'approved')).toHaveLength(0);
+    expect(ended!.attempts.length).toBeLessThanOrEqual(1);
+  }, 90_000);
+});
