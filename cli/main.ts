@@ -6,6 +6,7 @@ import { createStores } from '../store/index.js';
 import { taskQueues } from '../worker/task-queues.js';
 import { accountsCommand, accountsUsage } from './commands/accounts.js';
 import { connectorsCommand, connectorsUsage } from './commands/connectors.js';
+import { recoveriesCommand, recoveriesUsage } from './commands/recoveries.js';
 import { webhooksCommand, webhooksUsage } from './commands/webhooks.js';
 import type { CliContext, Command } from './context.js';
 import { errorLine, exitCodeFor, UsageError } from './errors.js';
@@ -13,6 +14,7 @@ import { errorLine, exitCodeFor, UsageError } from './errors.js';
 const commands: Record<string, Command> = {
   accounts: accountsCommand,
   connectors: connectorsCommand,
+  recoveries: recoveriesCommand,
   webhooks: webhooksCommand,
 };
 
@@ -23,6 +25,7 @@ const usage = [
   ...accountsUsage.map((l) => `  ${l}`),
   ...webhooksUsage.map((l) => `  ${l}`),
   ...connectorsUsage.map((l) => `  ${l}`),
+  ...recoveriesUsage.map((l) => `  ${l}`),
 ];
 
 /** The MongoDB URI without its password, for error messages. */

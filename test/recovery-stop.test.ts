@@ -1,13 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { runCli } from './support/cli.js';
 import { eventsOf } from './support/events.js';
 import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
 let stack: Stack;
 let n = 0;
+const masterKey = randomBytes(32);
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ masterKey });
 });
 afterAll(() => stack.close());
 
@@ -189,4 +192,59 @@ describe('POST /api/recovery/stop while an ambiguous charge is being looked up',
     expect(ended!.attempts.filter((a) => a.outcome === 'approved')).toHaveLength(0);
     expect(ended!.attempts.length).toBeLessThanOrEqual(1);
   }, 90_000);
+});
+
+describe('recoup recoveries stop: the operator’s way to stop a recovery', () => {
+  const recoup = (...args: string[]) =>
+    runCli(['recoveries', 'stop', ...args], {
+      MONGODB_URI: `${inject('mongoUri')}${stack.dbName}`,
+      RECOUP_MASTER_KEY: masterKey.toString('base64'),
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: stack.taskQueuePrefix,
+    });
+
+  it('stops a queued recovery by idempotency key and says so; a second stop exits 1 naming its end', async () => {
+    const q = await queued();
+    const clientId = q.account.account.id;
+    const run = await recoup(
+      clientId,
+      '--idempotency-key',
+      q.idempotencyKey,
+      '--reason',
+      'not_owed',
+      '--json',
+    );
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      transactionId: q.transactionId,
+      outcome: 'stopped',
+      state: 'stopped',
+    });
+    expect((await status(q.account.apiKey, q.transactionId)).body).toMatchObject({ state: 'stopped' });
+    const again = await recoup(clientId, '--transaction-id', q.transactionId, '--reason', 'paid_elsewhere');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/has ended \(stopped\); its outcome stands/);
+  });
+
+  it.each([
+    [['--reason', 'not_owed'], 2, /exactly one of --transaction-id and --idempotency-key/],
+    [
+      ['--transaction-id', 'x', '--reason', 'refunded'],
+      2,
+      /--reason must be one of paid_elsewhere, not_owed/,
+    ],
+    [['--transaction-id', 'no-such-id', '--reason', 'not_owed'], 1, /no recovery/],
+  ])('%j exits %i and changes nothing', async (args, code, message) => {
+    const q = await queued();
+    const run = await recoup(q.account.account.id, ...args);
+    expect(run.code).toBe(code);
+    expect(run.stderr).toMatch(message);
+    expect((await status(q.account.apiKey, q.transactionId)).body).toMatchObject({ state: 'queued' });
+  });
+
+  it('an unknown account exits 1', async () => {
+    const run = await recoup('acct_nobody', '--transaction-id', 'x', '--reason', 'not_owed');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/no account with clientId acct_nobody/);
+  });
 });

@@ -1,12 +1,12 @@
 import { parseCommand, onePositional } from '../args.js';
 import { accountJson, accountLines, gatewaysLine } from '../account-view.js';
 import type { CliContext } from '../context.js';
+import { existingAccount } from '../existing-account.js';
 import { jsonFlag, print } from '../output.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { pairs, table } from '../format.js';
 import { parseGateways } from '../gateway-spec.js';
 import { newAccountSettings, patchedSettings } from '../settings-input.js';
-import type { Account } from '../../store/accounts.js';
 
 export const accountsUsage = [
   'recoup accounts create --name <s> --webhook-url <https url> --gateway test|<kind>:<json credentials>',
@@ -19,12 +19,6 @@ export const accountsUsage = [
 ];
 
 const json = jsonFlag;
-
-async function existing(ctx: CliContext, clientId: string): Promise<Account> {
-  const account = await ctx.stores.accounts.find(clientId);
-  if (!account) throw new NotFoundError(`no account with clientId ${clientId}`);
-  return account;
-}
 
 async function create(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, {
@@ -80,7 +74,7 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
 
 async function show(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, json);
-  const account = await existing(
+  const account = await existingAccount(
     ctx,
     onePositional(positionals, 'clientId', 'recoup accounts show <clientId>'),
   );
@@ -92,7 +86,7 @@ async function update(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, { ...json, settings: { type: 'string' } });
   const clientId = onePositional(positionals, 'clientId', usage);
   if (values.settings === undefined) throw new UsageError(`--settings is required; usage: ${usage}`);
-  const current = await existing(ctx, clientId);
+  const current = await existingAccount(ctx, clientId);
   const updated = await ctx.stores.accounts.updateSettings(
     clientId,
     patchedSettings(current.settings, values.settings),
@@ -107,7 +101,7 @@ async function update(argv: string[], ctx: CliContext): Promise<void> {
 async function rotateKey(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, json);
   const clientId = onePositional(positionals, 'clientId', 'recoup accounts rotate-key <clientId>');
-  await existing(ctx, clientId);
+  await existingAccount(ctx, clientId);
   const keys = await ctx.stores.accounts.rotateKeys(clientId);
   const result = { clientId, apiKey: keys.apiKey, publishableKey: keys.publishableKey };
   print(ctx, values.json, result, () => [
@@ -124,7 +118,7 @@ async function rotateKey(argv: string[], ctx: CliContext): Promise<void> {
 async function sweep(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, json);
   const clientId = onePositional(positionals, 'clientId', 'recoup accounts sweep <clientId>');
-  const account = await existing(ctx, clientId);
+  const account = await existingAccount(ctx, clientId);
   if (!account.settings.cardHealthSweep.enabled)
     throw new Error(
       `the card health sweep of ${clientId} is disabled; enable it with recoup accounts update ${clientId} --settings '{"cardHealthSweep":{"enabled":true}}'`,

@@ -1,8 +1,8 @@
 import { parseConnectorConfig, supportedPlatforms } from '../../activities/connectors/registry.js';
 import { ConnectorPlatform, connectorIntakeUrl } from '../../domain/connectors.js';
-import type { Account } from '../../store/accounts.js';
 import { parseCommand, parseJsonFlag } from '../args.js';
 import type { CliContext } from '../context.js';
+import { existingAccount } from '../existing-account.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { pairs, table } from '../format.js';
 import { jsonFlag, print } from '../output.js';
@@ -12,12 +12,6 @@ export const connectorsUsage = [
   'recoup connectors remove <clientId> <platform> [--json]',
   'recoup connectors list <clientId> [--events <n>] [--json]',
 ];
-
-async function existing(ctx: CliContext, clientId: string): Promise<Account> {
-  const account = await ctx.stores.accounts.find(clientId);
-  if (!account) throw new NotFoundError(`no account with clientId ${clientId}`);
-  return account;
-}
 
 /** `<clientId> <platform>`, the platform one this version has a connector for. */
 function target(positionals: string[], usage: string): { clientId: string; platform: ConnectorPlatform } {
@@ -53,7 +47,7 @@ async function set(argv: string[], ctx: CliContext): Promise<void> {
 async function remove(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, jsonFlag);
   const { clientId, platform } = target(positionals, connectorsUsage[1]!);
-  const account = await existing(ctx, clientId);
+  const account = await existingAccount(ctx, clientId);
   if (!account.connectors.includes(platform))
     throw new NotFoundError(`${clientId} has no ${platform} connector`);
   await ctx.stores.accounts.removeConnector(clientId, platform);
@@ -74,7 +68,7 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
   const limit = Number(values.events);
   if (!Number.isInteger(limit) || limit < 0 || limit > 1000)
     throw new UsageError(`--events must be an integer from 0 to 1000; got "${values.events}"`);
-  const account = await existing(ctx, clientId);
+  const account = await existingAccount(ctx, clientId);
   const connectors = account.connectors.map((platform) => ({
     platform,
     intakeUrl: intakeUrl(ctx, platform, clientId),

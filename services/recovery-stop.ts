@@ -1,0 +1,64 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { WorkflowNotFoundError, WorkflowUpdateStage, type Client } from '@temporalio/client';
+import { statusOf, type StopReason } from '../domain/recovery.js';
+import type { Stores } from '../store/index.js';
+import type { RecoveryDoc } from '../store/recoveries.js';
+import { stopUpdate } from '../workflows/recovery-definitions.js';
+
+/**
+ * How long a stop waits for the recovery to end. A queued recovery stops at once; one whose attempt is
+ * under way (or whose ambiguous charge is being looked up) stops right after it.
+ */
+const waitMs = 5_000;
+
+/** Which recovery: either form of its transaction id, or the idempotency key it was executed with. */
+export type RecoveryRef = { transactionId: string } | { idempotencyKey: string };
+
+export type StopOutcome =
+  | { kind: 'not_found' }
+  /** Ended before the stop could take effect (also an attempt under way that collected the payment first). */
+  | { kind: 'ended'; doc: RecoveryDoc }
+  | { kind: 'stopped'; doc: RecoveryDoc }
+  /** Not ended within the wait: it stops right after the attempt under way. */
+  | { kind: 'pending'; doc: RecoveryDoc };
+
+/** Asks the recovery's workflow to stop (stopUpdate) and waits a little for it to end; null past the wait. */
+async function askToStop(temporal: Client, doc: RecoveryDoc, reason: StopReason) {
+  try {
+    const update = await temporal.workflow
+      .getHandle(doc.workflowId)
+      .startUpdate(stopUpdate, { args: [{ reason }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    const timer = new AbortController();
+    const timeout = delay(waitMs, null, { signal: timer.signal }).catch(() => null);
+    return await Promise.race([update.result(), timeout]).finally(() => timer.abort());
+  } catch (error) {
+    // The workflow completed meanwhile: the read model has its end.
+    if (error instanceof WorkflowNotFoundError) return { state: doc.state };
+    throw error;
+  }
+}
+
+/**
+ * Stops one of an account's recoveries before any further attempt: the payment was made elsewhere or is no
+ * longer owed. Used by `POST /api/recovery/stop` and `recoup recoveries stop`.
+ */
+export async function stopRecovery(
+  deps: { stores: Stores; temporal: Client },
+  accountId: string,
+  ref: RecoveryRef,
+  reason: StopReason,
+): Promise<StopOutcome> {
+  const { recoveries } = deps.stores;
+  const doc =
+    'transactionId' in ref
+      ? await recoveries.find(accountId, ref.transactionId)
+      : await recoveries.findByKey(accountId, ref.idempotencyKey);
+  if (!doc) return { kind: 'not_found' };
+  if (statusOf(doc.state) !== 'unknown') return { kind: 'ended', doc };
+  const answered = await askToStop(deps.temporal, doc, reason);
+  const now = (await recoveries.find(accountId, doc.publicId)) ?? doc;
+  if (!answered) return { kind: 'pending', doc: now };
+  return now.state === 'paid_elsewhere' || now.state === 'stopped'
+    ? { kind: 'stopped', doc: now }
+    : { kind: 'ended', doc: now };
+}
