@@ -84,6 +84,18 @@ describe('PayPal adapter: a billing agreement pays one Orders v2 order per attem
     expect(paymentsOf(id)).toHaveLength(0);
   });
 
+  it.each([
+    ['DECLINED', 'generic_decline'],
+    ['FAILED', 'processing_error'],
+  ] as const)(
+    'an order whose capture is %s is declined as %s, with the capture id',
+    async (capture, code) => {
+      const { id, req } = sourceWith([{ capture }]);
+      const [outcome, payment] = [await gateway.charge(req), paymentsOf(id)[0]];
+      expect(outcome).toEqual({ kind: 'declined', code, advice: null, gatewayTransactionId: payment!.id });
+    },
+  );
+
   it('an order that waits for the payer is declined as authentication_required', async () => {
     const { req } = sourceWith(['payer_action']);
     expect(await gateway.charge(req)).toMatchObject({ kind: 'declined', code: 'authentication_required' });
@@ -182,6 +194,17 @@ describe('PayPal adapter: a reference token is an NVP reference transaction', ()
   ])('NVP error %s is declined as %s', async (errorCode, code) => {
     const { req } = sourceWith([{ refuse: errorCode }], 'reference');
     expect(await gateway.charge(req)).toMatchObject({ kind: 'declined', code });
+  });
+
+  it('a reference transaction PayPal denies is declined, with its transaction id', async () => {
+    const { id, req } = sourceWith([{ capture: 'DECLINED' }], 'reference');
+    const outcome = await gateway.charge(req);
+    expect(outcome).toEqual({
+      kind: 'declined',
+      code: 'generic_decline',
+      advice: null,
+      gatewayTransactionId: paymentsOf(id)[0]!.id,
+    });
   });
 
   it('a lost answer is ambiguous; the lookup sends the same MSGSUBID and gets the earlier payment', async () => {

@@ -110,11 +110,7 @@ function outcomeOf(order: Order): ChargeAnswer | null {
     case CaptureStatus.Completed:
       return id ? { kind: 'approved', gatewayTransactionId: id } : null;
     case CaptureStatus.Declined:
-      return declined(
-        normalizeDeclineCode(capture.processorResponse?.responseCode) || 'generic_decline',
-        null,
-        id,
-      );
+      return declined('generic_decline', null, id);
     case CaptureStatus.Failed:
       return declined('processing_error', null, id);
     default:

@@ -17,6 +17,8 @@ export type PayPalScript =
   | 'pending'
   /** Refused: an Orders v2 issue (`INSTRUMENT_DECLINED`) or an NVP error code (`10201`). */
   | { refuse: string }
+  /** The order is made but its capture is refused (`DECLINED`) or fails (`FAILED`). */
+  | { capture: 'DECLINED' | 'FAILED' }
   /** The payer must act (Orders v2 `PAYER_ACTION_REQUIRED`). */
   | 'payer_action'
   /** Paid, but the connection is cut before the answer. */
@@ -34,7 +36,8 @@ export interface EmulatedPayPalPayment {
   invoiceId: string;
   requestId: string;
   createdAt: Date;
-  settles: 'complete' | 'pending';
+  /** The capture's status when made; a `PENDING` one completes once settled. */
+  status: 'COMPLETED' | 'PENDING' | 'DECLINED' | 'FAILED';
   storedCredential: unknown;
 }
 
@@ -85,7 +88,7 @@ export async function startPayPalEmulator(
   let settleMs = 0;
 
   async function captureStatus(p: EmulatedPayPalPayment) {
-    if (p.settles === 'complete') return 'COMPLETED';
+    if (p.status !== 'PENDING') return p.status;
     return (await clock()).getTime() - p.createdAt.getTime() >= settleMs ? 'COMPLETED' : 'PENDING';
   }
 
@@ -134,7 +137,7 @@ export async function startPayPalEmulator(
   async function record(
     via: EmulatedPayPalPayment['via'],
     f: { source: string; amount: string; currency: string; invoiceId: string; requestId: string },
-    answer: 'complete' | 'pending' | 'lost',
+    answer: 'complete' | 'pending' | 'lost' | { capture: 'DECLINED' | 'FAILED' },
     storedCredential: unknown = null,
   ) {
     const p: EmulatedPayPalPayment = {
@@ -143,7 +146,7 @@ export async function startPayPalEmulator(
       orderId: via === 'billing-agreement' ? randomBytes(8).toString('hex').toUpperCase().slice(0, 17) : null,
       via,
       createdAt: await clock(),
-      settles: answer === 'pending' ? 'pending' : 'complete',
+      status: typeof answer === 'object' ? answer.capture : answer === 'pending' ? 'PENDING' : 'COMPLETED',
       storedCredential,
     };
     payments.push(p);
@@ -174,9 +177,10 @@ export async function startPayPalEmulator(
     if (answer === 'server_error')
       return send(res, 500, { name: 'INTERNAL_SERVER_ERROR', message: 'An internal server error occurred.' });
     let reply: Reply;
-    if (payments.some((p) => p.invoiceId === f.invoiceId)) {
+    // PayPal's duplicate invoice-id block: a payment it took under the invoice id refuses another.
+    if (payments.some((p) => p.invoiceId === f.invoiceId && p.status !== 'DECLINED')) {
       reply = fixed(422, unprocessable('DUPLICATE_INVOICE_ID'));
-    } else if (typeof answer === 'object') {
+    } else if (typeof answer === 'object' && 'refuse' in answer) {
       reply = fixed(422, unprocessable(answer.refuse));
     } else if (answer === 'payer_action') {
       reply = fixed(200, {
@@ -195,12 +199,13 @@ export async function startPayPalEmulator(
 
   /** A reference transaction as the NVP API reports it now. */
   async function nvpFieldsOf(p: EmulatedPayPalPayment): Promise<Record<string, string>> {
-    const completed = (await captureStatus(p)) === 'COMPLETED';
+    const status = await captureStatus(p);
+    const nvpStatus = { COMPLETED: 'Completed', PENDING: 'Pending', DECLINED: 'Denied', FAILED: 'Failed' };
     return {
       ACK: 'Success',
       TRANSACTIONID: p.id,
-      PAYMENTSTATUS: completed ? 'Completed' : 'Pending',
-      ...(completed ? {} : { PENDINGREASON: 'echeck' }),
+      PAYMENTSTATUS: nvpStatus[status],
+      ...(status === 'PENDING' ? { PENDINGREASON: 'echeck' } : {}),
       AMT: p.amount,
       CURRENCYCODE: p.currency,
       MSGSUBID: p.requestId,
@@ -234,7 +239,8 @@ export async function startPayPalEmulator(
     let result: Reply;
     if (answer === null || answer === 'payer_action')
       result = failure({ L_ERRORCODE0: '10201', L_LONGMESSAGE0: 'Billing agreement was cancelled' });
-    else if (typeof answer === 'object') result = failure({ L_ERRORCODE0: answer.refuse });
+    else if (typeof answer === 'object' && 'refuse' in answer)
+      result = failure({ L_ERRORCODE0: answer.refuse });
     else {
       const p = await record(
         'reference',
