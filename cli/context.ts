@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { UsageError } from './errors.js';
 import type { Config } from '../runtime/config.js';
 import type { Stores } from '../store/index.js';
 import type { TaskQueues } from '../worker/task-queues.js';
@@ -17,3 +18,16 @@ export interface CliContext {
 
 /** A command: its own arguments (after the command name) and the context. */
 export type Command = (argv: string[], ctx: CliContext) => Promise<void>;
+
+/** A group of subcommands (`recoup accounts create|list|…`): runs the one named first, or says which exist. */
+export function commandGroup(group: string, subcommands: Record<string, Command>): Command {
+  return async (argv, ctx) => {
+    const [name, ...rest] = argv;
+    const run = name === undefined ? undefined : subcommands[name];
+    if (!run)
+      throw new UsageError(
+        `unknown ${group} command "${name ?? ''}" (one of: ${Object.keys(subcommands).join(', ')}); run \`recoup help\``,
+      );
+    await run(rest, ctx);
+  };
+}

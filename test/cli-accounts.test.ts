@@ -63,6 +63,19 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+describe('recoup <group> <subcommand>', () => {
+  it.each([
+    ['accounts', 'create, list, show, update, rotate-key, sweep'],
+    ['webhooks', 'list, show, resend'],
+    ['connectors', 'set, remove, list'],
+    ['recoveries', 'stop'],
+  ])('an unknown %s subcommand exits 2 naming the ones there are', async (group, names) => {
+    const run = await recoup(group, 'frobnicate');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`unknown ${group} command "frobnicate" (one of: ${names})`);
+  });
+});
+
 describe('recoup accounts create', () => {
   it('prints exactly one JSON object with the credentials, test mode and the defaulted settings', async () => {
     const created = await createAccount();

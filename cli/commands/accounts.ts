@@ -1,6 +1,6 @@
 import { parseCommand, onePositional } from '../args.js';
 import { accountJson, accountLines, gatewaysLine } from '../account-view.js';
-import type { CliContext } from '../context.js';
+import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { jsonFlag, print } from '../output.js';
 import { NotFoundError, UsageError } from '../errors.js';
@@ -144,22 +144,12 @@ async function sweep(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
-const subcommands: Record<string, (argv: string[], ctx: CliContext) => Promise<void>> = {
+/** `recoup accounts <subcommand> …`: create, inspect and change merchant accounts and their keys. */
+export const accountsCommand = commandGroup('accounts', {
   create,
   list,
   show,
   update,
   'rotate-key': rotateKey,
   sweep,
-};
-
-/** `recoup accounts <subcommand> …`: create, inspect and change merchant accounts and their keys. */
-export async function accountsCommand(argv: string[], ctx: CliContext): Promise<void> {
-  const [name, ...rest] = argv;
-  const run = name === undefined ? undefined : subcommands[name];
-  if (!run)
-    throw new UsageError(
-      `unknown accounts command "${name ?? ''}" (one of: ${Object.keys(subcommands).join(', ')}); run \`recoup help\``,
-    );
-  await run(rest, ctx);
-}
+});

@@ -1,7 +1,7 @@
 import { parseConnectorConfig, supportedPlatforms } from '../../activities/connectors/registry.js';
 import { ConnectorPlatform, connectorIntakeUrl } from '../../domain/connectors.js';
 import { parseCommand, parseJsonFlag } from '../args.js';
-import type { CliContext } from '../context.js';
+import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { pairs, table } from '../format.js';
@@ -101,15 +101,5 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
-const subcommands: Record<string, (argv: string[], ctx: CliContext) => Promise<void>> = { set, remove, list };
-
 /** `recoup connectors <subcommand> …`: billing-platform connectors of an account. */
-export async function connectorsCommand(argv: string[], ctx: CliContext): Promise<void> {
-  const [name, ...rest] = argv;
-  const run = name === undefined ? undefined : subcommands[name];
-  if (!run)
-    throw new UsageError(
-      `unknown connectors command "${name ?? ''}" (one of: ${Object.keys(subcommands).join(', ')}); run \`recoup help\``,
-    );
-  await run(rest, ctx);
-}
+export const connectorsCommand = commandGroup('connectors', { set, remove, list });

@@ -1,6 +1,6 @@
 import type { StopReason } from '../../domain/recovery.js';
 import { onePositional, parseCommand } from '../args.js';
-import type { CliContext } from '../context.js';
+import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { jsonFlag, print } from '../output.js';
@@ -53,15 +53,5 @@ async function stop(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
-const subcommands: Record<string, (argv: string[], ctx: CliContext) => Promise<void>> = { stop };
-
 /** `recoup recoveries stop`: what an operator does to a recovery besides watching it in the Temporal UI. */
-export async function recoveriesCommand(argv: string[], ctx: CliContext): Promise<void> {
-  const [name, ...rest] = argv;
-  const run = name === undefined ? undefined : subcommands[name];
-  if (!run)
-    throw new UsageError(
-      `unknown recoveries command "${name ?? ''}" (one of: ${Object.keys(subcommands).join(', ')}); run \`recoup help\``,
-    );
-  await run(rest, ctx);
-}
+export const recoveriesCommand = commandGroup('recoveries', { stop });

@@ -2,7 +2,7 @@ import { deliveryStatuses, type DeliveryStatus } from '../../domain/webhooks.js'
 import { createEventPublisher, EventNotFoundError } from '../../services/events.js';
 import type { EventRecord } from '../../store/events.js';
 import { onePositional, parseCommand } from '../args.js';
-import type { CliContext } from '../context.js';
+import { commandGroup, type CliContext } from '../context.js';
 import { jsonFlag, print } from '../output.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { eventJson, eventLines, eventTable } from '../webhook-view.js';
@@ -79,19 +79,9 @@ async function resend(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
-const subcommands: Record<string, (argv: string[], ctx: CliContext) => Promise<void>> = {
+/** `recoup webhooks list|show|resend`: the audit log of events and their deliveries, and manual resend. */
+export const webhooksCommand = commandGroup('webhooks', {
   list,
   show,
   resend,
-};
-
-/** `recoup webhooks list|show|resend`: the audit log of events and their deliveries, and manual resend. */
-export async function webhooksCommand(argv: string[], ctx: CliContext): Promise<void> {
-  const [name, ...rest] = argv;
-  const run = name === undefined ? undefined : subcommands[name];
-  if (!run)
-    throw new UsageError(
-      `unknown webhooks command "${name ?? ''}" (one of: ${Object.keys(subcommands).join(', ')}); run \`recoup help\``,
-    );
-  await run(rest, ctx);
-}
+});
