@@ -56,24 +56,27 @@ export const DuplicateBody = z.object({
 
 export const RateLimitBody = z.object({ error: z.string(), retryAfter: z.string().describe('Seconds') });
 
+/** The fine-grained state of a recovery (its status is derived from it). */
+const RecoveryStateField = z
+  .enum([
+    'processing',
+    'queued',
+    'reconciling',
+    'succeeded',
+    'failed',
+    'blocked',
+    'holdout',
+    'paid_elsewhere',
+    'stopped',
+  ])
+  .describe(
+    'paid_elsewhere: paid outside Recoup, as a billing platform or the merchant (POST /api/recovery/stop) reported (status succeeded); stopped: the merchant stopped it, the payment is no longer owed (status failed)',
+  );
+
 export const StatusRecord = z.object({
   transactionId: z.string(),
   status: z.enum(['succeeded', 'failed', 'blocked', 'unknown']),
-  state: z
-    .enum([
-      'processing',
-      'queued',
-      'reconciling',
-      'succeeded',
-      'failed',
-      'blocked',
-      'holdout',
-      'paid_elsewhere',
-      'stopped',
-    ])
-    .describe(
-      'paid_elsewhere: paid outside Recoup, as a billing platform or the merchant (POST /api/recovery/stop) reported (status succeeded); stopped: the merchant stopped it, the payment is no longer owed (status failed)',
-    ),
+  state: RecoveryStateField,
   recovered: z.boolean(),
   amount: z.int(),
   currency: z.string(),
@@ -116,5 +119,5 @@ export const StopPending = z.object({
   message: z.string(),
   transactionId: z.string(),
   status: z.literal('unknown'),
-  state: z.string(),
+  state: RecoveryStateField,
 });
