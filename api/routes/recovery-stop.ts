@@ -34,7 +34,7 @@ export function recoveryStopRoutes(deps: Deps) {
       tag: 'Recovery',
       summary: 'Stop a recovery before any further attempt',
       description:
-        'For a payment the customer paid outside Recoup (paid_elsewhere: status succeeded, not recovered) or that is no longer owed (not_owed: status failed, state stopped). Neither is past due on the paywall afterwards, and no webhook is sent. An attempt already under way finishes first: if it collects the payment, the answer is 409 with the recovery succeeded.',
+        'For a payment the customer paid outside Recoup (paid_elsewhere: status succeeded, not recovered) or that is no longer owed (not_owed: status failed, state stopped). Neither is past due on the paywall afterwards, and no webhook is sent. An attempt already under way (or the lookup of an ambiguous one) finishes first: the answer waits up to 5 s for it, then is 202; if it collected the payment, the answer is 409 with the recovery succeeded.',
       auth: 'secret',
       body: StopRequest,
       responses: {
