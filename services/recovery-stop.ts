@@ -22,18 +22,18 @@ export type StopOutcome =
   /** Not ended within the wait: it stops right after the attempt under way. */
   | { kind: 'pending'; doc: RecoveryDoc };
 
-/** Asks the recovery's workflow to stop (stopUpdate) and waits a little for it to end; null past the wait. */
-async function askToStop(temporal: Client, doc: RecoveryDoc, reason: StopReason) {
+/** Asks the recovery's workflow to stop (stopUpdate); true when it has ended within the wait. */
+async function askToStop(temporal: Client, doc: RecoveryDoc, reason: StopReason): Promise<boolean> {
   try {
     const update = await temporal.workflow
       .getHandle(doc.workflowId)
       .startUpdate(stopUpdate, { args: [{ reason }], waitForStage: WorkflowUpdateStage.ACCEPTED });
     const timer = new AbortController();
-    const timeout = delay(waitMs, null, { signal: timer.signal }).catch(() => null);
-    return await Promise.race([update.result(), timeout]).finally(() => timer.abort());
+    const timeout = delay(waitMs, false, { signal: timer.signal }).catch(() => false);
+    return await Promise.race([update.result().then(() => true), timeout]).finally(() => timer.abort());
   } catch (error) {
     // The workflow completed meanwhile: the read model has its end.
-    if (error instanceof WorkflowNotFoundError) return { state: doc.state };
+    if (error instanceof WorkflowNotFoundError) return true;
     throw error;
   }
 }
@@ -55,9 +55,9 @@ export async function stopRecovery(
       : await recoveries.findByKey(accountId, ref.idempotencyKey);
   if (!doc) return { kind: 'not_found' };
   if (statusOf(doc.state) !== 'unknown') return { kind: 'ended', doc };
-  const answered = await askToStop(deps.temporal, doc, reason);
+  const ended = await askToStop(deps.temporal, doc, reason);
   const now = (await recoveries.find(accountId, doc.publicId)) ?? doc;
-  if (!answered) return { kind: 'pending', doc: now };
+  if (!ended) return { kind: 'pending', doc: now };
   return now.state === 'paid_elsewhere' || now.state === 'stopped'
     ? { kind: 'stopped', doc: now }
     : { kind: 'ended', doc: now };

@@ -116,7 +116,7 @@ export interface CardPage {
 export interface GatewayCapabilities {
   /** Wallet types this gateway can charge for recurring payments (card is always supported). */
   wallets: PaymentMethodType[];
-  /** Currencies (ISO 4217, upper case) it can charge in; null: any. */
+  /** Currencies (ISO 4217, upper case) it can charge in; null for every currency. */
   currencies: readonly string[] | null;
   /**
    * Which tokens of its kind's shapes this gateway's credentials can charge (PayPal's reference
