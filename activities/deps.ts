@@ -4,6 +4,7 @@ import type { EventPublisher } from '../services/events.js';
 import type { Stores } from '../store/index.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import type { IssuerWorld } from './gateways/test-gateway.js';
+import type { WorkerMetrics } from './metrics.js';
 
 /** What activities may touch, injected by the composition root (worker/main.ts) or by tests. */
 export interface ActivityDeps {
@@ -15,6 +16,8 @@ export interface ActivityDeps {
   publicBaseUrl: string;
   /** Validates, stores and delivers webhook events. */
   events: EventPublisher;
+  /** Counters and timings exported with Temporal's own metrics (a no-op meter where none are exported). */
+  metrics: WorkerMetrics;
   /** Benchmark only: the world test gateways answer charges from (`--through-workflows`); unset in production. */
   testGatewayWorld?: IssuerWorld;
 }

@@ -5,7 +5,7 @@ import type { PlanOption } from '../domain/plan.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import type { AttemptRecord } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
-import { gatewayFor } from './gateways/resolve.js';
+import { gatewayFor, gatewayOf } from './gateways/resolve.js';
 import type { ChargeOutcome, LookupOutcome } from './gateways/types.js';
 
 export interface AttemptInput {
@@ -48,7 +48,7 @@ export interface ResolveInput extends Omit<
 }
 
 export function attemptActivities(deps: ActivityDeps) {
-  const { stores, clock } = deps;
+  const { stores, clock, metrics } = deps;
   const env = {
     publicBaseUrl: deps.publicBaseUrl,
     clock,
@@ -87,6 +87,24 @@ export function attemptActivities(deps: ActivityDeps) {
     }
   }
 
+  /** Sends one request to a gateway, timing it and counting its outcome; an error is rethrown (retried). */
+  async function measured<T extends ChargeOutcome | LookupOutcome>(
+    kind: string,
+    operation: 'charge' | 'lookup',
+    send: () => Promise<T>,
+  ): Promise<T> {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    try {
+      const outcome = await send();
+      metrics.gatewayRequest(kind, operation, outcome.kind, seconds());
+      return outcome;
+    } catch (error) {
+      metrics.gatewayRequest(kind, operation, 'error', seconds());
+      throw error;
+    }
+  }
+
   return {
     /**
      * One charge: claims the card's network budget, then charges with the attempt's idempotency key, so a
@@ -102,34 +120,40 @@ export function attemptActivities(deps: ActivityDeps) {
         attemptKey: input.attemptKey,
         now,
       });
-      if (!decision.allowed)
+      if (!decision.allowed) {
+        metrics.heldByNetworkRules(input.brand);
         return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
-      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway, env);
-      const outcome = await adapter.charge({
-        token: input.option.token,
-        amount: input.amount,
-        currency: input.currency,
-        paymentMethodType: input.paymentMethodType,
-        idempotencyKey: input.attemptKey,
-        sentAt: input.now,
-        ...(input.simulate ? { simulate: input.simulate } : {}),
-        ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
-      });
+      }
+      const { adapter, kind } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
+      const outcome = await measured(kind, 'charge', () =>
+        adapter.charge({
+          token: input.option.token,
+          amount: input.amount,
+          currency: input.currency,
+          paymentMethodType: input.paymentMethodType,
+          idempotencyKey: input.attemptKey,
+          sentAt: input.now,
+          ...(input.simulate ? { simulate: input.simulate } : {}),
+          ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
+        }),
+      );
       if (outcome.kind !== 'ambiguous') await remember(input, now, outcome);
       return outcome;
     },
 
     /** Looks an ambiguous charge up at its gateway by idempotency key; throws (and is retried) while unreachable. */
     async resolveCharge(input: ResolveInput): Promise<LookupOutcome> {
-      const adapter = await gatewayFor(stores, input.accountId, input.option.gateway, env);
-      const found = await adapter.lookup({
-        idempotencyKey: input.attemptKey,
-        token: input.option.token,
-        amount: input.amount,
-        currency: input.currency,
-        sentAt: input.sentAt,
-        ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
-      });
+      const { adapter, kind } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
+      const found = await measured(kind, 'lookup', () =>
+        adapter.lookup({
+          idempotencyKey: input.attemptKey,
+          token: input.option.token,
+          amount: input.amount,
+          currency: input.currency,
+          sentAt: input.sentAt,
+          ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
+        }),
+      );
       await remember(input, new Date(input.sentAt), found);
       return found;
     },

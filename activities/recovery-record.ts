@@ -21,6 +21,7 @@ export function recordActivities(deps: ActivityDeps) {
       if (dates.nextAttemptAt !== undefined) patch.nextAttemptAt = dates.nextAttemptAt;
       if (dates.recoveredAt !== undefined) patch.recoveredAt = dates.recoveredAt;
       await deps.stores.recoveries.update(input.transactionId, patch, deps.clock());
+      if (patch.state) deps.metrics.recoveryRecorded(patch.state);
     },
 
     /** Records an event (validated against the catalogue) and hands it to its delivery workflow. */

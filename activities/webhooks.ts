@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { isHttpsUrl, webhookAcknowledgeTimeoutMs } from '../domain/webhooks.js';
 import { version } from '../runtime/version.js';
 import { signWebhook, webhookHeaders } from '../runtime/webhook-signature.js';
+import type { EventRecord } from '../store/events.js';
 import type { ActivityDeps } from './deps.js';
 
 /** The result of one POST: acknowledged (200 in time) or not, and what the audit log records. */
@@ -33,27 +34,60 @@ function statusError(status: number): string | null {
 
 /** Webhook delivery activities: one signed POST, and the bookkeeping of the audit log. */
 export function webhookActivities(deps: ActivityDeps) {
-  const { stores, clock } = deps;
+  const { stores, clock, metrics } = deps;
 
-  /** What to send where: the stored bytes, the account's URL and signing secret. */
+  /** What to send where: the stored bytes, the account's URL and signing secret; and the event's record. */
   async function load(eventId: string) {
     const record = await stores.events.get(eventId);
     if (!record) throw new Error(`No event ${eventId}`);
     const target = await stores.accounts.webhookTarget(record.accountId);
     if (!target) throw new Error(`No account ${record.accountId} for event ${eventId}`);
-    return { body: record.body, ...target };
+    return { record, ...target };
+  }
+
+  /** One signed POST of the stored body; only 200 within 10 s counts. Never follows redirects. */
+  async function post(
+    record: EventRecord,
+    target: { url: string; secret: string },
+    attempt: number,
+    at: string,
+  ): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const latency = () => Math.round(performance.now() - started);
+    try {
+      const response = await fetch(target.url, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'User-Agent': `Recoup-Webhooks/${version}`,
+          [webhookHeaders.signature]: signWebhook(record.body, target.secret),
+          [webhookHeaders.eventId]: record._id,
+          [webhookHeaders.attempt]: String(attempt),
+        },
+        body: record.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(webhookAcknowledgeTimeoutMs),
+      });
+      const latencyMs = latency();
+      await response.body?.cancel(); // the status is the answer; the body is not read
+      const error = statusError(response.status);
+      return { ok: error === null, statusCode: response.status, error, at, latencyMs };
+    } catch (error) {
+      return { ok: false, statusCode: null, error: describeFailure(error), at, latencyMs: latency() };
+    }
   }
 
   return {
-    /** POSTs the stored body once, signed now; only 200 within 10 s counts. Never follows redirects. */
+    /** POSTs the stored body once, signed now (nothing to a URL that is not https), and counts the outcome. */
     async deliverWebhook(input: {
       eventId: string;
       deliveryId: string;
       attempt: number;
     }): Promise<AttemptOutcome> {
-      const { body, url, secret } = await load(input.eventId);
+      const { record, url, secret } = await load(input.eventId);
       const at = clock().toISOString();
-      if (!isHttpsUrl(url))
+      if (!isHttpsUrl(url)) {
+        metrics.webhookAttempt(record.type, 'not_sent');
         return {
           ok: false,
           statusCode: null,
@@ -61,29 +95,16 @@ export function webhookActivities(deps: ActivityDeps) {
           at,
           latencyMs: 0,
         };
-      const started = performance.now();
-      const latency = () => Math.round(performance.now() - started);
-      try {
-        const response = await fetch(url, {
-          method: 'POST',
-          headers: {
-            'Content-Type': 'application/json',
-            'User-Agent': `Recoup-Webhooks/${version}`,
-            [webhookHeaders.signature]: signWebhook(body, secret),
-            [webhookHeaders.eventId]: input.eventId,
-            [webhookHeaders.attempt]: String(input.attempt),
-          },
-          body,
-          redirect: 'manual',
-          signal: AbortSignal.timeout(webhookAcknowledgeTimeoutMs),
-        });
-        const latencyMs = latency();
-        await response.body?.cancel(); // the status is the answer; the body is not read
-        const error = statusError(response.status);
-        return { ok: error === null, statusCode: response.status, error, at, latencyMs };
-      } catch (error) {
-        return { ok: false, statusCode: null, error: describeFailure(error), at, latencyMs: latency() };
       }
+      const outcome = await post(record, { url, secret }, input.attempt, at);
+      if (!outcome.ok) metrics.webhookAttempt(record.type, 'failed');
+      else {
+        // The first acknowledgement of an event: how long after it was recorded (not for manual resends).
+        const lag = (clock().getTime() - record.createdAt.getTime()) / 1000;
+        const first = record.deliveryStatus === 'pending';
+        metrics.webhookAttempt(record.type, 'acknowledged', first ? Math.max(0, lag) : undefined);
+      }
+      return outcome;
     },
 
     /**
@@ -110,7 +131,9 @@ export function webhookActivities(deps: ActivityDeps) {
 
     /** Marks a delivery that exhausted its attempts; never overwrites one acknowledged by another. */
     async markEventStatus(input: { eventId: string; status: 'failed' }): Promise<void> {
-      await stores.events.setStatus(input.eventId, input.status, ['pending']);
+      if (!(await stores.events.setStatus(input.eventId, input.status, ['pending']))) return;
+      const record = await stores.events.get(input.eventId);
+      if (record) metrics.webhookFailed(record.type);
     },
   };
 }

@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Client } from '@temporalio/client';
+import type { Registry } from 'prom-client';
 import type { Logger } from '../runtime/logger.js';
 import type { EventPublisher } from '../services/events.js';
 import type { Stores } from '../store/index.js';
@@ -11,6 +12,7 @@ import { errorHandler } from './middleware/errors.js';
 import { readBody } from './middleware/json-body.js';
 import { rateLimit } from './middleware/rate-limit.js';
 import { requestId } from './middleware/request-id.js';
+import { httpMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
 import { hostedPages } from './pages/index.js';
 import { mount, reply, route, type Route } from './route.js';
@@ -33,6 +35,8 @@ export interface AppDeps {
   clock: () => Date;
   /** Validates, stores and delivers webhook events. */
   events: EventPublisher;
+  /** Where request metrics go (served apart by api/main.ts); none are kept without it. */
+  metrics?: Registry;
 }
 
 /** Builds the Koa application; it opens nothing itself. */
@@ -67,6 +71,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   });
 
   const app = new Koa<AppState>({ proxy: true });
+  if (deps.metrics) app.use(httpMetrics(deps.metrics));
   app.use(requestId(deps.log));
   app.use(errorHandler);
   app.use(readBody);

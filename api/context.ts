@@ -9,6 +9,8 @@ export interface AppState {
   account?: Account;
   keyKind?: 'secret' | 'publishable';
   rawBody?: Buffer;
+  /** The template of the route or hosted page that took the request (metrics label it by this). */
+  route?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

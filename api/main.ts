@@ -7,6 +7,7 @@ import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
 import { taskQueues } from '../worker/task-queues.js';
 import { createApp } from './app.js';
+import { createApiRegistry, serveMetrics } from './metrics.js';
 
 /** Composition root of an API process: config → MongoDB + Temporal client → Koa app → HTTP server. */
 async function main(): Promise<void> {
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   const stores = createStores(db, config.masterKey, { cacheMs: config.accountCacheMs });
   const queues = taskQueues(config.temporal.taskQueue);
   const clock = () => new Date();
+  const metrics = config.metrics ? createApiRegistry() : undefined;
   const app = createApp({
     log,
     stores,
@@ -27,7 +29,10 @@ async function main(): Promise<void> {
     publicBaseUrl: config.publicBaseUrl,
     clock,
     events: createEventPublisher({ stores, temporal, queues, clock }),
+    ...(metrics ? { metrics } : {}),
   });
+  const metricsServer = metrics && config.metrics ? await serveMetrics(metrics, config.metrics) : undefined;
+  if (config.metrics) log.info(config.metrics, 'metrics at /metrics');
   const server = app.listen(config.port, config.host, () =>
     log.info({ port: config.port, host: config.host }, 'api listening'),
   );
@@ -41,6 +46,7 @@ async function main(): Promise<void> {
   const stop = () => {
     log.info('api stopping');
     clearInterval(purge);
+    metricsServer?.close();
     server.close(() => void Promise.all([connection.close(), mongo.close()]).then(() => process.exit(0)));
   };
   process.once('SIGINT', stop);

@@ -1,4 +1,5 @@
 import type { Router, RouterMiddleware } from '@koa/router';
+import type { Next } from 'koa';
 import { z } from 'zod';
 import type { AppContext } from './context.js';
 import type { AuthMode } from './middleware/auth.js';
@@ -66,16 +67,24 @@ export interface Guards {
   rateLimit: (kind: RateLimitKind) => RouterMiddleware<AppContext['state']>;
 }
 
+/** Names the request by the template it was registered with, for metrics (never the raw path). */
+export function routeNamed(path: string) {
+  return async (ctx: AppContext, next: Next): Promise<void> => {
+    ctx.state.route = path;
+    await next();
+  };
+}
+
 /** Registers routes on a router: auth → rate limit → body parsing and validation → handler, in that order. */
 export function mount(router: Router<AppContext['state']>, routes: Route[], guards: Guards): void {
   for (const { def } of routes) {
-    const chain: Array<RouterMiddleware<AppContext['state']>> = [];
+    const chain: Array<RouterMiddleware<AppContext['state']>> = [routeNamed(def.path)];
     if (def.cors) {
       chain.push(async (ctx, next) => {
         ctx.set('Access-Control-Allow-Origin', '*');
         await next();
       });
-      router.options(def.path, (ctx) => {
+      router.options(def.path, routeNamed(def.path), (ctx) => {
         ctx.set({
           'Access-Control-Allow-Origin': '*',
           'Access-Control-Allow-Methods': def.method.toUpperCase(),

@@ -24,6 +24,8 @@ const EnvSchema = z.object({
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ACCOUNT_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(5),
+  METRICS_PORT: port.min(1).optional(),
+  METRICS_HOST: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
 });
 
 /** Every environment variable an API or worker process reads (each documented in the README). */
@@ -46,6 +48,8 @@ export interface Config {
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** How long a process answers account and API-key reads from its own copy. */
   accountCacheMs: number;
+  /** Where the process serves Prometheus metrics (`/metrics`); null: it serves none. */
+  metrics: { host: string; port: number } | null;
 }
 
 /** Reads the master key from the environment, else from (or into) the data directory. */
@@ -83,5 +87,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     masterKey: loadMasterKey(e.RECOUP_MASTER_KEY, dataDir),
     logLevel: e.LOG_LEVEL,
     accountCacheMs: e.ACCOUNT_CACHE_SECONDS * 1000,
+    metrics: e.METRICS_PORT === undefined ? null : { host: e.METRICS_HOST, port: e.METRICS_PORT },
   };
 }

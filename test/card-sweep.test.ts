@@ -2,9 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { noopMetricMeter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { cardSweepActivities, expiryWarningEventId } from '../activities/card-sweep.js';
+import { createWorkerMetrics } from '../activities/metrics.js';
 import { cardHealthSweepWorkflowId } from '../domain/card-health.js';
 import { StoredEventSchema } from '../domain/events.js';
 import { sha256 } from '../runtime/crypto.js';
@@ -357,6 +359,7 @@ describe('a sweep retried after its worker died', () => {
         log: createLogger('silent', 'test'),
         clock: () => new Date(),
         publicBaseUrl: stack.baseUrl,
+        metrics: createWorkerMetrics(noopMetricMeter),
       });
       // The first attempt had swept the first page (100 cards, 100 warnings) and said so before dying.
       const reported = { after: ids[99], done: false, cards: 100, expiringSoon: 100, warned: 100 };

@@ -4,6 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
+import { createWorkerMetrics } from '../activities/metrics.js';
 import { Settings } from '../domain/settings.js';
 import { webhookWorkflowId } from '../domain/webhooks.js';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
@@ -15,6 +16,7 @@ import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
 import { taskQueues } from '../worker/task-queues.js';
 import { sampleEvent } from './support/sample-events.js';
+import { RecordingMeter } from './support/recording-meter.js';
 import { startTimeSkipping } from './support/time-skipping.js';
 import {
   startReceiver,
@@ -26,6 +28,7 @@ import {
 // The delivery schedule on Temporal's time-skipping test server: a day of retries runs in seconds, and
 // each attempt is timed by the receiver with the server's clock (the workflow's time), not the wall clock.
 
+const meter = new RecordingMeter();
 let env: TestWorkflowEnvironment;
 let mongo: MongoClient;
 let db: Db;
@@ -54,6 +57,7 @@ beforeAll(async () => {
     clock,
     publicBaseUrl: 'http://127.0.0.1',
     events,
+    metrics: createWorkerMetrics(meter),
   });
   worker = await Worker.create({
     connection: env.nativeConnection,
@@ -98,6 +102,17 @@ async function publishAndSettle(accountId: string, receiver: Receiver) {
   return { eventId, result, offsets, record: await stores.events.get(eventId) };
 }
 
+/** How many webhook POSTs of `recovery.success` the worker counted with `outcome`, and the other counts. */
+function counted() {
+  const event = 'recovery.success';
+  return {
+    failed: meter.values('recoup_webhook_attempts', { event, outcome: 'failed' }).length,
+    acknowledged: meter.values('recoup_webhook_attempts', { event, outcome: 'acknowledged' }).length,
+    lags: meter.values('recoup_webhook_delivery_lag_seconds', { event }).length,
+    gaveUp: meter.values('recoup_webhook_events_failed', { event }).length,
+  };
+}
+
 /** Each attempt came when due: never early, and at most 2 s late (the time to send it, the first one from a cold worker). */
 function expectOnSchedule(offsets: number[], dueSeconds: number[]): void {
   expect(offsets).toHaveLength(dueSeconds.length);
@@ -110,6 +125,7 @@ function expectOnSchedule(offsets: number[], dueSeconds: number[]): void {
 describe('webhook delivery schedule', () => {
   it('a receiver that always fails gets 8 attempts at 0 s, 2 s, 10 s, +1 m, +5 m, +30 m, +2 h, +24 h', async () => {
     const { receiver, accountId, secret } = await merchant(() => ({ status: 500 }));
+    const before = counted();
     const { eventId, result, offsets, record } = await publishAndSettle(accountId, receiver);
 
     expect(result).toEqual({ delivered: false, attempts: 8 });
@@ -129,6 +145,8 @@ describe('webhook delivery schedule', () => {
     expect(attempts.map((a) => [a.attempt, a.statusCode, a.error])).toEqual(
       expected.map((_, i) => [i + 1, 500, 'HTTP 500: only 200 acknowledges']),
     );
+    // Metrics: eight failed POSTs and one event given up on, nothing acknowledged.
+    expect(counted()).toEqual({ ...before, failed: before.failed + 8, gaveUp: before.gaveUp + 1 });
   });
 
   it('201, 204, a redirect and 500 are failures; a 200 at the fifth attempt ends the schedule', async () => {
@@ -137,6 +155,7 @@ describe('webhook delivery schedule', () => {
       status: statuses[i] ?? 200,
       headers: statuses[i] === 302 ? { Location: `${req.path}/elsewhere` } : undefined,
     }));
+    const before = counted();
     const { result, offsets, record } = await publishAndSettle(accountId, receiver);
 
     expect(result).toEqual({ delivered: true, attempts: 5 });
@@ -150,6 +169,12 @@ describe('webhook delivery schedule', () => {
       [500, 'HTTP 500: only 200 acknowledges'],
       [200, null],
     ]);
+    expect(counted()).toEqual({
+      failed: before.failed + 4,
+      acknowledged: before.acknowledged + 1,
+      lags: before.lags + 1,
+      gaveUp: before.gaveUp,
+    });
   });
 });
 

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import { createWorkerMetrics } from '../activities/metrics.js';
 import { loadConfig } from '../runtime/config.js';
 import { createLogger } from '../runtime/logger.js';
 import { ensureCardHealthSweep } from '../services/card-sweep.js';
@@ -9,12 +10,14 @@ import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
 import { createWorkers, runWorkers, workflowsPath } from './create-worker.js';
+import { installTelemetry } from './telemetry.js';
 import { taskQueues } from './task-queues.js';
 
 /** Composition root of a worker process: config → MongoDB + Temporal → activities → workers. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.logLevel, 'worker');
+  const meter = installTelemetry(config.metrics);
   const { client: mongo, db } = await connectMongo(config.mongoUri);
   await ensureIndexes(db);
   const stores = createStores(db, config.masterKey, { cacheMs: config.accountCacheMs });
@@ -30,6 +33,7 @@ async function main(): Promise<void> {
     clock: () => new Date(),
     publicBaseUrl: config.publicBaseUrl,
     events: createEventPublisher({ stores, temporal, queues, clock: () => new Date() }),
+    metrics: createWorkerMetrics(meter),
   });
   const workers = await createWorkers({
     connection,
@@ -43,7 +47,7 @@ async function main(): Promise<void> {
     process.once('SIGTERM', () => resolve());
   });
   const sweep = await ensureCardHealthSweep(temporal, queues);
-  log.info({ queues, cardHealthSweep: sweep }, 'worker started');
+  log.info({ queues, cardHealthSweep: sweep, metrics: config.metrics }, 'worker started');
   await runWorkers(workers, stop);
   await Promise.all([connection.close(), clientConnection.close(), mongo.close()]);
   log.info('worker stopped');

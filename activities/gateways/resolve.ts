@@ -1,3 +1,4 @@
+import type { GatewayKind } from '../../domain/gateway-kinds.js';
 import type { GatewayConfig } from '../../domain/settings.js';
 import type { Stores } from '../../store/index.js';
 import { createAdapter } from './registry.js';
@@ -34,6 +35,20 @@ export function adaptersFor(
   );
 }
 
+/** The adapter of one of an account's gateways and the gateway's kind, from one read of the account. */
+export async function gatewayOf(
+  stores: Stores,
+  accountId: string,
+  gatewayName: string,
+  env: AdapterEnv,
+): Promise<{ adapter: GatewayAdapter; kind: GatewayKind }> {
+  const loaded = await stores.accounts.withGateways(accountId);
+  const gateway = loaded?.gateways.find((g) => g.name === gatewayName);
+  const adapter = gateway && adaptersFor(stores, accountId, [gateway], env).get(gatewayName);
+  if (!gateway || !adapter) throw new Error(`Gateway ${gatewayName} of account ${accountId} not found`);
+  return { adapter, kind: gateway.kind };
+}
+
 /** The adapter of one of an account's gateways, from one read of the account. */
 export async function gatewayFor(
   stores: Stores,
@@ -41,8 +56,5 @@ export async function gatewayFor(
   gatewayName: string,
   env: AdapterEnv,
 ): Promise<GatewayAdapter> {
-  const loaded = await stores.accounts.withGateways(accountId);
-  const adapter = loaded && adaptersFor(stores, accountId, loaded.gateways, env).get(gatewayName);
-  if (!adapter) throw new Error(`Gateway ${gatewayName} of account ${accountId} not found`);
-  return adapter;
+  return (await gatewayOf(stores, accountId, gatewayName, env)).adapter;
 }

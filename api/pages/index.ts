@@ -3,6 +3,7 @@ import type { Next } from 'koa';
 import { createLinkOutcomes } from '../../services/link-outcomes.js';
 import { createLinkService } from '../../services/links.js';
 import type { AppContext, AppState } from '../context.js';
+import { routeNamed } from '../route.js';
 import type { LinkDeps } from '../routes/links.js';
 import { cancelFlowPage } from './cancel-flow.js';
 import { cardUpdatePage } from './card-update.js';
@@ -35,14 +36,17 @@ export function hostedPages(deps: LinkDeps) {
   const cardUpdate = cardUpdatePage(pageDeps);
   const cancelFlow = cancelFlowPage(pageDeps);
   const router = new Router<AppState>();
-  router.get(stylesheetPath, (ctx) => {
+  const [cardPath, cancelPath] = ['/update-card/:token', '/cancel-flow/:token'];
+  const card = [routeNamed(cardPath), htmlErrors] as const;
+  const cancel = [routeNamed(cancelPath), htmlErrors] as const;
+  router.get(stylesheetPath, routeNamed(stylesheetPath), (ctx) => {
     ctx.type = 'text/css; charset=utf-8';
     ctx.set({ 'Cache-Control': 'public, max-age=86400', 'X-Content-Type-Options': 'nosniff' });
     ctx.body = stylesheet;
   });
-  router.get('/update-card/:token', htmlErrors, (ctx) => cardUpdate.show(ctx, ctx.params.token ?? ''));
-  router.post('/update-card/:token', htmlErrors, (ctx) => cardUpdate.submit(ctx, ctx.params.token ?? ''));
-  router.get('/cancel-flow/:token', htmlErrors, (ctx) => cancelFlow.show(ctx, ctx.params.token ?? ''));
-  router.post('/cancel-flow/:token', htmlErrors, (ctx) => cancelFlow.submit(ctx, ctx.params.token ?? ''));
+  router.get(cardPath, ...card, (ctx) => cardUpdate.show(ctx, ctx.params.token ?? ''));
+  router.post(cardPath, ...card, (ctx) => cardUpdate.submit(ctx, ctx.params.token ?? ''));
+  router.get(cancelPath, ...cancel, (ctx) => cancelFlow.show(ctx, ctx.params.token ?? ''));
+  router.post(cancelPath, ...cancel, (ctx) => cancelFlow.submit(ctx, ctx.params.token ?? ''));
   return router.routes();
 }

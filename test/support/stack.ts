@@ -4,7 +4,10 @@ import type { Server } from 'node:http';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { noopMetricMeter } from '@temporalio/common';
+import type { Registry } from 'prom-client';
 import { createActivities } from '../../activities/index.js';
+import { createWorkerMetrics, type WorkerMetrics } from '../../activities/metrics.js';
 import { createApp } from '../../api/app.js';
 import { quietTemporalRuntime } from '../../scripts/time-skipping.js';
 import { createLogger } from '../../runtime/logger.js';
@@ -50,6 +53,8 @@ export async function startStack(
     masterKey?: Buffer;
     /** Run on this Temporal server instead of the shared dev server (e.g. the time-skipping test server). */
     temporal?: { client: Client; nativeConnection: NativeConnection };
+    /** Where the API's request metrics and the activities' metrics go (none are kept by default). */
+    metrics?: { api: Registry; worker: WorkerMetrics };
   } = {},
 ): Promise<Stack> {
   const clock = opts.clock ?? (() => new Date());
@@ -75,6 +80,7 @@ export async function startStack(
       publicBaseUrl: 'http://127.0.0.1',
       clock,
       events,
+      ...(opts.metrics ? { metrics: opts.metrics.api } : {}),
     });
     server = app.listen(0, '127.0.0.1', () =>
       resolve(`http://127.0.0.1:${(server!.address() as AddressInfo).port}`),
@@ -95,6 +101,7 @@ export async function startStack(
       clock,
       publicBaseUrl: baseUrl,
       events,
+      metrics: opts.metrics?.worker ?? createWorkerMetrics(noopMetricMeter),
     });
     const workers: Worker[] = await createWorkers({
       connection: nativeConnection,

@@ -14,6 +14,8 @@ import { connectMongo } from '../../../store/mongo.js';
 import { createWorkers, runWorkers, type WorkflowSource } from '../../../worker/create-worker.js';
 import { taskQueues } from '../../../worker/task-queues.js';
 import { sequenced, type Sequencer } from './sequencer.js';
+import { noopMetricMeter } from '@temporalio/common';
+import { createWorkerMetrics } from '../../../activities/metrics.js';
 
 /** Where the servers are: a MongoDB server URI ending in `/`, the toolchain's test server, the workflow code. */
 export interface StackServers {
@@ -61,7 +63,10 @@ export async function startWorkflowStack(
     connection: env.nativeConnection,
     namespace: 'default',
     queues,
-    activities: sequenced(createActivities({ ...deps, testGatewayWorld: world }), sequencer),
+    activities: sequenced(
+      createActivities({ ...deps, metrics: createWorkerMetrics(noopMetricMeter), testGatewayWorld: world }),
+      sequencer,
+    ),
     source: servers.workflows,
   });
   let stop = () => undefined as void;
