@@ -13,6 +13,8 @@ const DevStackEnv = z.object({
   TEMPORAL_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
   MONGO_PORT: port.default(27017),
+  // The API's metrics on this port, the worker's on the next.
+  METRICS_PORT: port.max(65534).default(9464),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   MONGODB_URI: z.string().min(1).optional(),
 });
@@ -26,6 +28,8 @@ export interface DevStackConfig {
   dataDir: string;
   temporal: { external: string } | { port: number; uiPort: number };
   mongo: { external: string } | { port: number };
+  /** Prometheus metrics: the API's on `api`, the worker's on `worker` (the next port). */
+  metrics: { api: number; worker: number };
 }
 
 /** Parses the environment; throws one error naming every bad variable. */
@@ -43,5 +47,6 @@ export function loadDevStackConfig(env: NodeJS.ProcessEnv): DevStackConfig {
       ? { external: e.TEMPORAL_ADDRESS }
       : { port: e.TEMPORAL_PORT, uiPort: e.TEMPORAL_UI_PORT },
     mongo: e.MONGODB_URI ? { external: e.MONGODB_URI } : { port: e.MONGO_PORT },
+    metrics: { api: e.METRICS_PORT, worker: e.METRICS_PORT + 1 },
   };
 }

@@ -15,7 +15,11 @@ function portFree(port: number): Promise<boolean> {
 
 /** Fails with one sentence naming the variable to change when a port the dev stack needs is taken. */
 export async function checkPortsFree(cfg: DevStackConfig): Promise<void> {
-  const wanted: Array<[number, string]> = [[cfg.apiPort, 'PORT']];
+  const wanted: Array<[number, string]> = [
+    [cfg.apiPort, 'PORT'],
+    [cfg.metrics.api, 'METRICS_PORT'],
+    [cfg.metrics.worker, 'METRICS_PORT'],
+  ];
   if ('port' in cfg.temporal)
     wanted.push([cfg.temporal.port, 'TEMPORAL_PORT'], [cfg.temporal.uiPort, 'TEMPORAL_UI_PORT']);
   if ('port' in cfg.mongo) wanted.push([cfg.mongo.port, 'MONGO_PORT']);

@@ -43,7 +43,7 @@ async function demoAccount(env: NodeJS.ProcessEnv, file: string): Promise<DemoCr
 }
 
 function banner(
-  urls: { api: string; ui: string | null; mongo: string },
+  urls: { api: string; ui: string | null; mongo: string; metrics: { api: string; worker: string } },
   dataDir: string,
   demo: DemoCredentials,
 ) {
@@ -52,6 +52,7 @@ function banner(
     `  API          ${urls.api}   (health: ${urls.api}/api/health, OpenAPI: ${urls.api}/api/openapi.json)`,
     `  Temporal UI  ${urls.ui ?? 'not started here (TEMPORAL_ADDRESS is set)'}`,
     `  MongoDB      ${urls.mongo}`,
+    `  Metrics      ${urls.metrics.api} (API), ${urls.metrics.worker} (worker)`,
     `  Data         ${dataDir}`,
     `Demo sandbox account (test gateway), saved in ${join(dataDir, 'demo-account.json')}:`,
     `  clientId              ${demo.clientId}`,
@@ -106,8 +107,13 @@ async function run(): Promise<number> {
   const demo = await demoAccount(env, join(cfg.dataDir, 'demo-account.json'));
   if (stopping) return 0;
   say('starting the worker and the API…');
-  services.push(startService('worker', 'worker/main.ts', { cwd: root, env }));
-  services.push(startService('api', 'api/main.ts', { cwd: root, env }));
+  const metricsOf = (port: number) => ({
+    env: { ...env, METRICS_PORT: String(port) },
+    url: `http://127.0.0.1:${port}/metrics`,
+  });
+  const metrics = { api: metricsOf(cfg.metrics.api), worker: metricsOf(cfg.metrics.worker) };
+  services.push(startService('worker', 'worker/main.ts', { cwd: root, env: metrics.worker.env }));
+  services.push(startService('api', 'api/main.ts', { cwd: root, env: metrics.api.env }));
   const apiUrl = `http://127.0.0.1:${cfg.apiPort}`;
   const died = Promise.race(services.map((s) => s.exited.then((code) => ({ name: s.name, code }))));
   const ready = await Promise.race([
@@ -116,7 +122,8 @@ async function run(): Promise<number> {
   ]);
   if (stopping) return 0;
   if (ready) throw new Error(`the ${ready.name} exited (${ready.code}) while starting`);
-  banner({ api: apiUrl, ui: uiUrl, mongo: mongoUri }, cfg.dataDir, demo);
+  const metricsUrls = { api: metrics.api.url, worker: metrics.worker.url };
+  banner({ api: apiUrl, ui: uiUrl, mongo: mongoUri, metrics: metricsUrls }, cfg.dataDir, demo);
   const exit = await died;
   if (stopping) return 0;
   throw new Error(`the ${exit.name} exited (${exit.code}); stopping everything`);

@@ -10,6 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { cardHealthSweepWorkflowId } from '../domain/card-health.js';
 import { freePort } from '../scripts/servers.js';
 import { taskQueues } from '../worker/task-queues.js';
+import { sumOf } from './support/prometheus.js';
 import { call } from './support/stack.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -99,6 +100,25 @@ async function sweepStatus(): Promise<string | null> {
   }
 }
 
+/** A free port whose next port is free too (the dev stack serves the worker's metrics there). */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port < 65535 && (await refusesConnections(port + 1))) return port;
+  }
+}
+
+/** The worker's and the API's metrics once the demo account's payment is recovered through them. */
+async function metricsAfterOneRecovery(apiUrl: string, apiKey: string) {
+  const paid = await call(apiUrl, 'POST', '/api/recovery/execute', {
+    key: apiKey,
+    body: { paymentMethodToken: 'tok_visa', originalDeclineCode: 'try_again_later', amount: 1500 },
+  });
+  expect(paid.status).toBe(200);
+  const scrape = async (port: number) => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return { api: await scrape(Number(env.METRICS_PORT)), worker: await scrape(Number(env.METRICS_PORT) + 1) };
+}
+
 const statusOfUnknown = (apiUrl: string, key?: string) =>
   call(apiUrl, 'GET', `/api/recovery/status/${randomUUID()}`, key ? { key } : {});
 
@@ -112,6 +132,7 @@ beforeAll(async () => {
     TEMPORAL_PORT: String(await freePort()),
     TEMPORAL_UI_PORT: String(await freePort()),
     MONGO_PORT: String(await freePort()),
+    METRICS_PORT: String(await freePortPair()),
     LOG_LEVEL: 'warn',
   };
 });
@@ -138,6 +159,24 @@ describe('npm start (the dev stack)', () => {
     expect((await statusOfUnknown(first.apiUrl, first.apiKey)).status).toBe(404);
     expect(statSync(join(dataDir, 'demo-account.json')).mode & 0o777).toBe(0o600);
     expect(await sweepStatus()).toBe('RUNNING');
+
+    const metricsPort = Number(env.METRICS_PORT);
+    expect(first.output()).toContain(
+      `Metrics      http://127.0.0.1:${metricsPort}/metrics (API), http://127.0.0.1:${metricsPort + 1}/metrics (worker)`,
+    );
+    const metrics = await metricsAfterOneRecovery(first.apiUrl, first.apiKey);
+    const execute = { method: 'POST', route: '/api/recovery/execute', status: '200' };
+    expect(sumOf(metrics.api, 'recoup_http_request_duration_seconds_count', execute)).toBe(1);
+    expect(sumOf(metrics.api, 'process_resident_memory_bytes')).toBeGreaterThan(0);
+    const charge = { gateway_kind: 'test', operation: 'charge', outcome: 'approved' };
+    expect(sumOf(metrics.worker, 'recoup_gateway_requests_total', charge)).toBe(1);
+    expect(sumOf(metrics.worker, 'recoup_recoveries_ended_total', { state: 'succeeded' })).toBe(1);
+    // Temporal's own: the recovery workflow's tasks and its activities, with their task queues.
+    const recoveryQueue = { task_queue: taskQueues('recoup').recovery };
+    expect(sumOf(metrics.worker, 'temporal_workflow_completed_total', recoveryQueue)).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(sumOf(metrics.worker, 'temporal_workflow_task_execution_latency_count')).toBeGreaterThan(0);
 
     expect(await stop(first.child)).toBe(0);
     expect(first.output()).toMatch(/dev-stack \| stopped\.\s*$/);
