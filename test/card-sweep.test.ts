@@ -2,22 +2,19 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { noopMetricMeter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { cardSweepActivities, expiryWarningEventId } from '../activities/card-sweep.js';
-import { createWorkerMetrics } from '../activities/metrics.js';
 import { cardHealthSweepWorkflowId } from '../domain/card-health.js';
 import { StoredEventSchema } from '../domain/events.js';
 import { sha256 } from '../runtime/crypto.js';
-import { createLogger } from '../runtime/logger.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { ensureCardHealthSweep } from '../services/card-sweep.js';
 import { runCli, type CliRun } from './support/cli.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm } from './support/pages.js';
 import { poll } from './support/poll.js';
-import { call, startStack, type Stack } from './support/stack.js';
+import { activityDeps, call, startStack, type Stack } from './support/stack.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
@@ -351,16 +348,7 @@ describe('a sweep retried after its worker died', () => {
           },
         ],
       );
-      const activities = cardSweepActivities({
-        stores: stack.stores,
-        temporal: stack.temporal,
-        queues: stack.queues,
-        events: stack.events,
-        log: createLogger('silent', 'test'),
-        clock: () => new Date(),
-        publicBaseUrl: stack.baseUrl,
-        metrics: createWorkerMetrics(noopMetricMeter),
-      });
+      const activities = cardSweepActivities(activityDeps(stack));
       // The first attempt had swept the first page (100 cards, 100 warnings) and said so before dying.
       const reported = { after: ids[99], done: false, cards: 100, expiringSoon: 100, warned: 100 };
       const env = new MockActivityEnvironment({ heartbeatDetails: reported });

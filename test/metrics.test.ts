@@ -7,12 +7,11 @@ import { createActivities } from '../activities/index.js';
 import { createWorkerMetrics } from '../activities/metrics.js';
 import { createApiRegistry, serveMetrics } from '../api/metrics.js';
 import { loadConfig } from '../runtime/config.js';
-import { createLogger } from '../runtime/logger.js';
 import { poll } from './support/poll.js';
 import { sumOf } from './support/prometheus.js';
 import { RecordingMeter } from './support/recording-meter.js';
 import { sampleEvent } from './support/sample-events.js';
-import { call, startStack, type Stack } from './support/stack.js';
+import { activityDeps, call, startStack, type Stack } from './support/stack.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 
 const key = Buffer.alloc(32, 7).toString('base64');
@@ -191,17 +190,7 @@ describe('what the API and the worker record', () => {
   });
 
   /** The worker's activities on this stack's stores, recording on the same meter, to call one directly. */
-  const activities = () =>
-    createActivities({
-      stores: stack.stores,
-      temporal: stack.temporal,
-      queues: stack.queues,
-      events: stack.events,
-      log: createLogger('silent', 'test'),
-      clock: () => new Date(),
-      publicBaseUrl: stack.baseUrl,
-      metrics: createWorkerMetrics(meter),
-    });
+  const activities = () => createActivities(activityDeps(stack, createWorkerMetrics(meter)));
 
   it('counts a webhook POST not sent because the URL became http after the event was recorded', async () => {
     const created = await stack.createAccount();

@@ -6,6 +6,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { noopMetricMeter } from '@temporalio/common';
 import type { Registry } from 'prom-client';
+import type { ActivityDeps } from '../../activities/deps.js';
 import { createActivities } from '../../activities/index.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../../activities/metrics.js';
 import { createApp } from '../../api/app.js';
@@ -142,6 +143,23 @@ export async function startStack(
       await db.dropDatabase();
       await mongo.close();
     },
+  };
+}
+
+/** What the worker's activities get on this stack, to call one directly (no metrics kept unless given). */
+export function activityDeps(
+  stack: Stack,
+  metrics: WorkerMetrics = createWorkerMetrics(noopMetricMeter),
+): ActivityDeps {
+  return {
+    stores: stack.stores,
+    temporal: stack.temporal,
+    queues: stack.queues,
+    events: stack.events,
+    log: createLogger('silent', 'test'),
+    clock: () => new Date(),
+    publicBaseUrl: stack.baseUrl,
+    metrics,
   };
 }
 
