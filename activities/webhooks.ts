@@ -37,10 +37,10 @@ export function webhookActivities(deps: ActivityDeps) {
   const { stores, clock, metrics } = deps;
 
   /** What to send where: the stored bytes, the account's URL and signing secret; and the event's record. */
-  async function load(eventId: string) {
+  async function load(eventId: string, now: Date) {
     const record = await stores.events.get(eventId);
     if (!record) throw new Error(`No event ${eventId}`);
-    const target = await stores.accounts.webhookTarget(record.accountId);
+    const target = await stores.accounts.webhookTarget(record.accountId, now);
     if (!target) throw new Error(`No account ${record.accountId} for event ${eventId}`);
     return { record, ...target };
   }
@@ -84,8 +84,9 @@ export function webhookActivities(deps: ActivityDeps) {
       deliveryId: string;
       attempt: number;
     }): Promise<AttemptOutcome> {
-      const { record, url, secret } = await load(input.eventId);
-      const at = clock().toISOString();
+      const now = clock();
+      const { record, url, secret } = await load(input.eventId, now);
+      const at = now.toISOString();
       if (!isHttpsUrl(url)) {
         metrics.webhookAttempt(record.type, 'not_sent');
         return {

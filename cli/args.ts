@@ -28,3 +28,11 @@ export function parseJsonFlag(flag: string, text: string): unknown {
     throw new UsageError(`${flag} must be valid JSON, got: ${text}`);
   }
 }
+
+/** An integer flag within [min, max], or a usage error naming the flag and the range. */
+export function integerFlag(flag: string, value: string, min: number, max: number): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < min || n > max)
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}; got "${value}"`);
+  return n;
+}

@@ -20,6 +20,8 @@ interface AccountDoc {
   settings: Settings;
   gateways: StoredGateway[];
   signingSecret: Sealed;
+  /** A rotated signing secret and when it starts signing; the current one signs until then. */
+  nextSigningSecret?: { secret: Sealed; from: Date };
   /** Billing-platform connectors: each platform's configuration (webhook secrets, API keys), sealed. */
   connectors?: Partial<Record<ConnectorPlatform, Sealed>>;
   createdAt: Date;
@@ -42,6 +44,8 @@ export interface Account {
   /** Platforms with a configured connector. */
   connectors: ConnectorPlatform[];
   testMode: boolean;
+  /** When a rotated webhook signing secret starts signing; null when none is waiting for its time. */
+  nextSigningSecretFrom: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -52,7 +56,8 @@ export interface IssuedKeys {
   publishableKey: string;
 }
 
-function toAccount(doc: AccountDoc): Account {
+function toAccount(doc: AccountDoc, now: number): Account {
+  const next = doc.nextSigningSecret;
   const gateways = doc.gateways.map(({ name, kind, test }) => ({ name, kind, test }));
   return {
     id: doc._id,
@@ -61,9 +66,16 @@ function toAccount(doc: AccountDoc): Account {
     gateways,
     connectors: (Object.keys(doc.connectors ?? {}) as ConnectorPlatform[]).sort(),
     testMode: gateways[0]?.test ?? false,
+    nextSigningSecretFrom: next && next.from.getTime() > now ? next.from : null,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
   };
+}
+
+/** The sealed secret that signs a webhook sent at `now`: the rotated one once its time has come. */
+function signingSecretAt(doc: AccountDoc, now: Date): Sealed {
+  const next = doc.nextSigningSecret;
+  return next && next.from.getTime() <= now.getTime() ? next.secret : doc.signingSecret;
 }
 
 /** How long a process may answer from its copy of an account; 0 reads the database every time. */
@@ -126,7 +138,7 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
     async create(input: { name: string; settings: Settings; gateways: GatewayConfig[]; id?: string }) {
       const id = input.id ?? `acct_${randomBytes(12).toString('hex')}`;
       const webhookSigningSecret = generateKey('signing');
-      const now = new Date();
+      const at = new Date();
       await accounts.insertOne({
         _id: id,
         name: input.name,
@@ -138,22 +150,22 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
           credentials: seal(masterKey, g.credentials),
         })),
         signingSecret: seal(masterKey, webhookSigningSecret),
-        createdAt: now,
-        updatedAt: now,
+        createdAt: at,
+        updatedAt: at,
       });
       const issued = await issueKeys(id);
       const doc = await accounts.findOne({ _id: id });
       if (!doc) throw new Error(`Account ${id} vanished after insert`);
-      return { account: toAccount(doc), ...issued, webhookSigningSecret };
+      return { account: toAccount(doc, now()), ...issued, webhookSigningSecret };
     },
 
     async find(id: string): Promise<Account | null> {
       const doc = await accountDocs.get(id);
-      return doc ? toAccount(doc) : null;
+      return doc ? toAccount(doc, now()) : null;
     },
 
     async list(): Promise<Account[]> {
-      return (await accounts.find().sort({ createdAt: 1 }).toArray()).map(toAccount);
+      return (await accounts.find().sort({ createdAt: 1 }).toArray()).map((doc) => toAccount(doc, now()));
     },
 
     /** The ids of the accounts whose card health sweep is enabled. */
@@ -198,7 +210,7 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
       const sealed = doc?.connectors?.[platform];
       if (!doc || !sealed) return null;
       return {
-        account: toAccount(doc),
+        account: toAccount(doc, now()),
         gateways: gatewaysOf(doc),
         config: unseal<Record<string, unknown>>(masterKey, sealed),
       };
@@ -218,22 +230,49 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
       return account ? { account, kind: key.kind } : null;
     },
 
-    async signingSecret(id: string): Promise<string | null> {
-      return (await this.webhookTarget(id))?.secret ?? null;
+    /** The secret that signs the account's webhooks at `now`. */
+    async signingSecret(id: string, now = new Date()): Promise<string | null> {
+      return (await this.webhookTarget(id, now))?.secret ?? null;
     },
 
-    /** Where the account's webhooks go and the secret that signs them, from one read. */
-    async webhookTarget(id: string): Promise<{ url: string; secret: string } | null> {
+    /** Where the account's webhooks go and the secret that signs one sent at `now`, from one read. */
+    async webhookTarget(id: string, now = new Date()): Promise<{ url: string; secret: string } | null> {
       const doc = await accountDocs.get(id);
       return doc
-        ? { url: doc.settings.webhookUrl, secret: unseal<string>(masterKey, doc.signingSecret) }
+        ? { url: doc.settings.webhookUrl, secret: unseal<string>(masterKey, signingSecretAt(doc, now)) }
         : null;
+    },
+
+    /**
+     * Issues a new webhook signing secret that signs from `from`; the one signing at `now` goes on signing
+     * until then (none, when `from` is not after `now`). A rotation still waiting for its time is replaced,
+     * its secret never used. Returns the new secret (shown once), or null for an unknown account.
+     */
+    async rotateSigningSecret(id: string, from: Date, now: Date): Promise<string | null> {
+      const doc = await accounts.findOne({ _id: id });
+      if (!doc) return null;
+      const secret = generateKey('signing');
+      const sealed = seal(masterKey, secret);
+      await accounts.updateOne(
+        { _id: id },
+        from.getTime() <= now.getTime()
+          ? { $set: { signingSecret: sealed, updatedAt: now }, $unset: { nextSigningSecret: '' } }
+          : {
+              $set: {
+                signingSecret: signingSecretAt(doc, now),
+                nextSigningSecret: { secret: sealed, from },
+                updatedAt: now,
+              },
+            },
+      );
+      accountDocs.forget(id);
+      return secret;
     },
 
     /** The account and its gateways with decrypted credentials, in priority order, from one read. */
     async withGateways(id: string): Promise<{ account: Account; gateways: GatewayConfig[] } | null> {
       const doc = await accountDocs.get(id);
-      return doc ? { account: toAccount(doc), gateways: gatewaysOf(doc) } : null;
+      return doc ? { account: toAccount(doc, now()), gateways: gatewaysOf(doc) } : null;
     },
   };
 }

@@ -65,7 +65,7 @@ afterAll(async () => {
 
 describe('recoup <group> <subcommand>', () => {
   it.each([
-    ['accounts', 'create, list, show, update, rotate-key, sweep'],
+    ['accounts', 'create, list, show, update, rotate-key, rotate-webhook-secret, sweep'],
     ['webhooks', 'list, show, resend'],
     ['connectors', 'set, remove, list'],
     ['recoveries', 'stop'],

@@ -1,4 +1,4 @@
-import { parseCommand, onePositional } from '../args.js';
+import { integerFlag, onePositional, parseCommand } from '../args.js';
 import { accountJson, accountLines, gatewaysLine } from '../account-view.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
@@ -15,6 +15,7 @@ export const accountsUsage = [
   'recoup accounts show <clientId> [--json]',
   'recoup accounts update <clientId> --settings <json merge patch> [--json]',
   'recoup accounts rotate-key <clientId> [--json]',
+  'recoup accounts rotate-webhook-secret <clientId> [--grace-hours <0-720>] [--json]',
   'recoup accounts sweep <clientId> [--json]',
 ];
 
@@ -114,6 +115,37 @@ async function rotateKey(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
+/**
+ * Issues a new webhook signing secret. The current one goes on signing for `--grace-hours` (24 by
+ * default), time for the merchant to make its receiver accept both; 0 switches at once (a leaked secret).
+ */
+async function rotateWebhookSecret(argv: string[], ctx: CliContext): Promise<void> {
+  const usage = accountsUsage.find((l) => l.includes('rotate-webhook-secret'))!;
+  const { values, positionals } = parseCommand(argv, {
+    ...json,
+    'grace-hours': { type: 'string', default: '24' },
+  });
+  const clientId = onePositional(positionals, 'clientId', usage);
+  const graceHours = integerFlag('--grace-hours', values['grace-hours'], 0, 720);
+  await existingAccount(ctx, clientId);
+  const now = ctx.clock();
+  const signsFrom = new Date(now.getTime() + graceHours * 3_600_000);
+  const secret = await ctx.stores.accounts.rotateSigningSecret(clientId, signsFrom, now);
+  if (!secret) throw new NotFoundError(`no account with clientId ${clientId}`);
+  const result = { clientId, webhookSigningSecret: secret, signsFrom: signsFrom.toISOString() };
+  print(ctx, values.json, result, () => [
+    graceHours === 0
+      ? `Rotated the webhook signing secret of ${clientId}: webhooks are signed with the new one from now on (within a few seconds on every worker), the old one no longer.`
+      : `New webhook signing secret for ${clientId}: webhooks are signed with it from ${result.signsFrom}, with the current one until then. Make the receiver accept both before that time.`,
+    'The new secret is shown only now.',
+    ...pairs([
+      ['clientId', clientId],
+      ['webhookSigningSecret', secret],
+      ['signsFrom', result.signsFrom],
+    ]),
+  ]);
+}
+
 /** Runs the account's card health sweep now, on the workers, and prints what it did. */
 async function sweep(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, json);
@@ -151,5 +183,6 @@ export const accountsCommand = commandGroup('accounts', {
   show,
   update,
   'rotate-key': rotateKey,
+  'rotate-webhook-secret': rotateWebhookSecret,
   sweep,
 });

@@ -1,6 +1,6 @@
 import { parseConnectorConfig, supportedPlatforms } from '../../activities/connectors/registry.js';
 import { ConnectorPlatform, connectorIntakeUrl } from '../../domain/connectors.js';
-import { parseCommand, parseJsonFlag } from '../args.js';
+import { integerFlag, parseCommand, parseJsonFlag } from '../args.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { NotFoundError, UsageError } from '../errors.js';
@@ -65,9 +65,7 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
   const [clientId, ...extra] = positionals;
   if (!clientId) throw new UsageError(`missing <clientId>; usage: ${usage}`);
   if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"; usage: ${usage}`);
-  const limit = Number(values.events);
-  if (!Number.isInteger(limit) || limit < 0 || limit > 1000)
-    throw new UsageError(`--events must be an integer from 0 to 1000; got "${values.events}"`);
+  const limit = integerFlag('--events', values.events, 0, 1000);
   const account = await existingAccount(ctx, clientId);
   const connectors = account.connectors.map((platform) => ({
     platform,

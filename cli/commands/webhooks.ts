@@ -1,7 +1,7 @@
 import { deliveryStatuses, type DeliveryStatus } from '../../domain/webhooks.js';
 import { createEventPublisher, EventNotFoundError } from '../../services/events.js';
 import type { EventRecord } from '../../store/events.js';
-import { onePositional, parseCommand } from '../args.js';
+import { integerFlag, onePositional, parseCommand } from '../args.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { jsonFlag, print } from '../output.js';
 import { NotFoundError, UsageError } from '../errors.js';
@@ -23,13 +23,6 @@ function statusFlag(value: string | undefined): DeliveryStatus | undefined {
   return status;
 }
 
-function limitFlag(value: string): number {
-  const limit = Number(value);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-    throw new UsageError(`--limit must be an integer from 1 to 1000; got "${value}"`);
-  return limit;
-}
-
 async function existing(ctx: CliContext, eventId: string): Promise<EventRecord> {
   const record = await ctx.stores.events.get(eventId);
   if (!record) throw new NotFoundError(`no event with eventId ${eventId}`);
@@ -47,7 +40,7 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
   const records = await ctx.stores.events.list({
     accountId: values.account,
     status: statusFlag(values.status),
-    limit: limitFlag(values.limit),
+    limit: integerFlag('--limit', values.limit, 1, 1000),
   });
   print(ctx, values.json, records.map(eventJson), () =>
     records.length === 0 ? ['No events.'] : eventTable(records),
