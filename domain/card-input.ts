@@ -13,7 +13,17 @@ export interface ValidCard {
   cvc: string;
 }
 
-export type CardFormErrors = Partial<Record<keyof CardForm, string>>;
+/** Why a typed field was refused; the hosted page words each in the customer's language. */
+export type CardInputError =
+  | 'number_missing'
+  | 'number_length'
+  | 'number_invalid'
+  | 'expiry_format'
+  | 'expiry_month'
+  | 'expired'
+  | 'cvc_format';
+
+export type CardFormErrors = Partial<Record<keyof CardForm, CardInputError>>;
 
 /** The Luhn checksum every card number carries. */
 export function passesLuhn(digits: string): boolean {
@@ -29,24 +39,23 @@ export function passesLuhn(digits: string): boolean {
   return digits.length > 0 && sum % 10 === 0;
 }
 
-function checkNumber(raw: string): string | { error: string } {
+function checkNumber(raw: string): string | { error: CardInputError } {
   const digits = raw.replace(/[\s-]/g, '');
-  if (digits === '') return { error: 'Enter your card number.' };
-  if (!/^\d{12,19}$/.test(digits)) return { error: 'A card number has 12 to 19 digits.' };
-  if (!passesLuhn(digits)) return { error: 'This card number is not valid. Check it and try again.' };
+  if (digits === '') return { error: 'number_missing' };
+  if (!/^\d{12,19}$/.test(digits)) return { error: 'number_length' };
+  if (!passesLuhn(digits)) return { error: 'number_invalid' };
   return digits;
 }
 
-function checkExpiry(raw: string, now: Date): { month: number; year: number } | { error: string } {
+function checkExpiry(raw: string, now: Date): { month: number; year: number } | { error: CardInputError } {
   const match = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/.exec(raw);
-  if (!match) return { error: 'Enter the expiry date as MM/YY, for example 04/29.' };
+  if (!match) return { error: 'expiry_format' };
   const month = Number(match[1]);
   const year = match[2]!.length === 2 ? 2000 + Number(match[2]) : Number(match[2]);
-  if (month < 1 || month > 12) return { error: 'The expiry month must be between 01 and 12.' };
+  if (month < 1 || month > 12) return { error: 'expiry_month' };
   // A card is valid until the end of its expiry month.
   const current = now.getUTCFullYear() * 12 + now.getUTCMonth();
-  if (year * 12 + (month - 1) < current)
-    return { error: 'This card has expired. Use a card that is still valid.' };
+  if (year * 12 + (month - 1) < current) return { error: 'expired' };
   return { month, year };
 }
 
@@ -58,7 +67,7 @@ export function checkCardForm(form: CardForm, now: Date): { card: ValidCard } | 
   const cvc = form.cvc.trim();
   if (typeof number !== 'string') errors.number = number.error;
   if ('error' in expiry) errors.expiry = expiry.error;
-  if (!/^\d{3,4}$/.test(cvc)) errors.cvc = 'The security code is the 3 or 4 digits on your card.';
+  if (!/^\d{3,4}$/.test(cvc)) errors.cvc = 'cvc_format';
   if (typeof number !== 'string' || 'error' in expiry || errors.cvc) return { errors };
   return { card: { number, expMonth: expiry.month, expYear: expiry.year, cvc } };
 }

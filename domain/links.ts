@@ -12,6 +12,10 @@ export const linkLifetimesMs = {
 
 /** The two kinds of hosted link and the page path each lives under. */
 export type LinkKind = 'card_update' | 'cancel_flow';
+
+/** The languages of the hosted pages (ISO 639-1); a link may fix one, else the browser's preference decides. */
+export const pageLocales = ['en', 'de', 'fr', 'es'] as const;
+export type PageLocale = (typeof pageLocales)[number];
 export const linkPaths: Record<LinkKind, string> = {
   card_update: 'update-card',
   cancel_flow: 'cancel-flow',

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { ChurnOutcome, LinkKind } from '../domain/links.js';
+import type { ChurnOutcome, LinkKind, PageLocale } from '../domain/links.js';
 import type { CancelOffer } from '../domain/settings.js';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
@@ -11,6 +11,8 @@ export interface CardUpdateData {
   customerEmail: string | null;
   returnUrl: string | null;
   transactionId: string | null;
+  /** The page's language when the merchant chose one (else the customer's browser decides). */
+  locale?: PageLocale | null;
 }
 
 /** What a cancel-flow link was minted for; `amount` and `currency` render the offers. */
@@ -21,6 +23,8 @@ export interface CancelFlowData {
   amount: number | null;
   currency: string;
   returnUrl: string | null;
+  /** The page's language when the merchant chose one (else the customer's browser decides). */
+  locale?: PageLocale | null;
 }
 
 interface LinkBase {

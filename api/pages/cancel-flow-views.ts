@@ -2,6 +2,8 @@ import type { CancelChoice } from '../../domain/links.js';
 import { formatMoney } from '../../domain/money.js';
 import type { CancelOffer } from '../../domain/settings.js';
 import { html, type SafeHtml } from './html.js';
+import type { PageMessages } from './i18n/index.js';
+import type { Notice } from './i18n/messages.js';
 
 /** The subscription's recurring charge, when the merchant gave it. */
 export interface Price {
@@ -9,55 +11,53 @@ export interface Price {
   currency: string;
 }
 
-const months = (n: number) => (n === 1 ? '1 month' : `${n} months`);
-const money = (amount: number, currency: string) => formatMoney({ amount, currency });
-
 /** Title, explanation and button label of one offer, prices rendered from the link's amount and currency. */
 export function describeOffer(
   offer: CancelOffer,
   price: Price,
+  m: PageMessages,
 ): { title: string; text: string; action: string } {
-  if (offer.type === 'pause')
-    return {
-      title: `Pause for ${months(offer.months)}`,
-      text: `Take a break: no payments for ${months(offer.months)}, then your subscription picks up where it left off.`,
-      action: `Pause for ${months(offer.months)}`,
-    };
+  const money = (amount: number) => formatMoney({ amount, currency: price.currency }, m.lang);
+  if (offer.type === 'pause') {
+    const title = m.cancel.pause.title(m.months(offer.months));
+    return { title, text: m.cancel.pause.text(m.months(offer.months)), action: title };
+  }
   if (offer.type === 'discount') {
+    const months = m.months(offer.durationMonths);
     const discounted =
       price.amount === null ? null : Math.round((price.amount * (100 - offer.percentOff)) / 100);
     return {
-      title: `${offer.percentOff}% off for ${months(offer.durationMonths)}`,
+      title: m.cancel.discount.title(offer.percentOff, months),
       text:
         price.amount === null || discounted === null
-          ? `Stay and get ${offer.percentOff}% off your next ${months(offer.durationMonths)}.`
-          : `Stay and pay ${money(discounted, price.currency)} instead of ${money(price.amount, price.currency)} for the next ${months(offer.durationMonths)}.`,
-      action: `Accept ${offer.percentOff}% off`,
+          ? m.cancel.discount.text(offer.percentOff, months)
+          : m.cancel.discount.textWithPrices(money(discounted), money(price.amount), months),
+      action: m.cancel.discount.action(offer.percentOff),
     };
   }
-  const current = price.amount === null ? '' : ` instead of ${money(price.amount, price.currency)}`;
-  return {
-    title: `Switch to ${offer.label}`,
-    text: `Keep the essentials for ${money(offer.amount, price.currency)}${current} per billing period.`,
-    action: `Switch to ${offer.label}`,
-  };
+  const title = m.cancel.downgrade.title(offer.label);
+  const current = price.amount === null ? null : money(price.amount);
+  return { title, text: m.cancel.downgrade.text(money(offer.amount), current), action: title };
 }
 
 /** The cancel flow: each configured offer with its own button, then "keep" and a plain "cancel anyway". */
-export function cancelFlowForm(view: {
-  action: string;
-  formToken: string;
-  brandName: string;
-  offers: CancelOffer[];
-  price: Price;
-  error?: string;
-}): SafeHtml {
-  return html`<h1>Before you cancel</h1>
+export function cancelFlowForm(
+  view: {
+    action: string;
+    formToken: string;
+    brandName: string;
+    offers: CancelOffer[];
+    price: Price;
+    error?: string;
+  },
+  m: PageMessages,
+): SafeHtml {
+  return html`<h1>${m.cancel.title}</h1>
     <p class="lead">
       ${
         view.offers.length > 0
-          ? `${view.brandName} would like to keep you. Choose an option below, or cancel right away.`
-          : `You can keep your ${view.brandName} subscription or cancel it here.`
+          ? m.cancel.leadWithOffers(view.brandName)
+          : m.cancel.leadWithoutOffers(view.brandName)
       }
     </p>
     ${view.error ? html`<div class="alert" role="alert"><p>${view.error}</p></div>` : ''}
@@ -67,7 +67,7 @@ export function cancelFlowForm(view: {
         view.offers.length > 0
           ? html`<ul class="offers">
               ${view.offers.map((offer, i) => {
-                const d = describeOffer(offer, view.price);
+                const d = describeOffer(offer, view.price, m);
                 return html`<li class="offer">
                   <div>
                     <h2 id="offer-${i}-title">${d.title}</h2>
@@ -88,40 +88,29 @@ export function cancelFlowForm(view: {
           : ''
       }
       <div class="choices">
-        <button class="button secondary" type="submit" name="choice" value="keep">
-          Keep my subscription
+        <button class="button secondary" type="submit" name="choice" value="keep">${m.cancel.keep}</button>
+        <button class="button plain" type="submit" name="choice" value="cancel">
+          ${m.cancel.cancelAnyway}
         </button>
-        <button class="button plain" type="submit" name="choice" value="cancel">Cancel anyway</button>
       </div>
     </form>`;
 }
 
-function confirmation(choice: CancelChoice, brandName: string): [string, string] {
-  if (choice.kind === 'cancel')
-    return [
-      'Your cancellation has been sent',
-      `${brandName} will confirm that your subscription is cancelled.`,
-    ];
-  if (choice.kind === 'keep')
-    return ['Glad you are staying', `Your ${brandName} subscription continues as before.`];
+function confirmation(choice: CancelChoice, brand: string, m: PageMessages): Notice {
+  const { done } = m.cancel;
+  if (choice.kind === 'cancel') return done.cancelled(brand);
+  if (choice.kind === 'keep') return done.kept(brand);
   const { offer } = choice;
-  if (offer.type === 'pause')
-    return ['Your subscription will be paused', `${brandName} will pause it for ${months(offer.months)}.`];
+  if (offer.type === 'pause') return done.paused(brand, m.months(offer.months));
   if (offer.type === 'discount')
-    return [
-      'Your discount is on its way',
-      `${brandName} will take ${offer.percentOff}% off for the next ${months(offer.durationMonths)}.`,
-    ];
-  return [
-    `You are switching to ${offer.label}`,
-    `${brandName} will move your subscription to ${offer.label}.`,
-  ];
+    return done.discounted(brand, offer.percentOff, m.months(offer.durationMonths));
+  return done.downgraded(brand, offer.label);
 }
 
 /** Confirmation when the merchant gave no returnUrl. Recoup tells the merchant, who applies the choice. */
-export function cancelFlowDone(view: { brandName: string; choice: CancelChoice }): SafeHtml {
-  const [title, text] = confirmation(view.choice, view.brandName);
+export function cancelFlowDone(view: { brandName: string; choice: CancelChoice }, m: PageMessages): SafeHtml {
+  const { title, text } = confirmation(view.choice, view.brandName, m);
   return html`<h1>${title}</h1>
     <p class="lead" role="status">${text}</p>
-    <p>You can close this page.</p>`;
+    <p>${m.cancel.close}</p>`;
 }

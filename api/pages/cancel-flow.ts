@@ -29,20 +29,24 @@ export function cancelFlowPage(deps: PageDeps) {
     token: string,
     error?: string,
   ): void {
-    const { link, account, brand } = loaded;
+    const { link, account, brand, messages } = loaded;
     sendPage(ctx, status, {
-      title: 'Before you cancel',
+      title: messages.cancel.title,
       brand,
+      messages,
       wide: true,
       formTargets: link.data.returnUrl ? [link.data.returnUrl] : [],
-      body: cancelFlowForm({
-        action: path(token),
-        formToken: issueFormToken(link.formSecret, clock()),
-        brandName: brand.name,
-        offers: account.settings.cancelFlow.offers,
-        price: { amount: link.data.amount, currency: link.data.currency },
-        ...(error ? { error } : {}),
-      }),
+      body: cancelFlowForm(
+        {
+          action: path(token),
+          formToken: issueFormToken(link.formSecret, clock()),
+          brandName: brand.name,
+          offers: account.settings.cancelFlow.offers,
+          price: { amount: link.data.amount, currency: link.data.currency },
+          ...(error ? { error } : {}),
+        },
+        messages,
+      ),
     });
   }
 
@@ -56,18 +60,18 @@ export function cancelFlowPage(deps: PageDeps) {
     async submit(ctx: AppContext, token: string): Promise<void> {
       const loaded = await loadLink(deps, ctx, token, 'cancel_flow');
       if (!loaded) return;
-      const { link, account, brand } = loaded;
+      const { link, account, brand, messages } = loaded;
       const fields = trustedForm(ctx, link.formSecret, clock());
-      if (!fields) return staleFormPage(ctx, brand, path(token));
+      if (!fields) return staleFormPage(ctx, loaded, path(token));
       const choice = choiceOf(fields.get('choice'), account.settings.cancelFlow.offers);
-      if (!choice) return showForm(ctx, 422, loaded, token, 'Please choose one of the options below.');
+      if (!choice) return showForm(ctx, 422, loaded, token, messages.cancel.chooseOne);
 
       const used = await outcomes.consumeLink(link, {
         kind: 'churn',
         outcome: churnOutcomeOf(choice),
         offer: choice.kind === 'offer' ? choice.offer : null,
       });
-      if (!used) return goneLinkPage(ctx, brand, 'used');
+      if (!used) return goneLinkPage(ctx, loaded, 'used');
       if (link.data.returnUrl) {
         ctx.status = 303;
         ctx.set('Cache-Control', 'no-store');
@@ -76,10 +80,11 @@ export function cancelFlowPage(deps: PageDeps) {
         return;
       }
       sendPage(ctx, 200, {
-        title: 'Thank you',
+        title: messages.cancel.thanks,
         brand,
+        messages,
         wide: true,
-        body: cancelFlowDone({ brandName: brand.name, choice }),
+        body: cancelFlowDone({ brandName: brand.name, choice }, messages),
       });
     },
   };

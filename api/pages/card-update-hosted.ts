@@ -4,16 +4,18 @@ import type { AppContext } from '../context.js';
 import { html } from './html.js';
 import { sendPage } from './layout.js';
 import type { LoadedLink, PageDeps } from './load-link.js';
-import { cardLabel, cardUpdatePath, saveCard } from './save-card.js';
+import { cardUpdatePath, saveCard } from './save-card.js';
 
 /** Back from the gateway's form without a saved card: nothing changed, and the link still works. */
 function notSaved(ctx: AppContext, loaded: LoadedLink<'card_update'>, token: string, why: string): void {
+  const { brand, messages } = loaded;
   sendPage(ctx, 200, {
-    title: 'Your card was not changed',
-    brand: loaded.brand,
-    body: html`<h1>Your card was not changed</h1>
+    title: messages.card.notChanged,
+    brand,
+    messages,
+    body: html`<h1>${messages.card.notChanged}</h1>
       <p class="lead">${why}</p>
-      <p><a class="button" href="${cardUpdatePath(token)}">Try again</a></p>`,
+      <p><a class="button" href="${cardUpdatePath(token)}">${messages.card.tryAgain}</a></p>`,
   });
 }
 
@@ -29,14 +31,16 @@ export async function hostedCardUpdate(
   token: string,
   form: HostedCardForm,
 ): Promise<void> {
-  const { account, link } = loaded;
-  if (ctx.query.cancelled !== undefined)
-    return notSaved(ctx, loaded, token, 'You left the secure card form before saving a card.');
+  const { account, link, messages } = loaded;
+  if (ctx.query.cancelled !== undefined) return notSaved(ctx, loaded, token, messages.card.leftHostedForm);
   const session = ctx.query.session;
   if (typeof session === 'string' && session) {
     const card = await form.finish(session, link._id);
-    if (!card) return notSaved(ctx, loaded, token, 'The secure card form was not completed.');
-    return saveCard(deps, ctx, loaded, { token: card.token, label: cardLabel(card.brand, card.last4) });
+    if (!card) return notSaved(ctx, loaded, token, messages.card.hostedFormIncomplete);
+    return saveCard(deps, ctx, loaded, {
+      token: card.token,
+      label: messages.card.label(card.brand, card.last4),
+    });
   }
   const recovery = link.data.transactionId
     ? await deps.stores.recoveries.find(account.id, link.data.transactionId)

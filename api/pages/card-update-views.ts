@@ -1,5 +1,6 @@
 import type { CardFormErrors } from '../../domain/card-input.js';
 import { html, type SafeHtml } from './html.js';
+import type { PageMessages } from './i18n/index.js';
 
 /** What the card form shows: its target, CSRF token, and after a failed submit the errors and the expiry typed. */
 export interface CardFormView {
@@ -13,43 +14,34 @@ export interface CardFormView {
 }
 
 const fields = [
-  {
-    name: 'number',
-    id: 'card-number',
-    label: 'Card number',
-    hint: null,
-    autocomplete: 'cc-number',
-    maxlength: 23,
-  },
-  {
-    name: 'expiry',
-    id: 'card-expiry',
-    label: 'Expiry date',
-    hint: 'MM/YY',
-    autocomplete: 'cc-exp',
-    maxlength: 7,
-  },
-  {
-    name: 'cvc',
-    id: 'card-cvc',
-    label: 'Security code',
-    hint: '3 or 4 digits',
-    autocomplete: 'cc-csc',
-    maxlength: 4,
-  },
+  { name: 'number', id: 'card-number', autocomplete: 'cc-number', maxlength: 23 },
+  { name: 'expiry', id: 'card-expiry', autocomplete: 'cc-exp', maxlength: 7 },
+  { name: 'cvc', id: 'card-cvc', autocomplete: 'cc-csc', maxlength: 4 },
 ] as const;
 
 type Field = (typeof fields)[number];
 
-function input(field: Field, view: CardFormView, focus: boolean): SafeHtml {
-  const error = view.errors?.[field.name];
+/** A field's label and its hint, in the page's language. */
+function labelOf(field: Field, m: PageMessages): { label: string; hint: string | null } {
+  if (field.name === 'number') return { label: m.card.number, hint: null };
+  if (field.name === 'expiry') return { label: m.card.expiry, hint: m.card.expiryHint };
+  return { label: m.card.cvc, hint: m.card.cvcHint };
+}
+
+/** The message of a field's error, if it has one. */
+const errorOf = (field: Field, view: CardFormView, m: PageMessages): string | null => {
+  const code = view.errors?.[field.name];
+  return code ? m.card.errors[code] : null;
+};
+
+function input(field: Field, view: CardFormView, m: PageMessages, focus: boolean): SafeHtml {
+  const error = errorOf(field, view, m);
+  const { label, hint } = labelOf(field, m);
   const errorId = `${field.id}-error`;
   // The card number and security code are never echoed back into the page.
   const value = field.name === 'expiry' ? (view.expiry ?? '') : '';
   return html`<div class="field">
-    <label for="${field.id}"
-      >${field.label}${field.hint ? html` <span class="hint">${field.hint}</span>` : ''}</label
-    >
+    <label for="${field.id}">${label}${hint ? html` <span class="hint">${hint}</span>` : ''}</label>
     <input
       id="${field.id}"
       name="${field.name}"
@@ -67,16 +59,16 @@ function input(field: Field, view: CardFormView, focus: boolean): SafeHtml {
   </div>`;
 }
 
-function problems(view: CardFormView): SafeHtml | string {
+function problems(view: CardFormView, m: PageMessages): SafeHtml | string {
   const listed = fields.filter((f) => view.errors?.[f.name]);
   if (!view.refusal && listed.length === 0) return '';
   return html`<div class="alert" role="alert">
-    <h2>${view.refusal ? 'Your card was not accepted' : 'Please check your card details'}</h2>
+    <h2>${view.refusal ? m.card.notAccepted : m.card.checkDetails}</h2>
     ${view.refusal ? html`<p>${view.refusal}</p>` : ''}
     ${
       listed.length > 0
         ? html`<ul>
-            ${listed.map((f) => html`<li><a href="#${f.id}">${view.errors?.[f.name]}</a></li>`)}
+            ${listed.map((f) => html`<li><a href="#${f.id}">${errorOf(f, view, m)}</a></li>`)}
           </ul>`
         : ''
     }
@@ -84,43 +76,39 @@ function problems(view: CardFormView): SafeHtml | string {
 }
 
 /** The card form: number, expiry and security code, all labelled, with errors tied to their fields. */
-export function cardForm(view: CardFormView): SafeHtml {
+export function cardForm(view: CardFormView, m: PageMessages): SafeHtml {
   const firstInvalid = fields.find((f) => view.errors?.[f.name])?.name ?? (view.refusal ? 'number' : null);
-  const [number, expiry, cvc] = fields.map((f) => input(f, view, f.name === firstInvalid));
-  return html`<h1>Update your payment details</h1>
-    <p class="lead">Enter the card you would like ${view.brandName} to charge from now on.</p>
-    ${problems(view)}
+  const [number, expiry, cvc] = fields.map((f) => input(f, view, m, f.name === firstInvalid));
+  return html`<h1>${m.card.title}</h1>
+    <p class="lead">${m.card.lead(view.brandName)}</p>
+    ${problems(view, m)}
     <form method="post" action="${view.action}" autocomplete="on">
       <input type="hidden" name="_form" value="${view.formToken}" />
       ${number}
       <div class="row">${expiry}${cvc}</div>
-      <button class="button" type="submit">Save card</button>
+      <button class="button" type="submit">${m.card.save}</button>
     </form>
-    <p class="secure">Your card details go only to the payment provider and are never stored.</p>`;
+    <p class="secure">${m.card.secure}</p>`;
 }
 
 /** After a successful update. */
-export function cardSaved(view: {
-  brandName: string;
-  cardLabel: string;
-  returnUrl: string | null;
-}): SafeHtml {
-  return html`<h1>Your card has been updated</h1>
-    <p class="lead" role="status">
-      Thank you. ${view.brandName} will charge your ${view.cardLabel} from now on.
-    </p>
-    <p>Any payment that is waiting will be retried with this card shortly. You can close this page.</p>
+export function cardSaved(
+  view: { brandName: string; cardLabel: string; returnUrl: string | null },
+  m: PageMessages,
+): SafeHtml {
+  return html`<h1>${m.card.savedTitle}</h1>
+    <p class="lead" role="status">${m.card.savedLead(view.brandName, view.cardLabel)}</p>
+    <p>${m.card.savedRetry}</p>
     ${
       view.returnUrl
-        ? html`<p><a class="button" href="${view.returnUrl}">Return to ${view.brandName}</a></p>`
+        ? html`<p><a class="button" href="${view.returnUrl}">${m.card.backTo(view.brandName)}</a></p>`
         : ''
     }`;
 }
 
 /** The message for a gateway's refusal code. */
-export function refusalMessage(code: string): string {
-  if (code === 'card_declined') return 'Your bank declined this card. Please use a different card.';
-  if (code === 'test_card_required')
-    return 'This is a test account: use a test card such as 4242 4242 4242 4242.';
-  return `The card could not be saved (${code}). Please try a different card.`;
+export function refusalMessage(code: string, m: PageMessages): string {
+  if (code === 'card_declined') return m.card.refusals.declined;
+  if (code === 'test_card_required') return m.card.refusals.testCardRequired;
+  return m.card.refusals.other(code);
 }

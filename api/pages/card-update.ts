@@ -9,7 +9,7 @@ import { issueFormToken } from './form-token.js';
 import { sendPage } from './layout.js';
 import { loadLink, type LoadedLink, type PageDeps } from './load-link.js';
 import { staleFormPage, unavailablePage } from './notices.js';
-import { cardLabel, cardUpdatePath as path, saveCard } from './save-card.js';
+import { cardUpdatePath as path, saveCard } from './save-card.js';
 
 /** GET and POST /update-card/:token: the hosted card-update page. */
 export function cardUpdatePage(deps: PageDeps) {
@@ -22,15 +22,20 @@ export function cardUpdatePage(deps: PageDeps) {
     token: string,
     problems: { errors?: CardFormErrors; refusal?: string; expiry?: string } = {},
   ): void {
+    const { brand, messages } = loaded;
     sendPage(ctx, status, {
-      title: 'Update your payment details',
-      brand: loaded.brand,
-      body: cardForm({
-        action: path(token),
-        formToken: issueFormToken(loaded.link.formSecret, clock()),
-        brandName: loaded.brand.name,
-        ...problems,
-      }),
+      title: messages.card.title,
+      brand,
+      messages,
+      body: cardForm(
+        {
+          action: path(token),
+          formToken: issueFormToken(loaded.link.formSecret, clock()),
+          brandName: brand.name,
+          ...problems,
+        },
+        messages,
+      ),
     });
   }
 
@@ -56,7 +61,7 @@ export function cardUpdatePage(deps: PageDeps) {
       if (how.tokenize) return showForm(ctx, 200, loaded, token);
       if (how.hosted) return hostedCardUpdate(deps, ctx, loaded, token, how.hosted);
       const external = loaded.account.settings.cardFormUrl;
-      if (!external) return unavailablePage(ctx, loaded.brand);
+      if (!external) return unavailablePage(ctx, loaded);
       // The merchant's own form saves the card in its gateway and completes the link through the API.
       const url = new URL(external);
       url.searchParams.set('recoup_link', token);
@@ -68,11 +73,11 @@ export function cardUpdatePage(deps: PageDeps) {
     async submit(ctx: AppContext, token: string): Promise<void> {
       const loaded = await loadLink(deps, ctx, token, 'card_update');
       if (!loaded) return;
-      const { account, brand, link } = loaded;
+      const { account, link, messages } = loaded;
       const { tokenize } = await collection(account);
-      if (!tokenize) return unavailablePage(ctx, brand);
+      if (!tokenize) return unavailablePage(ctx, loaded);
       const fields = trustedForm(ctx, link.formSecret, clock());
-      if (!fields) return staleFormPage(ctx, brand, path(token));
+      if (!fields) return staleFormPage(ctx, loaded, path(token));
 
       const typed = {
         number: fields.get('number') ?? '',
@@ -85,13 +90,13 @@ export function cardUpdatePage(deps: PageDeps) {
       const tokenized = await tokenize(checked.card, { email: link.data.customerEmail });
       if ('error' in tokenized)
         return showForm(ctx, 422, loaded, token, {
-          refusal: refusalMessage(tokenized.error),
+          refusal: refusalMessage(tokenized.error, messages),
           expiry: typed.expiry,
         });
 
       await saveCard(deps, ctx, loaded, {
         token: tokenized.token,
-        label: cardLabel(tokenized.brand, checked.card.number.slice(-4)),
+        label: messages.card.label(tokenized.brand, checked.card.number.slice(-4)),
       });
     },
   };

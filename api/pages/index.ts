@@ -7,7 +7,7 @@ import { routeNamed } from '../route.js';
 import type { LinkDeps } from '../routes/links.js';
 import { cancelFlowPage } from './cancel-flow.js';
 import { cardUpdatePage } from './card-update.js';
-import { neutralBrand } from './layout.js';
+import { messagesFor } from './i18n/index.js';
 import { errorPage } from './notices.js';
 import { stylesheet, stylesheetPath } from './styles.js';
 
@@ -17,7 +17,7 @@ async function htmlErrors(ctx: AppContext, next: Next): Promise<void> {
     await next();
   } catch (error) {
     ctx.state.log.error({ err: error }, 'hosted page failed');
-    errorPage(ctx, neutralBrand, ctx.state.requestId);
+    errorPage(ctx, messagesFor(ctx), ctx.state.requestId);
   }
 }
 

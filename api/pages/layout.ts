@@ -3,6 +3,7 @@ import type { Account } from '../../store/accounts.js';
 import type { AppContext } from '../context.js';
 import { brandColors } from './colors.js';
 import { html, type SafeHtml } from './html.js';
+import type { PageMessages } from './i18n/index.js';
 import { stylesheetPath, stylesheetVersion } from './styles.js';
 
 /** How a page is branded: the account's brand name (else its name), logo and colour. */
@@ -13,7 +14,11 @@ export interface PageBrand {
 }
 
 /** Recoup's own look, for pages that belong to no account (an unknown link). */
-export const neutralBrand: PageBrand = { name: 'Payment update', logoUrl: null, primaryColor: '#1a56db' };
+export const neutralBrand = (m: PageMessages): PageBrand => ({
+  name: m.neutralBrand,
+  logoUrl: null,
+  primaryColor: '#1a56db',
+});
 
 export function brandOf(account: Pick<Account, 'name' | 'settings'>): PageBrand {
   const { brandName, logoUrl, primaryColor } = account.settings.branding;
@@ -23,6 +28,8 @@ export function brandOf(account: Pick<Account, 'name' | 'settings'>): PageBrand 
 export interface Page {
   title: string;
   brand: PageBrand;
+  /** The page's language: `<html lang>` and the footer. */
+  messages: PageMessages;
   body: SafeHtml;
   wide?: boolean;
   /** Origins a form on the page may lead to besides this one (a redirect to the merchant's returnUrl). */
@@ -60,7 +67,7 @@ export function sendPage(ctx: AppContext, status: number, page: Page): void {
     ? html`<img src="${page.brand.logoUrl}" alt="${page.brand.name}" />`
     : html`<span class="brand-name">${page.brand.name}</span>`;
   const document = html`<!doctype html>
-    <html lang="en">
+    <html lang="${page.messages.lang}">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
@@ -79,7 +86,7 @@ export function sendPage(ctx: AppContext, status: number, page: Page): void {
         <div class="page${page.wide ? ' wide' : ''}">
           <header class="masthead">${masthead}</header>
           <main class="panel">${page.body}</main>
-          <footer class="footer">Secure page provided for ${page.brand.name} by Recoup</footer>
+          <footer class="footer">${page.messages.footer(page.brand.name)}</footer>
         </div>
       </body>
     </html> `;

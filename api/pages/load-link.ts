@@ -5,6 +5,7 @@ import type { Account } from '../../store/accounts.js';
 import type { Stores } from '../../store/index.js';
 import type { LinkDoc } from '../../store/links.js';
 import type { AppContext } from '../context.js';
+import { messagesFor, type PageMessages } from './i18n/index.js';
 import { brandOf, type PageBrand } from './layout.js';
 import { goneLinkPage, unknownLinkPage } from './notices.js';
 
@@ -18,11 +19,12 @@ export interface PageDeps {
   clock: () => Date;
 }
 
-/** A usable link with its account and branding. */
+/** A usable link with its account, branding and the customer's language. */
 export interface LoadedLink<K extends LinkKind> {
   link: Extract<LinkDoc, { kind: K }>;
   account: Account;
   brand: PageBrand;
+  messages: PageMessages;
 }
 
 const tokenShape = /^[A-Za-z0-9_-]{22,128}$/;
@@ -44,14 +46,14 @@ export async function loadLink<K extends LinkKind>(
   const opened = tokenShape.test(token) ? await deps.links.open(token, kind) : null;
   const account = opened ? await deps.stores.accounts.find(opened.link.accountId) : null;
   if (!opened || !account || !isKind(opened.link, kind)) {
-    unknownLinkPage(ctx);
+    unknownLinkPage(ctx, messagesFor(ctx));
     return null;
   }
-  const brand = brandOf(account);
+  const look = { brand: brandOf(account), messages: messagesFor(ctx, opened.link.data.locale) };
   if (opened.state !== 'usable') {
     await deps.outcomes.finishInterrupted(opened.link, opened.consumption);
-    goneLinkPage(ctx, brand, opened.state);
+    goneLinkPage(ctx, look, opened.state);
     return null;
   }
-  return { link: opened.link, account, brand };
+  return { link: opened.link, account, ...look };
 }

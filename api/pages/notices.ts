@@ -1,80 +1,56 @@
 import type { AppContext } from '../context.js';
 import { html } from './html.js';
+import type { PageMessages } from './i18n/index.js';
 import { neutralBrand, sendPage, type PageBrand } from './layout.js';
 
-function notice(ctx: AppContext, status: number, brand: PageBrand, title: string, ...lines: string[]): void {
+/** What a notice page is shown in: the customer's language and the account's brand. */
+export interface NoticeLook {
+  messages: PageMessages;
+  brand: PageBrand;
+}
+
+function notice(ctx: AppContext, status: number, look: NoticeLook, title: string, ...lines: string[]): void {
   sendPage(ctx, status, {
     title,
-    brand,
+    ...look,
     body: html`<h1>${title}</h1>
       ${lines.map((line) => html`<p class="lead">${line}</p>`)}`,
   });
 }
 
 /** 404: no such link (mistyped or cut-off address). */
-export function unknownLinkPage(ctx: AppContext): void {
-  notice(
-    ctx,
-    404,
-    neutralBrand,
-    'This link is not valid',
-    'The address may be incomplete. Open the link from your message again, or ask the company that sent it for a new one.',
-  );
+export function unknownLinkPage(ctx: AppContext, m: PageMessages): void {
+  const { title, text } = m.links.unknown;
+  notice(ctx, 404, { messages: m, brand: neutralBrand(m) }, title, text);
 }
 
 /** 410: the link was already used or has expired. */
-export function goneLinkPage(ctx: AppContext, brand: PageBrand, state: 'used' | 'expired'): void {
-  if (state === 'used')
-    notice(
-      ctx,
-      410,
-      brand,
-      'This link has already been used',
-      'Each link works once, and this one has done its job. There is nothing more to do here.',
-      `If you need to make another change, contact ${brand.name} for a new link.`,
-    );
-  else
-    notice(
-      ctx,
-      410,
-      brand,
-      'This link has expired',
-      'For your security, links stop working after a while.',
-      `Contact ${brand.name} for a new link.`,
-    );
+export function goneLinkPage(ctx: AppContext, look: NoticeLook, state: 'used' | 'expired'): void {
+  const { title, text, contact } = look.messages.links[state];
+  notice(ctx, 410, look, title, text, contact(look.brand.name));
 }
 
 /** 501: the account's gateway collects cards with its own client-side form, which is not available yet. */
-export function unavailablePage(ctx: AppContext, brand: PageBrand): void {
-  notice(
-    ctx,
-    501,
-    brand,
-    'Card updates are not available here yet',
-    `${brand.name} uses a payment provider whose secure card form cannot be shown on this page yet.`,
-    `Please contact ${brand.name} to update your payment details. This link has not been used.`,
-  );
+export function unavailablePage(ctx: AppContext, look: NoticeLook): void {
+  const { title, text, contact } = look.messages.links.unavailable;
+  notice(ctx, 501, look, title, text(look.brand.name), contact(look.brand.name));
 }
 
 /** 403: the form was not one this server rendered for this link (CSRF), or it is too old. */
-export function staleFormPage(ctx: AppContext, brand: PageBrand, path: string): void {
+export function staleFormPage(ctx: AppContext, look: NoticeLook, path: string): void {
+  const { title, text, reload } = look.messages.links.stale;
   sendPage(ctx, 403, {
-    title: 'Please try again',
-    brand,
-    body: html`<h1>Please try again</h1>
-      <p class="lead">This form has expired or could not be verified. Nothing was changed.</p>
-      <p><a class="button" href="${path}">Reload the page</a></p>`,
+    title,
+    ...look,
+    body: html`<h1>${title}</h1>
+      <p class="lead">${text}</p>
+      <p><a class="button" href="${path}">${reload}</a></p>`,
   });
 }
 
 /** 500: something failed on our side; the customer may retry. */
-export function errorPage(ctx: AppContext, brand: PageBrand, requestId: string): void {
-  notice(
-    ctx,
-    500,
-    brand,
-    'Something went wrong',
-    'We could not complete this request. Please try again in a few minutes.',
-    `If it keeps happening, contact ${brand.name} and mention reference ${requestId}.`,
-  );
+export function errorPage(ctx: AppContext, m: PageMessages, requestId: string): void {
+  const { title, text, contact } = m.links.error;
+  const brand = neutralBrand(m);
+  notice(ctx, 500, { messages: m, brand }, title, text, contact(requestId));
 }

@@ -8,10 +8,6 @@ import { goneLinkPage } from './notices.js';
 /** The hosted card-update page of a link token. */
 export const cardUpdatePath = (token: string) => `/update-card/${token}`;
 
-/** "Visa card ending in 4242". */
-export const cardLabel = (brand: string, last4: string) =>
-  `${brand.charAt(0).toUpperCase()}${brand.slice(1)} card ending in ${last4}`;
-
 /**
  * The customer's new card replaces the old one: the link is consumed (once: a second save finds it used),
  * card.updated goes out and queued recoveries on the old card retry with the new one.
@@ -22,16 +18,20 @@ export async function saveCard(
   loaded: LoadedLink<'card_update'>,
   card: { token: string; label: string },
 ): Promise<void> {
-  const { account, brand, link } = loaded;
+  const { account, brand, link, messages } = loaded;
   const used = await deps.outcomes.updateCard(link, {
     token: card.token,
     paymentMethodType: 'card',
     eligibleGateways: gatewaysTaking(account.gateways, card.token),
   });
-  if (!used) return goneLinkPage(ctx, brand, 'used');
+  if (!used) return goneLinkPage(ctx, loaded, 'used');
   sendPage(ctx, 200, {
-    title: 'Card updated',
+    title: messages.card.savedTitle,
     brand,
-    body: cardSaved({ brandName: brand.name, cardLabel: card.label, returnUrl: link.data.returnUrl }),
+    messages,
+    body: cardSaved(
+      { brandName: brand.name, cardLabel: card.label, returnUrl: link.data.returnUrl },
+      messages,
+    ),
   });
 }

@@ -41,6 +41,7 @@ export function linkRoutes(deps: LinkDeps) {
           customerEmail: body.customerEmail ?? null,
           returnUrl: body.returnUrl ?? null,
           transactionId: body.transactionId ?? null,
+          locale: body.locale ?? null,
         });
         return reply(200, link);
       },
@@ -120,6 +121,7 @@ export function linkRoutes(deps: LinkDeps) {
           amount: body.amount ?? null,
           currency: body.currency,
           returnUrl: body.returnUrl ?? null,
+          locale: body.locale ?? null,
         });
         return reply(200, link);
       },

@@ -1,9 +1,14 @@
 import { z } from 'zod';
 import { PaymentMethodType } from '../../domain/gateway-kinds.js';
+import { pageLocales } from '../../domain/links.js';
 import { Currency, CustomerEmail, TransactionRef } from '../../domain/recovery-request.js';
 
 const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' }).max(2048);
 const id = z.string().trim().min(1, 'must not be empty').max(256);
+const locale = z
+  .enum(pageLocales)
+  .optional()
+  .describe("The page's language; without it, the customer's browser preference among these, else en");
 
 /** Body of POST /api/recovery/update-card/generate. */
 export const CardUpdateLinkRequest = z
@@ -14,6 +19,7 @@ export const CardUpdateLinkRequest = z
     transactionId: TransactionRef.optional().describe(
       'A recovery to retry at once with the new card, besides those queued on the old token',
     ),
+    locale,
   })
   .strict();
 export type CardUpdateLinkRequest = z.infer<typeof CardUpdateLinkRequest>;
@@ -58,6 +64,7 @@ export const CancelFlowLinkRequest = z
       .describe('Recurring charge in the smallest currency unit; renders the offers'),
     currency: Currency.default('USD'),
     returnUrl: https.optional().describe('Where the customer is redirected (303) after choosing'),
+    locale,
   })
   .strict();
 export type CancelFlowLinkRequest = z.infer<typeof CancelFlowLinkRequest>;
