@@ -10,9 +10,9 @@ export function onServer(baseUrl: string, linkUrl: string): string {
   return baseUrl + new URL(linkUrl).pathname;
 }
 
-/** GETs a hosted page. */
-export async function getPage(url: string): Promise<PageResponse> {
-  const res = await fetch(url, { redirect: 'manual' });
+/** GETs a hosted page (with the browser's headers, e.g. its Accept-Language). */
+export async function getPage(url: string, headers: Record<string, string> = {}): Promise<PageResponse> {
+  const res = await fetch(url, { redirect: 'manual', headers });
   return { status: res.status, headers: res.headers, html: await res.text() };
 }
 

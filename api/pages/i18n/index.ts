@@ -10,6 +10,9 @@ export type { PageMessages } from './messages.js';
 
 const catalogues: Record<PageLocale, PageMessages> = { en, de, fr, es };
 
+/** The words of the pages in one language. */
+export const messagesIn = (locale: PageLocale): PageMessages => catalogues[locale];
+
 const isPageLocale = (tag: string): tag is PageLocale => (pageLocales as readonly string[]).includes(tag);
 
 /**
