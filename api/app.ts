@@ -22,6 +22,7 @@ import { linkRoutes } from './routes/links.js';
 import { predictRoutes } from './routes/predict.js';
 import { reportRoutes } from './routes/reports.js';
 import { customerRoutes } from './routes/customer.js';
+import { eventRoutes } from './routes/events.js';
 import { recoveryRoutes } from './routes/recovery.js';
 import { recoveryStopRoutes } from './routes/recovery-stop.js';
 
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...predictRoutes(deps),
     ...reportRoutes(deps),
     ...connectorRoutes(deps),
+    ...eventRoutes(deps),
   ];
   const openapi = buildOpenApi(routes, deps.publicBaseUrl);
   routes.push(

@@ -36,6 +36,9 @@ export interface EventRecord {
 export interface EventQuery {
   accountId?: string;
   status?: DeliveryStatus;
+  type?: EventName;
+  /** Only events listed after this one (newest first): the next page. */
+  before?: Pick<EventRecord, '_id' | 'createdAt'>;
   limit?: number;
 }
 
@@ -116,6 +119,12 @@ export function createEventStore(db: Db) {
       const filter: Filter<EventRecord> = {};
       if (query.accountId) filter.accountId = query.accountId;
       if (query.status) filter.deliveryStatus = query.status;
+      if (query.type) filter.type = query.type;
+      if (query.before)
+        filter.$or = [
+          { createdAt: { $lt: query.before.createdAt } },
+          { createdAt: query.before.createdAt, _id: { $lt: query.before._id } },
+        ];
       return events
         .find(filter)
         .sort({ createdAt: -1, _id: -1 })

@@ -1,0 +1,128 @@
+import { ResendRefusedError, type EventPublisher } from '../../services/events.js';
+import type { EventRecord } from '../../store/events.js';
+import type { Stores } from '../../store/index.js';
+import { accountOf } from '../context.js';
+import { badRequest, conflict, notFound } from '../http-error.js';
+import { reply, route } from '../route.js';
+import {
+  EventBody,
+  EventList,
+  EventParams,
+  EventsQuery,
+  ResendBody,
+  ResendRefusedBody,
+} from '../schemas/events.js';
+
+interface Deps {
+  stores: Stores;
+  events: EventPublisher;
+}
+
+/** An event as the merchant sees it: what was sent, and every attempt of every delivery. */
+function eventBody(record: EventRecord) {
+  return {
+    eventId: record._id,
+    event: record.type,
+    createdAt: record.createdAt.toISOString(),
+    deliveryStatus: record.deliveryStatus,
+    payload: record.payload,
+    attempts: record.deliveries.flatMap((d) =>
+      d.attempts.map((a) => ({
+        deliveryId: d.deliveryId,
+        attempt: a.attempt,
+        at: a.at.toISOString(),
+        statusCode: a.statusCode,
+        error: a.error,
+        latencyMs: a.latencyMs,
+      })),
+    ),
+  };
+}
+
+/**
+ * The merchant's own view of its webhook events: to catch up after its endpoint was down (events whose
+ * whole schedule failed wait as `failed`) and to send one again without asking an operator.
+ */
+export function eventRoutes({ stores, events }: Deps) {
+  /** The account's event, or 404 (another account's included). */
+  async function ownEvent(accountId: string, eventId: string): Promise<EventRecord> {
+    const record = await stores.events.get(eventId);
+    if (!record || record.accountId !== accountId) throw notFound('Event not found');
+    return record;
+  }
+
+  return [
+    route({
+      method: 'get',
+      path: '/api/events',
+      tag: 'Events',
+      summary: 'The account’s webhook events, newest first, with their delivery attempts',
+      auth: 'secret',
+      query: EventsQuery,
+      responses: { 200: { description: 'A page of events', schema: EventList } },
+      async handle(ctx, { query }) {
+        const accountId = accountOf(ctx).id;
+        const before = query.before ? await stores.events.get(query.before) : null;
+        if (query.before && before?.accountId !== accountId)
+          throw badRequest({ before: ['must be an eventId of this account'] });
+        const page = await stores.events.list({
+          accountId,
+          ...(query.type ? { type: query.type } : {}),
+          ...(query.status ? { status: query.status } : {}),
+          ...(before ? { before } : {}),
+          limit: query.limit + 1,
+        });
+        const data = page.slice(0, query.limit).map(eventBody);
+        return reply(200, { data, hasMore: page.length > query.limit });
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/api/events/:eventId',
+      tag: 'Events',
+      summary: 'One webhook event with its delivery attempts',
+      auth: 'secret',
+      params: EventParams,
+      responses: {
+        200: { description: 'The event', schema: EventBody },
+        404: { description: 'No event of this account has this id' },
+      },
+      handle: async (ctx, { params }) =>
+        reply(200, eventBody(await ownEvent(accountOf(ctx).id, params.eventId))),
+    }),
+    route({
+      method: 'post',
+      path: '/api/events/:eventId/resend',
+      tag: 'Events',
+      summary: 'Send an event again: the same eventId and body, signed at send time, on the full schedule',
+      description:
+        'Refused (409) while a delivery of the event is still under way, and for events that are not sent at all (recovery.failed with dunning off; an account without an https webhook URL).',
+      auth: 'secret',
+      params: EventParams,
+      responses: {
+        202: { description: 'A new delivery has started', schema: ResendBody },
+        404: { description: 'No event of this account has this id' },
+        409: {
+          description: 'Not sent: a delivery is under way, or this event is never sent',
+          schema: ResendRefusedBody,
+        },
+      },
+      async handle(ctx, { params }) {
+        const record = await ownEvent(accountOf(ctx).id, params.eventId);
+        if (record.deliveryStatus === 'pending')
+          throw conflict({
+            error: 'Delivery under way',
+            message: 'A delivery of this event is still under way; resend it once it has ended.',
+          });
+        try {
+          const { eventId, deliveryId } = await events.resend(record._id);
+          return reply(202, { eventId, deliveryId });
+        } catch (error) {
+          if (error instanceof ResendRefusedError)
+            throw conflict({ error: 'Event not sent', message: error.message });
+          throw error;
+        }
+      },
+    }),
+  ];
+}

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { eventNames } from '../../domain/events.js';
+import { deliveryStatuses } from '../../domain/webhooks.js';
+
+const EventId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be an event id');
+
+/** Query of GET /api/events: newest first, a page at a time. */
+export const EventsQuery = z
+  .object({
+    type: z.enum(eventNames).optional().describe('Only events of this kind'),
+    status: z
+      .enum(deliveryStatuses)
+      .optional()
+      .describe('Only events whose delivery stands so (failed: waiting for a resend)'),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    before: EventId.optional().describe('The last eventId of the previous page: the page after it'),
+  })
+  .strict();
+
+export const EventParams = z.object({ eventId: EventId }).strict();
+
+const Attempt = z.object({
+  deliveryId: z.string().describe('initial, or resend-<n>'),
+  attempt: z.int(),
+  at: z.iso.datetime(),
+  statusCode: z.int().nullable().describe('Your endpoint’s answer; null when none came'),
+  error: z.string().nullable(),
+  latencyMs: z.int(),
+});
+
+/** One event of the merchant's: the payload exactly as sent and every delivery attempt. */
+export const EventBody = z.object({
+  eventId: z.string(),
+  event: z.enum(eventNames),
+  createdAt: z.iso.datetime(),
+  deliveryStatus: z.enum(deliveryStatuses),
+  payload: z.record(z.string(), z.unknown()).describe('The webhook body as sent (also on a resend)'),
+  attempts: z.array(Attempt),
+});
+
+export const EventList = z.object({
+  data: z.array(EventBody),
+  hasMore: z.boolean().describe('Another page follows: ask again with before = the last eventId'),
+});
+
+export const ResendBody = z.object({
+  eventId: z.string(),
+  deliveryId: z.string().describe('resend-<n>: its attempts appear on the event as they are made'),
+});
+
+export const ResendRefusedBody = z.object({ error: z.string(), message: z.string() });

@@ -1,0 +1,186 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
+import { poll } from './support/poll.js';
+import { sampleEvent } from './support/sample-events.js';
+import { call, startStack, unreachableWebhookUrl, type Stack } from './support/stack.js';
+import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+
+interface EventView {
+  eventId: string;
+  event: string;
+  createdAt: string;
+  deliveryStatus: string;
+  payload: Record<string, unknown>;
+  attempts: Array<{ deliveryId: string; attempt: number; statusCode: number | null; error: string | null }>;
+}
+interface Page {
+  data: EventView[];
+  hasMore: boolean;
+}
+
+let stack: Stack;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  stack = await startStack();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await receiver.close();
+  await stack.close();
+});
+
+async function merchant(settings: Record<string, unknown> = {}) {
+  const created = await stack.createAccount({ webhookUrl: receiver.url, ...settings });
+  return { id: created.account.id, key: created.apiKey, created };
+}
+
+const list = (key: string, query = '') => call<Page>(stack.baseUrl, 'GET', `/api/events${query}`, { key });
+const one = (key: string, eventId: string) =>
+  call<EventView>(stack.baseUrl, 'GET', `/api/events/${eventId}`, { key });
+const resend = (key: string, eventId: string) =>
+  call(stack.baseUrl, 'POST', `/api/events/${eventId}/resend`, { key });
+
+/** The event once its delivery has ended (or as it stands after 15 s). */
+const settled = (key: string, eventId: string) =>
+  poll(
+    async () => (await one(key, eventId)).body,
+    (e) => e.deliveryStatus !== 'pending',
+  );
+
+describe('GET /api/events', () => {
+  it('pages through the account’s events newest first, each exactly once', async () => {
+    const { id, key } = await merchant();
+    const published: string[] = [];
+    for (const name of [
+      'recovery.success',
+      'card.updated',
+      'recovery.blocked',
+      'card.expiring_soon',
+    ] as const)
+      published.push((await stack.events.publish(id, sampleEvent(name))).eventId);
+    published.push((await stack.events.publish(id, sampleEvent('recovery.success'))).eventId);
+
+    const seen: string[] = [];
+    let before = '';
+    for (const expected of [2, 2, 1]) {
+      const page = await list(key, `?limit=2${before ? `&before=${before}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.body.data).toHaveLength(expected);
+      expect(page.body.hasMore).toBe(expected === 2);
+      seen.push(...page.body.data.map((e) => e.eventId));
+      before = page.body.data.at(-1)?.eventId ?? '';
+    }
+    expect(seen).toEqual([...published].reverse());
+    const times = (await list(key, '?limit=100')).body.data.map((e) => Date.parse(e.createdAt));
+    expect(times).toEqual([...times].sort((a, b) => b - a));
+  });
+
+  it('filters by event type and by delivery status, and shows the payload as sent with every attempt', async () => {
+    const { id, key } = await merchant({ dunningEnabled: false });
+    const success = await stack.events.publish(id, sampleEvent('recovery.success'));
+    const failed = await stack.events.publish(id, sampleEvent('recovery.failed')); // suppressed: dunning off
+    expect(failed.deliveryStatus).toBe('suppressed');
+    const delivered = await settled(key, success.eventId);
+    expect(delivered.deliveryStatus).toBe('delivered');
+    expect(delivered.attempts).toEqual([
+      expect.objectContaining({ deliveryId: 'initial', attempt: 1, statusCode: 200, error: null }),
+    ]);
+    const sent = receiver.received.find((r) => r.headers['x-service-event-id'] === success.eventId);
+    expect(delivered.payload).toEqual(JSON.parse(sent?.raw.toString() ?? '{}'));
+
+    const byType = await list(key, '?type=recovery.failed');
+    expect(byType.body.data.map((e) => [e.eventId, e.event, e.deliveryStatus])).toEqual([
+      [failed.eventId, 'recovery.failed', 'suppressed'],
+    ]);
+    const byStatus = await list(key, '?status=delivered');
+    expect(byStatus.body.data.map((e) => e.eventId)).toEqual([success.eventId]);
+  });
+
+  it('never shows another account’s events, nor pages from one of them', async () => {
+    const mine = await merchant();
+    const theirs = await merchant();
+    const their = await stack.events.publish(theirs.id, sampleEvent('recovery.success'));
+    expect((await list(mine.key)).body.data).toEqual([]);
+    expect((await one(mine.key, their.eventId)).status).toBe(404);
+    expect((await resend(mine.key, their.eventId)).status).toBe(404);
+    const page = await list(mine.key, `?before=${their.eventId}`);
+    expect(page.status).toBe(400);
+    expect(page.body).toMatchObject({ details: { before: [expect.any(String)] } });
+  });
+
+  it.each([
+    ['?limit=0', 'limit'],
+    ['?limit=101', 'limit'],
+    ['?limit=ten', 'limit'],
+    ['?type=recovery.maybe', 'type'],
+    ['?status=lost', 'status'],
+    ['?before=not%20an%20id', 'before'],
+    ['?since=2026-01-01', 'since'],
+  ])('%s is a 400 naming %s', async (query, field) => {
+    const { key } = await merchant();
+    const res = await list(key, query);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: expect.any(String), details: { [field]: expect.any(Array) } });
+  });
+
+  it('needs the secret key', async () => {
+    const { created } = await merchant();
+    expect((await call(stack.baseUrl, 'GET', '/api/events')).status).toBe(401);
+    expect((await list(created.publishableKey)).status).toBe(401);
+  });
+});
+
+describe('POST /api/events/:eventId/resend', () => {
+  it('sends a delivered event again: same eventId and body, signed now, recorded as resend-1', async () => {
+    const { id, key, created } = await merchant();
+    const { eventId } = await stack.events.publish(id, sampleEvent('card.updated'));
+    expect((await settled(key, eventId)).deliveryStatus).toBe('delivered');
+
+    const res = await resend(key, eventId);
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ eventId, deliveryId: 'resend-1' });
+    const requests = await poll(
+      () => receiver.received.filter((r) => r.headers['x-service-event-id'] === eventId),
+      (found) => found.length === 2,
+    );
+    expect(requests).toHaveLength(2);
+    expect(requests[1]?.raw.equals(requests[0]?.raw ?? Buffer.alloc(0))).toBe(true);
+    const signature = requests[1]?.headers['x-service-signature'] as string;
+    expect(
+      verifyWebhookSignature(requests[1]?.raw ?? Buffer.alloc(0), signature, created.webhookSigningSecret),
+    ).toBe(true);
+    const after = await poll(
+      async () => (await one(key, eventId)).body,
+      (e) => e.attempts.length === 2 && e.deliveryStatus === 'delivered',
+    );
+    expect(after.attempts.map((a) => [a.deliveryId, a.statusCode])).toEqual([
+      ['initial', 200],
+      ['resend-1', 200],
+    ]);
+  });
+
+  it('refuses (409) while a delivery is under way, and for an event that is never sent', async () => {
+    const pending = await stack.createAccount({ webhookUrl: unreachableWebhookUrl });
+    const { eventId } = await stack.events.publish(pending.account.id, sampleEvent('recovery.success'));
+    const busy = await resend(pending.apiKey, eventId);
+    expect(busy.status).toBe(409);
+    expect(busy.body).toMatchObject({ error: 'Delivery under way', message: expect.any(String) });
+
+    const quiet = await merchant({ dunningEnabled: false });
+    const suppressed = await stack.events.publish(quiet.id, sampleEvent('recovery.failed'));
+    const refused = await resend(quiet.key, suppressed.eventId);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      error: 'Event not sent',
+      message: expect.stringContaining('dunning'),
+    });
+    expect((await one(quiet.key, suppressed.eventId)).body.deliveryStatus).toBe('suppressed');
+  });
+
+  it('404 for an unknown event, 400 for a malformed id', async () => {
+    const { key } = await merchant();
+    expect((await resend(key, 'evt_unknown')).status).toBe(404);
+    expect((await one(key, 'a%20b')).status).toBe(400);
+  });
+});
