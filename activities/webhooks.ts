@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { ApplicationFailure } from '@temporalio/common';
-import { isHttpsUrl, webhookAcknowledgeTimeoutMs } from '../domain/webhooks.js';
+import { deliveryIdOf, isHttpsUrl, webhookAcknowledgeTimeoutMs } from '../domain/webhooks.js';
 import { version } from '../runtime/version.js';
 import { signWebhook, webhookHeaders } from '../runtime/webhook-signature.js';
 import type { EventRecord } from '../store/events.js';
@@ -100,9 +100,10 @@ export function webhookActivities(deps: ActivityDeps) {
       const outcome = await post(record, { url, secret }, input.attempt, at);
       if (!outcome.ok) metrics.webhookAttempt(record.type, 'failed');
       else {
-        // The first acknowledgement of an event: how long after it was recorded (not for manual resends).
+        // The first acknowledgement of an event's own delivery: how long after it was recorded (a resend's
+        // lag is the time until someone asked for it, not the delivery's).
         const lag = (clock().getTime() - record.createdAt.getTime()) / 1000;
-        const first = record.deliveryStatus === 'pending';
+        const first = record.deliveryStatus === 'pending' && input.deliveryId === deliveryIdOf();
         metrics.webhookAttempt(record.type, 'acknowledged', first ? Math.max(0, lag) : undefined);
       }
       return outcome;

@@ -189,6 +189,32 @@ describe('what the API and the worker record', () => {
     expect(lag[0]).toBeLessThan(30);
   });
 
+  it('counts no delivery lag for a resend, even of an event whose schedule had failed', async () => {
+    const { receiver, account } = await merchant();
+    const { eventId } = await stack.events.publish(account.id, sampleEvent('card.updated'));
+    const acknowledged = () =>
+      meter.values('recoup_webhook_attempts', { event: 'card.updated', outcome: 'acknowledged' }).length;
+    const lags = () => meter.values('recoup_webhook_delivery_lag_seconds', { event: 'card.updated' }).length;
+    await poll(
+      () => receiver.received.length,
+      (n) => n === 1,
+    );
+    await poll(
+      async () => (await stack.stores.events.get(eventId))?.deliveryStatus,
+      (s) => s === 'delivered',
+    );
+    const before = { acknowledged: acknowledged(), lags: lags() };
+    // As if its whole schedule had failed: the resend puts it back to pending.
+    await stack.stores.events.setStatus(eventId, 'failed');
+    await stack.events.resend(eventId);
+    await poll(acknowledged, (n) => n > before.acknowledged);
+    expect(receiver.received).toHaveLength(2);
+    expect({ acknowledged: acknowledged(), lags: lags() }).toEqual({
+      acknowledged: before.acknowledged + 1,
+      lags: before.lags,
+    });
+  });
+
   /** The worker's activities on this stack's stores, recording on the same meter, to call one directly. */
   const activities = () => createActivities(activityDeps(stack, createWorkerMetrics(meter)));
 
