@@ -149,7 +149,7 @@ describe('the catalogues', () => {
   it.each(each)('%s keeps every value a sentence interpolates', (locale: PageLocale, m) => {
     expect(m.lang).toBe(locale);
     expect(m.card.lead('BRAND')).toContain('BRAND');
-    expect(m.card.label('mastercard', '4444')).toMatch(/Mastercard.*4444/);
+    expect(m.card.label('Mastercard', '4444')).toMatch(/Mastercard.*4444/);
     expect(m.card.savedLead('BRAND', 'CARD')).toMatch(/BRAND.*CARD|CARD.*BRAND/);
     expect(m.card.refusals.other('CODE')).toContain('CODE');
     expect(m.cancel.discount.textWithPrices('LOW', 'HIGH', 'TERM')).toMatch(/(?=.*LOW)(?=.*HIGH)(?=.*TERM)/);

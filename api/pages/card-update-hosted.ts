@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { html } from './html.js';
 import { sendPage } from './layout.js';
 import type { LoadedLink, PageDeps } from './load-link.js';
-import { cardUpdatePath, saveCard } from './save-card.js';
+import { cardLabel, cardUpdatePath, saveCard } from './save-card.js';
 
 /** Back from the gateway's form without a saved card: nothing changed, and the link still works. */
 function notSaved(ctx: AppContext, loaded: LoadedLink<'card_update'>, token: string, why: string): void {
@@ -39,7 +39,7 @@ export async function hostedCardUpdate(
     if (!card) return notSaved(ctx, loaded, token, messages.card.hostedFormIncomplete);
     return saveCard(deps, ctx, loaded, {
       token: card.token,
-      label: messages.card.label(card.brand, card.last4),
+      label: cardLabel(messages, card.brand, card.last4),
     });
   }
   const recovery = link.data.transactionId

@@ -9,7 +9,7 @@ import { issueFormToken } from './form-token.js';
 import { sendPage } from './layout.js';
 import { loadLink, type LoadedLink, type PageDeps } from './load-link.js';
 import { staleFormPage, unavailablePage } from './notices.js';
-import { cardUpdatePath as path, saveCard } from './save-card.js';
+import { cardLabel, cardUpdatePath as path, saveCard } from './save-card.js';
 
 /** GET and POST /update-card/:token: the hosted card-update page. */
 export function cardUpdatePage(deps: PageDeps) {
@@ -96,7 +96,7 @@ export function cardUpdatePage(deps: PageDeps) {
 
       await saveCard(deps, ctx, loaded, {
         token: tokenized.token,
-        label: messages.card.label(tokenized.brand, checked.card.number.slice(-4)),
+        label: cardLabel(messages, tokenized.brand, checked.card.number.slice(-4)),
       });
     },
   };

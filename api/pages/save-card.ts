@@ -1,9 +1,14 @@
 import { gatewaysTaking } from '../../domain/settings.js';
 import type { AppContext } from '../context.js';
+import type { PageMessages } from './i18n/index.js';
 import { cardSaved } from './card-update-views.js';
 import { sendPage } from './layout.js';
 import type { LoadedLink, PageDeps } from './load-link.js';
 import { goneLinkPage } from './notices.js';
+
+/** "Visa card ending in 4242" in the page's language, from the brand as a gateway names it (visa…). */
+export const cardLabel = (m: PageMessages, brand: string, last4: string) =>
+  m.card.label(`${brand.charAt(0).toUpperCase()}${brand.slice(1)}`, last4);
 
 /** The hosted card-update page of a link token. */
 export const cardUpdatePath = (token: string) => `/update-card/${token}`;

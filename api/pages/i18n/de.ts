@@ -2,7 +2,6 @@ import type { PageMessages } from './messages.js';
 
 /** "1 Monat" / "3 Monate": nominative and accusative alike, so every sentence below uses it that way. */
 const months = (n: number) => (n === 1 ? '1 Monat' : `${n} Monate`);
-const capitalised = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`;
 const neutralBrand = 'Zahlungsdaten';
 
 export const de: PageMessages = {
@@ -40,7 +39,7 @@ export const de: PageMessages = {
       other: (code) =>
         `Die Karte konnte nicht gespeichert werden (${code}). Bitte versuchen Sie es mit einer anderen Karte.`,
     },
-    label: (brand, last4) => `${capitalised(brand)}-Karte mit Endziffern ${last4}`,
+    label: (brand, last4) => `${brand}-Karte mit Endziffern ${last4}`,
     savedTitle: 'Ihre Karte wurde aktualisiert',
     savedLead: (brand, card) => `Vielen Dank. ${brand} belastet ab sofort Ihre ${card}.`,
     savedRetry:

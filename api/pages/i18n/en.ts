@@ -1,7 +1,6 @@
 import type { PageMessages } from './messages.js';
 
 const months = (n: number) => (n === 1 ? '1 month' : `${n} months`);
-const capitalised = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`;
 
 export const en: PageMessages = {
   lang: 'en',
@@ -35,7 +34,7 @@ export const en: PageMessages = {
       testCardRequired: 'This is a test account: use a test card such as 4242 4242 4242 4242.',
       other: (code) => `The card could not be saved (${code}). Please try a different card.`,
     },
-    label: (brand, last4) => `${capitalised(brand)} card ending in ${last4}`,
+    label: (brand, last4) => `${brand} card ending in ${last4}`,
     savedTitle: 'Your card has been updated',
     savedLead: (brand, card) => `Thank you. ${brand} will charge your ${card} from now on.`,
     savedRetry:

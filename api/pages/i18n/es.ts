@@ -1,7 +1,6 @@
 import type { PageMessages } from './messages.js';
 
 const months = (n: number) => (n === 1 ? '1 mes' : `${n} meses`);
-const capitalised = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`;
 
 export const es: PageMessages = {
   lang: 'es',
@@ -37,7 +36,7 @@ export const es: PageMessages = {
         'Esta es una cuenta de prueba: use una tarjeta de prueba, como la 4242 4242 4242 4242.',
       other: (code) => `No se pudo guardar la tarjeta (${code}). Por favor, pruebe con otra.`,
     },
-    label: (brand, last4) => `tarjeta ${capitalised(brand)} terminada en ${last4}`,
+    label: (brand, last4) => `tarjeta ${brand} terminada en ${last4}`,
     savedTitle: 'Su tarjeta se ha actualizado',
     savedLead: (brand, card) => `Gracias. A partir de ahora, ${brand} realizará los cobros en su ${card}.`,
     savedRetry:

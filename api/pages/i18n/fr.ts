@@ -1,7 +1,6 @@
 import type { PageMessages } from './messages.js';
 
 const months = (n: number) => (n === 1 ? '1 mois' : `${n} mois`);
-const capitalised = (s: string) => `${s.charAt(0).toUpperCase()}${s.slice(1)}`;
 /** A percentage the French way, with a narrow no-break space before the sign. */
 const pct = (percent: number) => `${percent}\u202f%`;
 
@@ -39,7 +38,7 @@ export const fr: PageMessages = {
         'Ceci est un compte de test\u202f: utilisez une carte de test, par exemple 4242 4242 4242 4242.',
       other: (code) => `La carte n’a pas pu être enregistrée (${code}). Veuillez essayer une autre carte.`,
     },
-    label: (brand, last4) => `carte ${capitalised(brand)} se terminant par ${last4}`,
+    label: (brand, last4) => `carte ${brand} se terminant par ${last4}`,
     savedTitle: 'Votre carte a été mise à jour',
     savedLead: (brand, card) => `Merci. ${brand} débitera désormais votre ${card}.`,
     savedRetry:

@@ -34,7 +34,7 @@ export interface PageMessages {
     secure: string;
     errors: Record<CardInputError, string>;
     refusals: { declined: string; testCardRequired: string; other: (code: string) => string };
-    /** "Visa card ending in 4242"; `brand` as the gateway names it (visa, mastercard…). */
+    /** "Visa card ending in 4242"; `brand` capitalised already (Visa, Mastercard, Amex). */
     label: (brand: string, last4: string) => string;
     savedTitle: string;
     savedLead: (brand: string, card: string) => string;
