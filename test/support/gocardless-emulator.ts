@@ -139,7 +139,9 @@ export async function startGoCardlessEmulator(
     };
     debits.push(debit);
     if (answer === 'lost') return res.socket?.destroy();
-    return send(res, 201, { payments: await wire(debit) });
+    // A payment is always answered as just created, however long the request took: the payer's bank has
+    // not seen it yet (reading its age here made a slow run see it collected already).
+    return send(res, 201, { payments: { ...(await wire(debit)), status: 'pending_submission' } });
   }
 
   /** The debit's `failed` event, with the cause, once the bank has failed it. */
