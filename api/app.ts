@@ -24,6 +24,7 @@ import { reportRoutes } from './routes/reports.js';
 import { customerRoutes } from './routes/customer.js';
 import { eventRoutes } from './routes/events.js';
 import { recoveryRoutes } from './routes/recovery.js';
+import { recoveriesRoutes } from './routes/recoveries.js';
 import { recoveryStopRoutes } from './routes/recovery-stop.js';
 
 /** Everything the API needs, built by the composition root (api/main.ts) or by tests. */
@@ -46,6 +47,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...healthRoutes(deps),
     ...recoveryRoutes(deps),
     ...recoveryStopRoutes(deps),
+    ...recoveriesRoutes(deps),
     ...customerRoutes(deps),
     ...linkRoutes(deps),
     ...predictRoutes(deps),

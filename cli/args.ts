@@ -36,3 +36,21 @@ export function integerFlag(flag: string, value: string, min: number, max: numbe
     throw new UsageError(`${flag} must be an integer from ${min} to ${max}; got "${value}"`);
   return n;
 }
+
+/** A flag that must be one of `allowed`, or a usage error listing them (undefined when not given). */
+export function choiceFlag<T extends string>(flag: string, value: string, allowed: readonly T[]): T;
+export function choiceFlag<T extends string>(
+  flag: string,
+  value: string | undefined,
+  allowed: readonly T[],
+): T | undefined;
+export function choiceFlag<T extends string>(
+  flag: string,
+  value: string | undefined,
+  allowed: readonly T[],
+): T | undefined {
+  if (value === undefined) return undefined;
+  const found = allowed.find((a) => a === value);
+  if (!found) throw new UsageError(`${flag} must be one of ${allowed.join(', ')}; got "${value}"`);
+  return found;
+}

@@ -20,11 +20,27 @@ export type RecoveryState =
   /** The merchant stopped the recovery: the payment is no longer owed (subscription cancelled, invoice voided). */
   | 'stopped';
 
+/** Every state, once (a missing one does not compile). */
+const stateSet: Record<RecoveryState, true> = {
+  processing: true,
+  queued: true,
+  reconciling: true,
+  succeeded: true,
+  failed: true,
+  blocked: true,
+  holdout: true,
+  paid_elsewhere: true,
+  stopped: true,
+};
+export const recoveryStates = Object.keys(stateSet) as RecoveryState[];
+
 /** Why a merchant (or a billing platform) stops a recovery. */
 export type StopReason = 'paid_elsewhere' | 'not_owed';
 
 /** Status values of the spec; every not-yet-final state reads `unknown`. */
 export type RecoveryStatus = 'succeeded' | 'failed' | 'blocked' | 'unknown';
+
+export const recoveryStatuses: readonly RecoveryStatus[] = ['succeeded', 'failed', 'blocked', 'unknown'];
 
 export function statusOf(state: RecoveryState): RecoveryStatus {
   if (state === 'succeeded' || state === 'failed' || state === 'blocked') return state;

@@ -3,6 +3,7 @@ import type { EventName, StoredEvent } from '../domain/events.js';
 import type { DeliveryStatus } from '../domain/webhooks.js';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
+import { listedAfter, newestFirst, type PagePlace } from './paging.js';
 
 /** One POST of an event: when, what came back (status code, or the error when none did), how long. */
 export interface DeliveryAttempt {
@@ -38,7 +39,7 @@ export interface EventQuery {
   status?: DeliveryStatus;
   type?: EventName;
   /** Only events listed after this one (newest first): the next page. */
-  before?: Pick<EventRecord, '_id' | 'createdAt'>;
+  before?: PagePlace;
   limit?: number;
 }
 
@@ -120,14 +121,10 @@ export function createEventStore(db: Db) {
       if (query.accountId) filter.accountId = query.accountId;
       if (query.status) filter.deliveryStatus = query.status;
       if (query.type) filter.type = query.type;
-      if (query.before)
-        filter.$or = [
-          { createdAt: { $lt: query.before.createdAt } },
-          { createdAt: query.before.createdAt, _id: { $lt: query.before._id } },
-        ];
+      if (query.before) Object.assign(filter, listedAfter<EventRecord>(query.before));
       return events
         .find(filter)
-        .sort({ createdAt: -1, _id: -1 })
+        .sort(newestFirst)
         .limit(query.limit ?? 50)
         .toArray();
     },

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { ConnectorPlatform, ConnectorSource, WriteBackOutcome } from '../domain/connectors.js';
 import type { RecommendedAction } from '../domain/declines.js';
 import type { Prediction, RecoveryState, Strategy } from '../domain/recovery.js';
@@ -6,6 +6,7 @@ import type { RecoveryRequest } from '../domain/recovery-request.js';
 import { sha256 } from '../runtime/crypto.js';
 import { collections } from './collections.js';
 import { upsert } from './mongo.js';
+import { listedAfter, newestFirst, type PagePlace } from './paging.js';
 import { sequence, type SequenceDoc } from './sequence.js';
 
 /** One attempt as the read model shows it. */
@@ -250,6 +251,23 @@ export function createRecoveryStore(db: Db) {
           Pick<RecoveryDoc, 'state' | 'amount' | 'currency' | 'customerEmail' | 'createdAt' | 'recoveredAt'>
         >
       >;
+    },
+
+    /** A page of an account's recoveries, newest first, in `states` when given, after `before`'s place. */
+    page(
+      accountId: string,
+      query: {
+        states?: RecoveryState[];
+        before?: PagePlace;
+        limit: number;
+      },
+    ): Promise<RecoveryDoc[]> {
+      const filter: Filter<RecoveryDoc> = {
+        accountId,
+        ...(query.states ? { state: { $in: query.states } } : {}),
+        ...(query.before ? listedAfter<RecoveryDoc>(query.before) : {}),
+      };
+      return recoveries.find(filter).sort(newestFirst).limit(query.limit).toArray();
     },
 
     /** An account's recoveries waiting for a timed retry on this token (a card update retries them at once). */

@@ -68,7 +68,7 @@ describe('recoup <group> <subcommand>', () => {
     ['accounts', 'create, list, show, update, rotate-key, rotate-webhook-secret, sweep'],
     ['webhooks', 'list, show, resend'],
     ['connectors', 'set, remove, list'],
-    ['recoveries', 'stop'],
+    ['recoveries', 'list, stop'],
   ])('an unknown %s subcommand exits 2 naming the ones there are', async (group, names) => {
     const run = await recoup(group, 'frobnicate');
     expect(run.code).toBe(2);

@@ -7,7 +7,7 @@ import { accountOf } from '../context.js';
 import { conflict, notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
 import { DuplicateBody, StatusRecord, StopPending, StopRequest } from '../schemas/recovery.js';
-import { statusRecord } from '../status-record.js';
+import { statusRecord } from '../../services/status-record.js';
 
 interface Deps {
   stores: Stores;

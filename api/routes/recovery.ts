@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { RecoveryRequest, recoveryRequestFor } from '../../domain/recovery-request.js';
 import type { Stores } from '../../store/index.js';
 import type { RecoveryDoc } from '../../store/recoveries.js';
-import { statusRecord } from '../status-record.js';
+import { statusRecord } from '../../services/status-record.js';
 import type { TaskQueues } from '../../worker/task-queues.js';
 import { accountOf } from '../context.js';
 import { notFound } from '../http-error.js';

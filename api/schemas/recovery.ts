@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { RecommendedActionSchema as RecommendedAction } from '../../domain/events.js';
+import { recoveryStates, recoveryStatuses } from '../../domain/recovery.js';
 
 export const Strategy = z
   .enum(['primary', 'backup_gateway', 'fallback_token', 'smart_retry', 'all_failed', 'holdout'])
@@ -58,24 +59,14 @@ export const RateLimitBody = z.object({ error: z.string(), retryAfter: z.string(
 
 /** The fine-grained state of a recovery (its status is derived from it). */
 const RecoveryStateField = z
-  .enum([
-    'processing',
-    'queued',
-    'reconciling',
-    'succeeded',
-    'failed',
-    'blocked',
-    'holdout',
-    'paid_elsewhere',
-    'stopped',
-  ])
+  .enum(recoveryStates)
   .describe(
     'paid_elsewhere: paid outside Recoup, as a billing platform or the merchant (POST /api/recovery/stop) reported (status succeeded); stopped: the merchant stopped it, the payment is no longer owed (status failed)',
   );
 
 export const StatusRecord = z.object({
   transactionId: z.string(),
-  status: z.enum(['succeeded', 'failed', 'blocked', 'unknown']),
+  status: z.enum(recoveryStatuses),
   state: RecoveryStateField,
   recovered: z.boolean(),
   amount: z.int(),
@@ -120,4 +111,24 @@ export const StopPending = z.object({
   transactionId: z.string(),
   status: z.literal('unknown'),
   state: RecoveryStateField,
+});
+
+/** Query of GET /api/recoveries: newest first, a page at a time. */
+export const RecoveriesQuery = z
+  .object({
+    status: z.enum(recoveryStatuses).optional().describe('unknown: still being worked on'),
+    state: z.enum(recoveryStates).optional(),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    before: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('The last transactionId of the previous page: the page after it'),
+  })
+  .strict();
+
+export const RecoveryList = z.object({
+  data: z.array(StatusRecord),
+  hasMore: z.boolean().describe('Another page follows: ask again with before = the last transactionId'),
 });

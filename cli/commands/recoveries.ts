@@ -1,14 +1,23 @@
-import type { StopReason } from '../../domain/recovery.js';
-import { onePositional, parseCommand } from '../args.js';
+import { formatMoney } from '../../domain/money.js';
+import { recoveryStates, recoveryStatuses, type StopReason } from '../../domain/recovery.js';
+import { listRecoveries } from '../../services/recovery-list.js';
+import { statusRecord } from '../../services/status-record.js';
+import { choiceFlag, integerFlag, onePositional, parseCommand } from '../args.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { NotFoundError, UsageError } from '../errors.js';
+import { table } from '../format.js';
 import { jsonFlag, print } from '../output.js';
 
-export const recoveriesUsage = [
+const listUsage = [
+  'recoup recoveries list <clientId> [--status succeeded|failed|blocked|unknown] [--state <state>]',
+  '                       [--limit <1-100>] [--before <transactionId>] [--json]',
+];
+const stopUsage = [
   'recoup recoveries stop <clientId> (--transaction-id <id> | --idempotency-key <key>)',
   '                       --reason paid_elsewhere|not_owed [--json]',
 ];
+export const recoveriesUsage = [...listUsage, ...stopUsage];
 
 const reasons: readonly StopReason[] = ['paid_elsewhere', 'not_owed'];
 
@@ -24,13 +33,13 @@ async function stop(argv: string[], ctx: CliContext): Promise<void> {
     'idempotency-key': { type: 'string' },
     reason: { type: 'string' },
   });
-  const clientId = onePositional(positionals, 'clientId', recoveriesUsage.join(' '));
+  const clientId = onePositional(positionals, 'clientId', stopUsage.join(' '));
   const transactionId = values['transaction-id'];
   const idempotencyKey = values['idempotency-key'];
   if ((transactionId === undefined) === (idempotencyKey === undefined))
     throw new UsageError('give exactly one of --transaction-id and --idempotency-key');
-  const reason = reasons.find((r) => r === values.reason);
-  if (!reason) throw new UsageError(`--reason must be one of ${reasons.join(', ')}`);
+  // Required: a missing --reason is refused like a wrong one.
+  const reason = choiceFlag('--reason', values.reason ?? '', reasons);
   await existingAccount(ctx, clientId);
   // Loaded here: the other commands never need the Temporal SDK.
   const { stopRecovery } = await import('../../services/recovery-stop.js');
@@ -53,5 +62,48 @@ async function stop(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
-/** `recoup recoveries stop`: what an operator does to a recovery besides watching it in the Temporal UI. */
-export const recoveriesCommand = commandGroup('recoveries', { stop });
+/** The account's recoveries, newest first, as the merchant's GET /api/recoveries shows them. */
+async function list(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, {
+    ...jsonFlag,
+    status: { type: 'string' },
+    state: { type: 'string' },
+    limit: { type: 'string', default: '20' },
+    before: { type: 'string' },
+  });
+  const clientId = onePositional(positionals, 'clientId', listUsage.join(' '));
+  const status = choiceFlag('--status', values.status, recoveryStatuses);
+  const state = choiceFlag('--state', values.state, recoveryStates);
+  const limit = integerFlag('--limit', values.limit, 1, 100);
+  await existingAccount(ctx, clientId);
+  const page = await listRecoveries(ctx.stores, clientId, {
+    ...(status ? { status } : {}),
+    ...(state ? { state } : {}),
+    ...(values.before ? { before: values.before } : {}),
+    limit,
+  });
+  if ('unknownCursor' in page) throw new NotFoundError(`no recovery ${page.unknownCursor} of ${clientId}`);
+  const result = { data: page.docs.map(statusRecord), hasMore: page.hasMore };
+  print(ctx, values.json, result, () => [
+    ...(page.docs.length === 0
+      ? ['No recoveries match.']
+      : table(
+          ['TRANSACTION ID', 'CREATED', 'STATE', 'AMOUNT', 'ATTEMPTS', 'NEXT ATTEMPT', 'LAST DECLINE'],
+          page.docs.map((doc) => [
+            doc.publicId,
+            doc.createdAt.toISOString(),
+            doc.state,
+            formatMoney(doc),
+            String(statusRecord(doc).attemptCount),
+            doc.state === 'queued' ? (doc.nextAttemptAt?.toISOString() ?? '-') : '-',
+            doc.lastDeclineCode ?? '-',
+          ]),
+        )),
+    ...(page.hasMore
+      ? [`More: recoup recoveries list ${clientId} --before ${page.docs.at(-1)?.publicId ?? ''}`]
+      : []),
+  ]);
+}
+
+/** `recoup recoveries list|stop`: what an operator does to recoveries besides watching them in the Temporal UI. */
+export const recoveriesCommand = commandGroup('recoveries', { list, stop });

@@ -1,7 +1,7 @@
-import { deliveryStatuses, type DeliveryStatus } from '../../domain/webhooks.js';
+import { deliveryStatuses } from '../../domain/webhooks.js';
 import { createEventPublisher, EventNotFoundError } from '../../services/events.js';
 import type { EventRecord } from '../../store/events.js';
-import { integerFlag, onePositional, parseCommand } from '../args.js';
+import { choiceFlag, integerFlag, onePositional, parseCommand } from '../args.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { jsonFlag, print } from '../output.js';
 import { NotFoundError, UsageError } from '../errors.js';
@@ -15,13 +15,6 @@ export const webhooksUsage = [
 ];
 
 const json = jsonFlag;
-
-function statusFlag(value: string | undefined): DeliveryStatus | undefined {
-  if (value === undefined) return undefined;
-  const status = deliveryStatuses.find((s) => s === value);
-  if (!status) throw new UsageError(`--status must be one of ${deliveryStatuses.join(', ')}; got "${value}"`);
-  return status;
-}
 
 async function existing(ctx: CliContext, eventId: string): Promise<EventRecord> {
   const record = await ctx.stores.events.get(eventId);
@@ -39,7 +32,7 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const records = await ctx.stores.events.list({
     accountId: values.account,
-    status: statusFlag(values.status),
+    status: choiceFlag('--status', values.status, deliveryStatuses),
     limit: integerFlag('--limit', values.limit, 1, 1000),
   });
   print(ctx, values.json, records.map(eventJson), () =>

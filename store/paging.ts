@@ -1,0 +1,20 @@
+import type { Filter } from 'mongodb';
+
+/** A document's place in a newest-first listing: its creation time, ties broken by `_id`. */
+export interface PagePlace {
+  _id: string;
+  createdAt: Date;
+}
+
+/** Newest first, ties by `_id` descending: a total order, so pages never repeat or skip a document. */
+export const newestFirst = { createdAt: -1, _id: -1 } as const;
+
+/** The documents listed after `before` in `newestFirst` order: the next page. */
+export function listedAfter<T extends PagePlace>(before: PagePlace): Filter<T> {
+  return {
+    $or: [
+      { createdAt: { $lt: before.createdAt } },
+      { createdAt: before.createdAt, _id: { $lt: before._id } },
+    ],
+  } as Filter<T>;
+}

@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { runCli, type CliRun } from './support/cli.js';
+import { call, startStack, type Stack } from './support/stack.js';
+
+interface StatusView {
+  transactionId: string;
+  status: string;
+  state: string;
+  amount: number;
+}
+interface Page {
+  data: StatusView[];
+  hasMore: boolean;
+}
+
+// A named database and master key, so the real `recoup` executable works on the stack's data.
+const dbName = `rl_${randomBytes(4).toString('hex')}`;
+const masterKey = randomBytes(32);
+let stack: Stack;
+let clientId: string;
+let key: string;
+/** The recoveries made, newest last: succeeded, queued, blocked, queued. */
+const made: Array<{ id: string; state: string }> = [];
+
+const recoup = (...args: string[]): Promise<CliRun> =>
+  runCli(args, {
+    MONGODB_URI: `${inject('mongoUri')}${dbName}`,
+    RECOUP_MASTER_KEY: masterKey.toString('base64'),
+  });
+
+const list = (query = '', apiKey = key) =>
+  call<Page>(stack.baseUrl, 'GET', `/api/recoveries${query}`, { key: apiKey });
+
+beforeAll(async () => {
+  stack = await startStack({ dbName, masterKey });
+  const created = await stack.createAccount();
+  clientId = created.account.id;
+  key = created.apiKey;
+  const cases = [
+    ['tok_visa', 'try_again_later', 'succeeded'],
+    ['tok_visa', 'insufficient_funds', 'queued'],
+    ['tok_visa', 'fraudulent', 'blocked'],
+    ['tok_mastercard', 'do_not_honor', 'queued'],
+  ] as const;
+  for (const [i, [token, code, state]] of cases.entries()) {
+    const idempotencyKey = `list-${i}`;
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key,
+      body: { paymentMethodToken: token, originalDeclineCode: code, amount: 1000 + i, idempotencyKey },
+    });
+    const doc = await stack.stores.recoveries.findByKey(clientId, idempotencyKey);
+    expect(doc?.state, `${code}: ${JSON.stringify(res.body)}`).toBe(state);
+    made.push({ id: doc?.publicId ?? '', state });
+  }
+});
+afterAll(() => stack.close());
+
+const newestFirst = () => [...made].reverse();
+
+describe('GET /api/recoveries', () => {
+  it('lists the account’s recoveries newest first as status records', async () => {
+    const res = await list();
+    expect(res.status).toBe(200);
+    expect(res.body.hasMore).toBe(false);
+    expect(res.body.data.map((r) => [r.transactionId, r.state])).toEqual(
+      newestFirst().map((m) => [m.id, m.state]),
+    );
+    const one = await call(stack.baseUrl, 'GET', `/api/recovery/status/${made[1]?.id ?? ''}`, { key });
+    expect(res.body.data[2]).toEqual(one.body);
+  });
+
+  it.each([
+    ['?status=unknown', ['queued', 'queued']],
+    ['?status=succeeded', ['succeeded']],
+    ['?state=blocked', ['blocked']],
+    ['?status=failed', []],
+    ['?status=unknown&state=blocked', []],
+  ])('%s → %j', async (query, states) => {
+    const res = await list(query);
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((r) => r.state)).toEqual(states);
+  });
+
+  it('pages with before, each recovery exactly once', async () => {
+    const seen: string[] = [];
+    let before = '';
+    for (const more of [true, true, true, false]) {
+      const res = await list(`?limit=1${before ? `&before=${before}` : ''}`);
+      expect(res.body.data).toHaveLength(1);
+      expect(res.body.hasMore).toBe(more);
+      before = res.body.data[0]?.transactionId ?? '';
+      seen.push(before);
+    }
+    expect(seen).toEqual(newestFirst().map((m) => m.id));
+  });
+
+  it('shows nothing of another account, nor pages from one of its recoveries', async () => {
+    const other = await stack.createAccount();
+    expect((await list('', other.apiKey)).body).toEqual({ data: [], hasMore: false });
+    const res = await list(`?before=${made[0]?.id ?? ''}`, other.apiKey);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ details: { before: [expect.any(String)] } });
+  });
+
+  it.each([
+    ['?status=lost', 'status'],
+    ['?state=waiting', 'state'],
+    ['?limit=0', 'limit'],
+    ['?limit=500', 'limit'],
+    ['?customerEmail=a@b.co', 'customerEmail'],
+  ])('%s is a 400 naming %s', async (query, field) => {
+    const res = await list(query);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ details: { [field]: expect.any(Array) } });
+  });
+
+  it('needs the secret key', async () => {
+    expect((await call(stack.baseUrl, 'GET', '/api/recoveries')).status).toBe(401);
+  });
+});
+
+describe('recoup recoveries list', () => {
+  it('--json prints what the API answers', async () => {
+    const run = await recoup('recoveries', 'list', clientId, '--status', 'unknown', '--json');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual((await list('?status=unknown')).body);
+  });
+
+  it('prints a table, and how to get the next page', async () => {
+    const run = await recoup('recoveries', 'list', clientId, '--limit', '2');
+    expect(run.code).toBe(0);
+    const [header, ...rows] = run.stdout.trim().split('\n');
+    expect(header).toMatch(
+      /^TRANSACTION ID\s+CREATED\s+STATE\s+AMOUNT\s+ATTEMPTS\s+NEXT ATTEMPT\s+LAST DECLINE/,
+    );
+    expect(rows[0]).toContain(made[3]?.id);
+    expect(rows[0]).toContain('queued');
+    expect(rows[0]).toContain('$10.03');
+    expect(rows[1]).toContain(made[2]?.id);
+    expect(rows[2]).toBe(`More: recoup recoveries list ${clientId} --before ${made[2]?.id ?? ''}`);
+  });
+
+  it.each([
+    [['--state', 'waiting'], 2, '--state must be one of'],
+    [['--limit', '0'], 2, '--limit must be an integer from 1 to 100'],
+    [['--before', 'nope'], 1, 'no recovery nope'],
+  ])('%j exits %i', async (args, code, message) => {
+    const run = await recoup('recoveries', 'list', clientId, ...args);
+    expect(run.code).toBe(code);
+    expect(run.stderr).toContain(message);
+  });
+
+  it('an unknown account exits 1', async () => {
+    const run = await recoup('recoveries', 'list', 'acct_nope');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('acct_nope');
+  });
+});
