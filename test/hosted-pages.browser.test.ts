@@ -53,12 +53,13 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** A fresh browser window of this size; CSP violations reported by the page are collected. */
+/** A fresh browser window of this size (and language); CSP violations reported by the page are collected. */
 async function openWindow(
   size: Viewport,
+  locale = 'en-US',
 ): Promise<{ context: BrowserContext; page: Page; cspErrors: string[] }> {
   const { name: _name, ...options } = size;
-  const context = await browser.newContext(options);
+  const context = await browser.newContext({ ...options, locale });
   // Later routes win: everything off this server is aborted, except the two hosts answered here.
   await context.route(
     (url) => !url.href.startsWith(stack.baseUrl),
@@ -333,5 +334,38 @@ describe('racing submissions against one link', () => {
     expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array<number>(9).fill(410)]);
     const events = await stack.stores.events.list({ accountId: account.id });
     expect(events.filter((e) => e.type.startsWith('churn.flow.'))).toHaveLength(1);
+  });
+});
+
+describe('in the customer’s language', () => {
+  it('a German browser gets the card form in German: labels, errors and the saved card', async () => {
+    const { apiKey } = await stack.createAccount({ branding });
+    const link = await generate('/api/recovery/update-card/generate', apiKey, {
+      paymentMethodToken: 'tok_decline_insufficient_funds',
+    });
+    const { context, page: tab, cspErrors } = await openWindow(viewports[0], 'de-DE');
+    expect((await tab.goto(link.local))?.status()).toBe(200);
+    expect(await tab.locator('html').getAttribute('lang')).toBe('de');
+    expect(await tab.getByRole('heading', { level: 1 }).textContent()).toBe('Zahlungsdaten aktualisieren');
+    const number = tab.getByLabel('Kartennummer');
+    await number.fill('4242 4242 4242 4241');
+    await tab.getByLabel(/Ablaufdatum/).fill('01/20');
+    await tab.getByLabel(/Sicherheitscode/).fill('123');
+    await tab.getByRole('button', { name: 'Karte speichern' }).click();
+    await expect
+      .poll(() => tab.getByRole('alert').textContent())
+      .toContain('Diese Kartennummer ist ungültig');
+    expect(await tab.getByRole('alert').textContent()).toContain('Diese Karte ist abgelaufen');
+    expect(await number.getAttribute('aria-invalid')).toBe('true');
+    await shoot(tab, 'card-update-invalid-de', viewports[0]);
+    await number.fill('4242 4242 4242 4242');
+    await tab.getByLabel(/Ablaufdatum/).fill('12/34');
+    await tab.getByLabel(/Sicherheitscode/).fill('123');
+    await tab.getByRole('button', { name: 'Karte speichern' }).click();
+    await expect
+      .poll(() => tab.getByRole('status').textContent())
+      .toContain('Acme Streaming belastet ab sofort Ihre Visa-Karte mit Endziffern 4242.');
+    await context.close();
+    expect(cspErrors).toEqual([]);
   });
 });
