@@ -54,6 +54,7 @@ export function linkActivities(deps: ActivityDeps) {
         amount: recovery.amount,
         currency: recovery.currency,
         returnUrl: null,
+        locale: recovery.request.locale ?? null,
       });
       await events.publish(
         account.id,
@@ -88,6 +89,7 @@ export function linkActivities(deps: ActivityDeps) {
         customerEmail: recovery.customerEmail,
         returnUrl: null,
         transactionId: recovery._id,
+        locale: recovery.request.locale ?? null,
       });
       await events.publish(
         account.id,

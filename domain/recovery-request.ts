@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PaymentMethodType, tokenFitsKind, tokenShapeHint, type GatewayKind } from './gateway-kinds.js';
 import { currencyCodes } from './money.js';
+import { pageLocales } from './links.js';
 
 /** A payment-method token as a gateway issued it. */
 export const Token = z.string().trim().min(1, 'must not be empty').max(512, 'must be at most 512 characters');
@@ -47,6 +48,10 @@ export const RecoveryRequest = z
     paymentMethodType: PaymentMethodType.default('card'),
     isTrialConversion: z.boolean().default(false),
     simulateOutcome: z.enum(['success', 'failed', 'blocked']).optional(),
+    locale: z
+      .enum(pageLocales)
+      .optional()
+      .describe("The customer's language for the hosted pages of links Recoup mints for this recovery"),
   })
   .strict();
 export type RecoveryRequest = z.infer<typeof RecoveryRequest>;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pageLocales, type PageLocale } from '../domain/links.js';
 import { messagesIn } from '../api/pages/i18n/index.js';
+import { eventsOf } from './support/events.js';
 import { getPage, onServer, submitPage } from './support/pages.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
@@ -140,6 +141,38 @@ describe('everything on the page is in that language', () => {
     expect(page.html).toContain(
       new Intl.NumberFormat('es', { style: 'currency', currency: 'EUR' }).format(36),
     );
+  });
+});
+
+describe('links the engine mints', () => {
+  it('open in the locale given to execute, whatever the browser asks for', async () => {
+    const { apiKey: key, account } = await stack.createAccount({ riskSkipThreshold: 0 });
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key,
+      body: {
+        paymentMethodToken: 'tok_visa',
+        originalDeclineCode: 'insufficient_funds',
+        amount: 4321,
+        currency: 'EUR',
+        locale: 'es',
+      },
+    });
+    expect(res.body).toMatchObject({ success: false });
+    const events = await eventsOf(stack, account.id, ['recovery.skipped_high_risk']);
+    const skipped = events.find((e) => e.type === 'recovery.skipped_high_risk');
+    const { cardUpdateUrl } = skipped?.payload as { cardUpdateUrl: string };
+    const page = await getPage(cardUpdateUrl, { 'Accept-Language': 'de' });
+    expect(page.status).toBe(200);
+    expect(langOf(page.html)).toBe('es');
+  });
+
+  it('execute refuses a locale the pages do not speak, naming it', async () => {
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { paymentMethodToken: 'tok_visa', amount: 1000, locale: 'pt' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ details: { locale: [expect.any(String)] } });
   });
 });
 
