@@ -14,7 +14,7 @@ export const linkLifetimesMs = {
 export type LinkKind = 'card_update' | 'cancel_flow';
 
 /** The languages of the hosted pages (ISO 639-1); a link may fix one, else the browser's preference decides. */
-export const pageLocales = ['en', 'de', 'fr', 'es'] as const;
+export const pageLocales = ['en', 'de', 'fr', 'es', 'it', 'nl', 'pt'] as const;
 export type PageLocale = (typeof pageLocales)[number];
 export const linkPaths: Record<LinkKind, string> = {
   card_update: 'update-card',

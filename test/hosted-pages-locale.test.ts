@@ -51,7 +51,10 @@ describe('which language a hosted page speaks', () => {
     ['fr-CA,fr;q=0.8', 'fr', 'Mettez à jour vos informations de paiement'],
     ['es-MX', 'es', 'Actualice sus datos de pago'],
     ['ja-JP,ja;q=0.9', 'en', 'Update your payment details'],
-    ['pt-BR,es;q=0.7,de;q=0.5', 'es', 'Actualice sus datos de pago'],
+    ['pl-PL,es;q=0.7,de;q=0.5', 'es', 'Actualice sus datos de pago'],
+    ['pt-BR,pt;q=0.9', 'pt', messagesIn('pt').card.title],
+    ['it-IT', 'it', messagesIn('it').card.title],
+    ['nl-BE,nl;q=0.9,fr;q=0.8', 'nl', messagesIn('nl').card.title],
   ])('Accept-Language %s → %s', async (accept, lang, title) => {
     const page = await getPage(await cardLink(), { 'Accept-Language': accept });
     expect(page.status).toBe(200);
@@ -84,7 +87,7 @@ describe('which language a hosted page speaks', () => {
     const before = await stack.stores.db.collection('links').countDocuments();
     const res = await call(stack.baseUrl, 'POST', '/api/recovery/update-card/generate', {
       key: apiKey,
-      body: { paymentMethodToken: 'tok_visa', locale: 'it' },
+      body: { paymentMethodToken: 'tok_visa', locale: 'pl' },
     });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ details: { locale: [expect.any(String)] } });
@@ -169,7 +172,7 @@ describe('links the engine mints', () => {
   it('execute refuses a locale the pages do not speak, naming it', async () => {
     const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
       key: apiKey,
-      body: { paymentMethodToken: 'tok_visa', amount: 1000, locale: 'pt' },
+      body: { paymentMethodToken: 'tok_visa', amount: 1000, locale: 'pl' },
     });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ details: { locale: [expect.any(String)] } });

@@ -4,11 +4,14 @@ import { de } from './de.js';
 import { en } from './en.js';
 import { es } from './es.js';
 import { fr } from './fr.js';
+import { it } from './it.js';
+import { nl } from './nl.js';
+import { pt } from './pt.js';
 import type { PageMessages } from './messages.js';
 
 export type { PageMessages } from './messages.js';
 
-const catalogues: Record<PageLocale, PageMessages> = { en, de, fr, es };
+const catalogues: Record<PageLocale, PageMessages> = { en, de, fr, es, it, nl, pt };
 
 /** The words of the pages in one language. */
 export const messagesIn = (locale: PageLocale): PageMessages => catalogues[locale];
