@@ -36,7 +36,7 @@ export interface ConnectorIntakeDeps {
 const Email = z.email();
 
 /** Request fields a platform adds to the payment itself: helpful to the engine, never worth refusing it for. */
-const enrichment = new Set(['customerEmail', 'cardOrigin', 'binPrefix', 'originalDeclineCode']);
+const enrichment = new Set(['customerEmail', 'cardOrigin', 'binPrefix', 'originalDeclineCode', 'locale']);
 
 /** What Recoup did with one platform event: the intake's answer to the platform. */
 export type ConnectorReceipt =

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PageLocale } from './links.js';
 
 /** Billing platforms whose failed-payment webhooks Recoup takes in (decisions.md). */
 export const connectorPlatforms = [
@@ -37,6 +38,8 @@ export interface ReportedFailure {
   customerEmail?: string;
   cardOrigin?: string;
   binPrefix?: string;
+  /** The customer's language as the platform records it, when the hosted pages speak it. */
+  locale?: PageLocale;
 }
 
 /** A card the platform says is about to expire. */

@@ -16,6 +16,12 @@ export type LinkKind = 'card_update' | 'cancel_flow';
 /** The languages of the hosted pages (ISO 639-1); a link may fix one, else the browser's preference decides. */
 export const pageLocales = ['en', 'de', 'fr', 'es', 'it', 'nl', 'pt'] as const;
 export type PageLocale = (typeof pageLocales)[number];
+
+/** The pages' language for a platform's locale tag (`fr-CA`, `pt_BR`, `de`), or null when they do not speak it. */
+export function pageLocaleOf(tag: string | null | undefined): PageLocale | null {
+  const language = tag?.trim().split(/[-_]/)[0]?.toLowerCase();
+  return pageLocales.find((l) => l === language) ?? null;
+}
 export const linkPaths: Record<LinkKind, string> = {
   card_update: 'update-card',
   cancel_flow: 'cancel-flow',

@@ -57,7 +57,10 @@ function event(eventType: string, content: Record<string, unknown>) {
 }
 
 /** Chargebee's automatic collection of a new invoice failed on the customer's card `reference`. */
-function paymentFailed(reference: string, opts: { errorCode?: string; invoiceStatus?: 'paid' } = {}) {
+function paymentFailed(
+  reference: string,
+  opts: { errorCode?: string; invoiceStatus?: 'paid'; locale?: string } = {},
+) {
   n += 1;
   const invoiceId = `inv_${n}_${randomBytes(4).toString('hex')}`;
   const customerId = `AzZcb${n}`;
@@ -94,6 +97,7 @@ function paymentFailed(reference: string, opts: { errorCode?: string; invoiceSta
     customer: {
       id: customerId,
       email: `Payer${n}@Example.com`,
+      ...(opts.locale ? { locale: opts.locale } : {}),
       primary_payment_source_id: `pm_cb${n}`,
       payment_method: { type: 'card', gateway: 'stripe', status: 'valid', reference_id: reference },
     },
@@ -141,6 +145,19 @@ describe('Chargebee connector: payment_failed', () => {
     const date = Number(records[0]?.form['transaction[date]']);
     expect(Math.abs(date - Date.now() / 1000)).toBeLessThan(120);
     expect(chargebee.invoice(failed.invoiceId)).toMatchObject({ status: 'paid', amount_due: 0 });
+  });
+
+  it.each([
+    ['fr-CA', 'fr'],
+    ['pt-BR', 'pt'],
+    ['de', 'de'],
+    ['ja-JP', undefined],
+  ])('the customer’s Chargebee locale %s gives its pages the language %s', async (tag, locale) => {
+    const accountId = await connectedAccount(false);
+    const failed = paymentFailed('cus_1/tok_visa', { locale: tag });
+    expect((await post(accountId, failed.body)).status).toBe(200);
+    const doc = await stack.stores.recoveries.findByKey(accountId, failed.invoiceId);
+    expect(doc?.request.locale).toBe(locale);
   });
 
   it('a redelivery of the event is a duplicate: 200, nothing new', async () => {

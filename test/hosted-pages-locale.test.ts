@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pageLocales, type PageLocale } from '../domain/links.js';
+import { pageLocaleOf, pageLocales, type PageLocale } from '../domain/links.js';
 import { messagesIn } from '../api/pages/i18n/index.js';
 import { eventsOf } from './support/events.js';
 import { getPage, onServer, submitPage } from './support/pages.js';
@@ -176,6 +176,20 @@ describe('links the engine mints', () => {
     });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ details: { locale: [expect.any(String)] } });
+  });
+});
+
+describe('a platform’s locale tag', () => {
+  it.each([
+    ['fr-CA', 'fr'],
+    ['pt_BR', 'pt'],
+    [' NL ', 'nl'],
+    ['it', 'it'],
+    ['ja-JP', null],
+    ['', null],
+    [null, null],
+  ])('%j → %j', (tag, locale) => {
+    expect(pageLocaleOf(tag)).toBe(locale);
   });
 });
 

@@ -1,6 +1,7 @@
 import Chargebee, { basicAuthValidator, WebhookAuthenticationError } from 'chargebee';
 import { z } from 'zod';
 import type { ConnectorAction } from '../../domain/connectors.js';
+import { pageLocaleOf } from '../../domain/links.js';
 import type { PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
 import { bodyDigestId, jsonOf, samePair } from './webhook-body.js';
 
@@ -45,7 +46,12 @@ const PaymentFailedEvent = z.object({
     }),
     invoice: z.object({ id: z.string(), amount_due: z.int().nullish(), currency_code: text }).nullish(),
     customer: z
-      .object({ id: z.string(), email: text, payment_method: z.object({ reference_id: text }).nullish() })
+      .object({
+        id: z.string(),
+        email: text,
+        locale: text,
+        payment_method: z.object({ reference_id: text }).nullish(),
+      })
       .nullish(),
     card: z.object({ iin: text, issuing_country: text, billing_country: text }).nullish(),
   }),
@@ -102,6 +108,7 @@ function paymentFailed(payload: unknown): ConnectorAction {
   const code = (t.error_detail?.decline_code ?? t.error_code)?.toLowerCase();
   const iin = card?.iin ?? t.iin;
   const country = card?.issuing_country ?? card?.billing_country;
+  const locale = pageLocaleOf(customer?.locale);
   return {
     kind: 'failure',
     failure: {
@@ -114,6 +121,7 @@ function paymentFailed(payload: unknown): ConnectorAction {
       ...(customer?.email ? { customerEmail: customer.email } : {}),
       ...(country ? { cardOrigin: country } : {}),
       ...(iin && /^\d{6}/.test(iin) ? { binPrefix: iin.slice(0, 6) } : {}),
+      ...(locale ? { locale } : {}),
     },
   };
 }
