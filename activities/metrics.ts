@@ -1,5 +1,5 @@
 import type { MetricMeter } from '@temporalio/common';
-import { statusOf, type RecoveryState } from '../domain/recovery.js';
+import type { RecoveryState } from '../domain/recovery.js';
 import type { ChargeOutcome, LookupOutcome } from './gateways/types.js';
 
 /** What a gateway request came back with: an answer, an unknown outcome, or an error (the activity retries). */
@@ -27,8 +27,8 @@ export interface WorkerMetrics {
   webhookAttempt(event: string, outcome: WebhookAttemptOutcome, lagSeconds?: number): void;
   /** An event whose delivery used its whole schedule without an acknowledgement (now in the audit log). */
   webhookFailed(event: string): void;
-  /** The read model of a recovery moved to `state`; counted when that state is final. */
-  recoveryRecorded(state: RecoveryState): void;
+  /** A recovery reached its final `state`. */
+  recoveryEnded(state: RecoveryState): void;
 }
 
 /** Seconds: gateway answers take tens of milliseconds to tens of seconds; webhook lags up to a day. */
@@ -90,8 +90,6 @@ export function createWorkerMetrics(meter: MetricMeter): WorkerMetrics {
       if (lagSeconds !== undefined) webhookLag.record(lagSeconds, { event });
     },
     webhookFailed: (event) => webhooksFailed.add(1, { event }),
-    recoveryRecorded(state) {
-      if (statusOf(state) !== 'unknown') ended.add(1, { state });
-    },
+    recoveryEnded: (state) => ended.add(1, { state }),
   };
 }

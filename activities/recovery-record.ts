@@ -14,14 +14,19 @@ const toDate = (iso: string | null | undefined) =>
 export function recordActivities(deps: ActivityDeps) {
   return {
     /** Updates the recovery's read model (status lookups, paywall and reports read it). */
-    async recordRecovery(input: { transactionId: string; patch: RecordPatch }): Promise<void> {
+    async recordRecovery(input: {
+      transactionId: string;
+      patch: RecordPatch;
+      /** The recovery reaches a final state with this write (counted once, for metrics). */
+      ends?: boolean;
+    }): Promise<void> {
       const { nextAttemptAt, recoveredAt, ...rest } = input.patch;
       const dates = { nextAttemptAt: toDate(nextAttemptAt), recoveredAt: toDate(recoveredAt) };
       const patch: RecoveryPatch = { ...rest };
       if (dates.nextAttemptAt !== undefined) patch.nextAttemptAt = dates.nextAttemptAt;
       if (dates.recoveredAt !== undefined) patch.recoveredAt = dates.recoveredAt;
       await deps.stores.recoveries.update(input.transactionId, patch, deps.clock());
-      if (patch.state) deps.metrics.recoveryRecorded(patch.state);
+      if (input.ends && patch.state) deps.metrics.recoveryEnded(patch.state);
     },
 
     /** Records an event (validated against the catalogue) and hands it to its delivery workflow. */

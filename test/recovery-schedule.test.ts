@@ -13,6 +13,9 @@ import { startGoCardlessEmulator, type GoCardlessEmulator } from './support/goca
 import { startPayPalEmulator, type PayPalEmulator } from './support/paypal-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 import { startTimeSkipping } from './support/time-skipping.js';
+import { Registry } from 'prom-client';
+import { createWorkerMetrics } from '../activities/metrics.js';
+import { RecordingMeter } from './support/recording-meter.js';
 
 // The whole service — HTTP API, workers, real activities, FerretDB — on Temporal's time-skipping server:
 // weeks of smart retries run in seconds, and activities read the server's clock, not the wall clock.
@@ -25,6 +28,8 @@ let adyen: AdyenEmulator;
 let gocardless: GoCardlessEmulator;
 let paypal: PayPalEmulator;
 let n = 0;
+/** What the worker counts: a recovery ends once, whatever is recorded after. */
+const meter = new RecordingMeter();
 const amount = () => 2000 + (n += 1);
 const day = 86_400_000;
 
@@ -33,6 +38,7 @@ beforeAll(async () => {
   stack = await startStack({
     temporal: { client: env.client, nativeConnection: env.nativeConnection },
     clock: serverClock,
+    metrics: { api: new Registry(), worker: createWorkerMetrics(meter) },
   });
   stripe = await startStripeEmulator(async () => new Date(await env.currentTimeMs()));
   braintree = await startBraintreeEmulator(async () => new Date(await env.currentTimeMs()));
@@ -334,6 +340,8 @@ describe('smart retries on the time-skipping server', () => {
       body,
     });
     expect(res.status).toBe(200);
+    const ended = () => meter.values('recoup_recoveries_ended', { state: 'succeeded' }).length;
+    const endedBefore = ended();
     const doc = await stack.stores.recoveries.findByKey(account.id, invoice.id);
     const handle = env.client.workflow.getHandle(doc!.workflowId);
     await handle.result();
@@ -341,6 +349,8 @@ describe('smart retries on the time-skipping server', () => {
     stripe.invoiceOutage(null);
     const final = await stack.stores.recoveries.findByKey(account.id, invoice.id);
     expect(final).toMatchObject({ state: 'succeeded', writeBack });
+    // Recording the failed write-back after the success does not end the recovery a second time.
+    expect(ended()).toBe(endedBefore + 1);
     const ran = closeTime!.getTime() - startTime.getTime();
     if (outageMs === null) {
       // Temporal gives up once the next retry would land past the 3-day schedule-to-close timeout.

@@ -8,7 +8,13 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { RecordPatch } from '../activities/recovery-record.js';
 import type { EventPayload } from '../domain/events.js';
-import type { FirstPhaseOutcome, RecoveryInput, RecoveryState, StopReason } from '../domain/recovery.js';
+import {
+  statusOf,
+  type FirstPhaseOutcome,
+  type RecoveryInput,
+  type RecoveryState,
+  type StopReason,
+} from '../domain/recovery.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { executeUpdate, paidElsewhereSignal, stateQuery, stopUpdate } from './recovery-definitions.js';
 
@@ -70,11 +76,14 @@ export class RecoveryContext {
 
   /** Moves to `state`: read model first, then search attributes for operators. */
   async record(state: RecoveryState, patch: RecordPatch = {}): Promise<void> {
+    // Ends now: a final state recorded again (a failed write-back after success) ends nothing.
+    const ends = statusOf(this.state) === 'unknown' && statusOf(state) !== 'unknown';
     this.state = state;
     if (patch.nextAttemptAt !== undefined) this.nextAttemptAt = patch.nextAttemptAt;
     await recordRecovery({
       transactionId: this.input.transactionId,
       patch: { state, publicId: this.publicId, ...patch },
+      ends,
     });
     upsertSearchAttributes([
       { key: searchAttributeKeys.recoveryState, value: state },
