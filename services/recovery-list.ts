@@ -1,5 +1,6 @@
 import { recoveryStates, statusOf, type RecoveryState, type RecoveryStatus } from '../domain/recovery.js';
 import type { Stores } from '../store/index.js';
+import { pageOf } from '../store/paging.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 
 export interface RecoveryListQuery {
@@ -27,10 +28,11 @@ export async function listRecoveries(
   const states = recoveryStates.filter(
     (s) => (!query.status || statusOf(s) === query.status) && (!query.state || s === query.state),
   );
-  const docs = await stores.recoveries.page(accountId, {
-    ...(query.status || query.state ? { states } : {}),
-    ...(before ? { before } : {}),
-    limit: query.limit + 1,
-  });
-  return { docs: docs.slice(0, query.limit), hasMore: docs.length > query.limit };
+  return pageOf(query.limit, (limit) =>
+    stores.recoveries.page(accountId, {
+      ...(query.status || query.state ? { states } : {}),
+      ...(before ? { before } : {}),
+      limit,
+    }),
+  );
 }

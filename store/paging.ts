@@ -18,3 +18,15 @@ export function listedAfter<T extends PagePlace>(before: PagePlace): Filter<T> {
     ],
   } as Filter<T>;
 }
+
+/**
+ * A page of at most `limit` documents and whether more follow, from a read of `limit + 1`: `read` is given
+ * that count.
+ */
+export async function pageOf<T>(
+  limit: number,
+  read: (count: number) => Promise<T[]>,
+): Promise<{ docs: T[]; hasMore: boolean }> {
+  const docs = await read(limit + 1);
+  return { docs: docs.slice(0, limit), hasMore: docs.length > limit };
+}

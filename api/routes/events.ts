@@ -1,6 +1,7 @@
 import { ResendRefusedError, type EventPublisher } from '../../services/events.js';
 import type { EventRecord } from '../../store/events.js';
 import type { Stores } from '../../store/index.js';
+import { pageOf } from '../../store/paging.js';
 import { accountOf } from '../context.js';
 import { badRequest, conflict, notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
@@ -65,15 +66,16 @@ export function eventRoutes({ stores, events }: Deps) {
         const before = query.before ? await stores.events.get(query.before) : null;
         if (query.before && before?.accountId !== accountId)
           throw badRequest({ before: ['must be an eventId of this account'] });
-        const page = await stores.events.list({
-          accountId,
-          ...(query.type ? { type: query.type } : {}),
-          ...(query.status ? { status: query.status } : {}),
-          ...(before ? { before } : {}),
-          limit: query.limit + 1,
-        });
-        const data = page.slice(0, query.limit).map(eventBody);
-        return reply(200, { data, hasMore: page.length > query.limit });
+        const page = await pageOf(query.limit, (limit) =>
+          stores.events.list({
+            accountId,
+            ...(query.type ? { type: query.type } : {}),
+            ...(query.status ? { status: query.status } : {}),
+            ...(before ? { before } : {}),
+            limit,
+          }),
+        );
+        return reply(200, { data: page.docs.map(eventBody), hasMore: page.hasMore });
       },
     }),
     route({
