@@ -1,5 +1,4 @@
 import { proactiveRetention, recentFailureCount } from '../domain/retention.js';
-import { sha256 } from '../runtime/crypto.js';
 import { createLinkService } from '../services/links.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -40,7 +39,7 @@ export function linkActivities(deps: ActivityDeps) {
       if (await stores.events.get(input.eventId)) return; // this very activity already finished once
       const claimed = await stores.retentionNotices.claim(
         account.id,
-        sha256(email.toLowerCase()),
+        email,
         input.eventId,
         now,
         proactiveRetention.windowMs,

@@ -7,7 +7,7 @@ import type { PlanOption } from '../domain/plan.js';
 import type { RecoveryInput } from '../domain/recovery.js';
 import { blockMemoryMs } from '../domain/risk.js';
 import type { OutcomeStats } from '../domain/success-model.js';
-import { cardKeyOf, sha256 } from '../runtime/crypto.js';
+import { cardKeyOf } from '../runtime/crypto.js';
 import type { ActivityDeps } from './deps.js';
 import { adaptersFor } from './gateways/resolve.js';
 import type { GatewayCapabilities } from './gateways/types.js';
@@ -114,12 +114,11 @@ export function screenActivities(deps: ActivityDeps) {
         }
       }
 
-      const customerKey = r.customerEmail ?? r.paymentMethodToken;
       const holdout =
         block === null && s.proofMode.enabled
           ? await stores.holdouts.assign(
               account.id,
-              sha256(customerKey),
+              r.customerEmail ?? r.paymentMethodToken,
               () => randomInt(10_000) < s.proofMode.controlPercent * 100,
               now,
             )

@@ -1,4 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { z } from 'zod';
+import { formatIssues } from '../api/validate.js';
 import { UsageError } from './errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -53,4 +55,14 @@ export function choiceFlag<T extends string>(
   const found = allowed.find((a) => a === value);
   if (!found) throw new UsageError(`${flag} must be one of ${allowed.join(', ')}; got "${value}"`);
   return found;
+}
+
+/** Input checked with the API's own schema, or a usage error naming each bad field (`what`: the input). */
+export function validInput<S extends z.ZodType>(what: string, schema: S, input: unknown): z.infer<S> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const problems = Object.entries(formatIssues(parsed.error)).map(
+    ([field, messages]) => `${field}: ${messages.join(', ')}`,
+  );
+  throw new UsageError(`invalid ${what}: ${problems.join('; ')}`);
 }

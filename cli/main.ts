@@ -6,6 +6,7 @@ import { createStores } from '../store/index.js';
 import { taskQueues } from '../worker/task-queues.js';
 import { accountsCommand, accountsUsage } from './commands/accounts.js';
 import { connectorsCommand, connectorsUsage } from './commands/connectors.js';
+import { customersCommand, customersUsage } from './commands/customers.js';
 import { recoveriesCommand, recoveriesUsage } from './commands/recoveries.js';
 import { webhooksCommand, webhooksUsage } from './commands/webhooks.js';
 import type { CliContext, Command } from './context.js';
@@ -14,6 +15,7 @@ import { errorLine, exitCodeFor, UsageError } from './errors.js';
 const commands: Record<string, Command> = {
   accounts: accountsCommand,
   connectors: connectorsCommand,
+  customers: customersCommand,
   recoveries: recoveriesCommand,
   webhooks: webhooksCommand,
 };
@@ -26,6 +28,7 @@ const usage = [
   ...webhooksUsage.map((l) => `  ${l}`),
   ...connectorsUsage.map((l) => `  ${l}`),
   ...recoveriesUsage.map((l) => `  ${l}`),
+  ...customersUsage.map((l) => `  ${l}`),
 ];
 
 /** The MongoDB URI without its password, for error messages. */

@@ -1,17 +1,11 @@
-import { formatIssues } from '../api/validate.js';
 import { isJsonObject, mergePatch } from '../domain/merge-patch.js';
 import { Settings } from '../domain/settings.js';
-import { parseJsonFlag } from './args.js';
+import { parseJsonFlag, validInput } from './args.js';
 import { UsageError } from './errors.js';
 
 /** Validates complete settings; a bad one is refused with a message naming it. */
 export function validSettings(input: Record<string, unknown>): Settings {
-  const parsed = Settings.safeParse(input);
-  if (parsed.success) return parsed.data;
-  const problems = Object.entries(formatIssues(parsed.error)).map(
-    ([field, messages]) => `${field}: ${messages.join(', ')}`,
-  );
-  throw new UsageError(`invalid settings: ${problems.join('; ')}`);
+  return validInput('settings', Settings, input);
 }
 
 /** The `--settings` flag as a JSON object (empty when absent). */

@@ -54,3 +54,9 @@ export function webhookWorkflowId(eventId: string, resend?: number): string {
 export function deliveryIdOf(resend?: number): string {
   return resend === undefined ? 'initial' : `resend-${resend}`;
 }
+
+/** The workflow id of the delivery recorded as `deliveryId` (the inverse of deliveryIdOf). */
+export function deliveryWorkflowId(eventId: string, deliveryId: string): string {
+  const resend = /^resend-(\d+)$/.exec(deliveryId)?.[1];
+  return webhookWorkflowId(eventId, resend === undefined ? undefined : Number(resend));
+}

@@ -23,4 +23,5 @@ export const collections = {
   sandboxCharges: 'sandboxCharges',
   sandboxCards: 'sandboxCards',
   connectorEvents: 'connectorEvents',
+  erasures: 'erasures',
 } as const;

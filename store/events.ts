@@ -2,6 +2,7 @@ import type { Db, Filter } from 'mongodb';
 import type { EventName, StoredEvent } from '../domain/events.js';
 import type { DeliveryStatus } from '../domain/webhooks.js';
 import { collections } from './collections.js';
+import type { CustomerRefs } from './customer-refs.js';
 import { isDuplicateKey } from './mongo.js';
 import { listedAfter, newestFirst, type PagePlace } from './paging.js';
 
@@ -113,6 +114,31 @@ export function createEventStore(db: Db) {
       if (from) filter.deliveryStatus = { $in: from };
       const result = await events.updateOne(filter, { $set: { deliveryStatus: status } });
       return result.modifiedCount === 1;
+    },
+
+    /**
+     * The account's events that name the customer in their body: an email, a payment-method token, one
+     * of their recoveries or their customer id. Scans the account's events: erasure only.
+     */
+    ofCustomer(accountId: string, who: CustomerRefs): Promise<EventRecord[]> {
+      const naming = (fields: string[], values: string[]) =>
+        fields.map((field) => ({ [`payload.${field}`]: { $in: values } }));
+      return events
+        .find({
+          accountId,
+          $or: [
+            ...naming(['customerEmail'], who.emails),
+            ...naming(['paymentMethodToken', 'oldPaymentMethodToken', 'newPaymentMethodToken'], who.tokens),
+            ...naming(['serviceTransactionId', 'skippedChargeId'], who.transactionIds),
+            ...naming(['customerId'], [...who.customerIds, ...who.emails]),
+          ],
+        })
+        .toArray();
+    },
+
+    /** Deletes events (erasure); returns how many were there. */
+    async remove(eventIds: string[]): Promise<number> {
+      return (await events.deleteMany({ _id: { $in: eventIds } })).deletedCount;
     },
 
     /** The audit log, newest first. */

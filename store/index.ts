@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { createAccountStore, type AccountCaching } from './accounts.js';
 import { createConnectorEventStore } from './connector-events.js';
+import { createErasureStore } from './erasures.js';
 import { createEventStore } from './events.js';
 import { createRateLimiter } from './rate-limits.js';
 import { createCardBudgetStore } from './card-budgets.js';
@@ -32,6 +33,7 @@ export function createStores(db: Db, masterKey: Buffer, caching: AccountCaching 
     links: createLinkStore(db),
     retentionNotices: createRetentionNoticeStore(db),
     connectorEvents: createConnectorEventStore(db),
+    erasures: createErasureStore(db),
   };
 }
 

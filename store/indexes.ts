@@ -37,6 +37,7 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   sandboxCharges: [[{ gateway: 1, token: 1 }]],
   sandboxCards: [[{ accountId: 1, gateway: 1 }]],
   connectorEvents: [[{ accountId: 1, receivedAt: -1 }]],
+  erasures: [],
 };
 
 /** Creates all indexes (idempotent). FerretDB has no TTL indexes, so expiry is checked on read. */

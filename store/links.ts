@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import type { ChurnOutcome, LinkKind, PageLocale } from '../domain/links.js';
 import type { CancelOffer } from '../domain/settings.js';
 import { collections } from './collections.js';
+import type { CustomerRefs } from './customer-refs.js';
 import { isDuplicateKey } from './mongo.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 
@@ -96,6 +97,35 @@ export function createLinkStore(db: Db) {
 
     async markEffectsDone(hash: string, at: Date): Promise<void> {
       await consumptions.updateOne({ _id: hash }, { $set: { effectsDoneAt: at } });
+    },
+
+    /**
+     * The account's links minted for the customer (by email, customer id, card token or one of their
+     * recoveries) and their uses. Scans the account's links: erasure only.
+     */
+    async ofCustomer(
+      accountId: string,
+      who: CustomerRefs,
+    ): Promise<Array<{ link: LinkDoc; consumption: ConsumptionDoc | null }>> {
+      const found = await links
+        .find({
+          accountId,
+          $or: [
+            { 'data.customerEmail': { $in: who.emails } },
+            { 'data.customerId': { $in: [...who.customerIds, ...who.emails] } },
+            { 'data.paymentMethodToken': { $in: who.tokens } },
+            { 'data.transactionId': { $in: who.transactionIds } },
+          ],
+        })
+        .toArray();
+      const used = await consumptions.find({ _id: { $in: found.map((l) => l._id) } }).toArray();
+      return found.map((link) => ({ link, consumption: used.find((c) => c._id === link._id) ?? null }));
+    },
+
+    /** Deletes links and their uses (erasure); returns how many links were there. */
+    async remove(hashes: string[]): Promise<number> {
+      await consumptions.deleteMany({ _id: { $in: hashes } });
+      return (await links.deleteMany({ _id: { $in: hashes } })).deletedCount;
     },
   };
 }

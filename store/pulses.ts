@@ -41,6 +41,16 @@ export function createPulseStore(db: Db) {
       return paid;
     },
 
+    /** Erasure: the customers' pulses carry the pseudonym instead of their email; returns how many. */
+    async pseudonymise(accountId: string, emails: string[], pseudonym: string): Promise<number> {
+      if (emails.length === 0) return 0;
+      const result = await pulses.updateMany(
+        { accountId, customerEmail: { $in: emails } },
+        { $set: { customerEmail: pseudonym } },
+      );
+      return result.modifiedCount;
+    },
+
     async log(input: Omit<PulseDoc, '_id' | 'createdAt'>, now: Date): Promise<PulseDoc> {
       // A merchant id maps to one deterministic service id, so the unique _id deduplicates re-sends.
       const _id = input.merchantTransactionId

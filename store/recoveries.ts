@@ -5,6 +5,7 @@ import type { Prediction, RecoveryState, Strategy } from '../domain/recovery.js'
 import type { RecoveryRequest } from '../domain/recovery-request.js';
 import { sha256 } from '../runtime/crypto.js';
 import { collections } from './collections.js';
+import type { CustomerRefs } from './customer-refs.js';
 import { upsert } from './mongo.js';
 import { listedAfter, newestFirst, type PagePlace } from './paging.js';
 import { sequence, type SequenceDoc } from './sequence.js';
@@ -88,10 +89,14 @@ export interface BlockedCardDoc {
 
 /** The n-th recovery of one customer: `_id` is `${accountId}:${hash of email}:${n}`. */
 interface CustomerEntryDoc extends SequenceDoc {
-  transactionId: string;
+  /** null once the customer was erased: the entry no longer leads to the recovery. */
+  transactionId: string | null;
 }
 
 const maxPerCustomer = 500;
+
+/** What an erased customer's payment-method tokens read as. */
+export const erasedToken = 'erased';
 const customerPrefix = (accountId: string, email: string) => `${accountId}:${sha256(email).slice(0, 32)}`;
 
 /** The read model of recoveries, with the customer index and blocked cards that hang off it. */
@@ -231,11 +236,62 @@ export function createRecoveryStore(db: Db) {
         () => true,
         maxPerCustomer,
       );
-      const docs = await Promise.all(entries.map((e) => accountsRecovery(accountId, e.transactionId)));
+      const docs = await Promise.all(
+        entries.flatMap((e) => (e.transactionId ? [accountsRecovery(accountId, e.transactionId)] : [])),
+      );
       return docs
         .filter((d): d is RecoveryDoc => d !== null)
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
     },
+
+    /**
+     * Every recovery of the account that names the customer: by email, by a token it charged or could
+     * charge, or by the billing platform's customer id. Scans the account's recoveries: erasure only.
+     */
+    ofCustomer(accountId: string, who: Omit<CustomerRefs, 'transactionIds'>): Promise<RecoveryDoc[]> {
+      return recoveries
+        .find({
+          accountId,
+          $or: [
+            { customerEmail: { $in: who.emails } },
+            { paymentMethodToken: { $in: who.tokens } },
+            { 'request.paymentMethodToken': { $in: who.tokens } },
+            { 'request.fallbackPaymentMethodTokens': { $in: who.tokens } },
+            { 'connector.customerId': { $in: who.customerIds } },
+          ],
+        })
+        .toArray();
+    },
+
+    /**
+     * Replaces what names the customer in a recovery (email, payment-method tokens, card number prefix,
+     * the platform's customer id) and keeps what the merchant's books and reports need (amount, currency,
+     * states, attempts, decline codes, dates, the merchant's own ids). One pseudonym per erased customer
+     * keeps their recoveries and pulses one customer for Proof Mode reports.
+     */
+    async pseudonymise(doc: RecoveryDoc, pseudonym: string, now: Date): Promise<void> {
+      const { binPrefix: _bin, fallbackPaymentMethodTokens: _fallbacks, ...request } = doc.request;
+      await recoveries.updateOne(
+        { _id: doc._id },
+        {
+          $set: {
+            customerEmail: doc.customerEmail === null ? null : pseudonym,
+            paymentMethodToken: erasedToken,
+            request: {
+              ...request,
+              paymentMethodToken: erasedToken,
+              ...(request.customerEmail ? { customerEmail: pseudonym } : {}),
+            },
+            ...(doc.connector ? { 'connector.customerId': null } : {}),
+            updatedAt: now,
+          },
+        },
+      );
+    },
+
+    /** The customer index of this email no longer leads to any recovery; returns how many entries did. */
+    unlinkCustomer: (accountId: string, email: string) =>
+      customerIndex.updateAll(customerPrefix(accountId, email), { transactionId: null }),
 
     /** An account's recoveries whose failure falls in [from, to), with the fields a report reads. */
     createdBetween(accountId: string, from: Date, to: Date) {

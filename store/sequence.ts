@@ -120,5 +120,22 @@ export function sequence<T extends SequenceDoc>(coll: Collection<T>, opts: { rem
       }
       return out;
     },
+
+    /**
+     * Sets fields on every document of the prefix; returns how many changed. The documents stay: deleting
+     * them would reopen numbers a claimer may still remember as taken.
+     */
+    async updateAll(prefix: string, fields: Partial<Omit<T, '_id' | 'n'>>): Promise<number> {
+      const highest = await search(prefix, 0);
+      if (highest === 0) return 0;
+      const ids = Array.from({ length: highest }, (_, i) => idOf(prefix, i + 1));
+      const result = await coll.updateMany(
+        { _id: { $in: ids } } as Parameters<typeof coll.updateMany>[0],
+        {
+          $set: fields,
+        } as Parameters<typeof coll.updateMany>[1],
+      );
+      return result.modifiedCount;
+    },
   };
 }

@@ -40,6 +40,39 @@ describe('numbered claims', () => {
     for (const p of processes) expect(await p.highest('p')).toBe(25);
   });
 
+  it('updateAll changes every document of the prefix and keeps the numbers taken', async () => {
+    const c = coll();
+    const seq = sequence(c, { remember: true });
+    for (const by of ['x', 'y', 'z'])
+      await seq.claim(
+        'p',
+        () => true,
+        () => ({ by }),
+      );
+    await seq.claim(
+      'q',
+      () => true,
+      () => ({ by: 'other prefix' }),
+    );
+    expect(await seq.updateAll('p', { by: 'erased' })).toBe(3);
+    expect(await seq.updateAll('none', { by: 'erased' })).toBe(0);
+    const docs = await c.find({}).sort({ _id: 1 }).toArray();
+    expect(docs.map((d) => [d._id, d.by])).toEqual([
+      ['p:1', 'erased'],
+      ['p:2', 'erased'],
+      ['p:3', 'erased'],
+      ['q:1', 'other prefix'],
+    ]);
+    // A claim by a process that never saw the prefix continues after the updated ones.
+    expect(
+      await sequence(c).claim(
+        'p',
+        () => true,
+        () => ({ by: 'next' }),
+      ),
+    ).toBe(4);
+  });
+
   it('refuses only on the real highest number, never on a stale memory', async () => {
     const c = coll();
     const stale = sequence(c, { remember: true });

@@ -1,12 +1,24 @@
+import type { Client } from '@temporalio/client';
 import { stillOwed } from '../../domain/recovery.js';
+import { eraseCustomer } from '../../services/customer-erasure.js';
 import type { Stores } from '../../store/index.js';
 import type { RecoveryDoc } from '../../store/recoveries.js';
 import { accountOf } from '../context.js';
+import { conflict } from '../http-error.js';
 import { reply, route } from '../route.js';
-import { PaywallQuery, PaywallStatus, PulseRequest, PulseResult } from '../schemas/customer.js';
+import {
+  ErasureInFlight,
+  ErasureRequest,
+  ErasureResult,
+  PaywallQuery,
+  PaywallStatus,
+  PulseRequest,
+  PulseResult,
+} from '../schemas/customer.js';
 
 interface Deps {
   stores: Stores;
+  temporal: Client;
   clock: () => Date;
 }
 
@@ -31,8 +43,8 @@ export function paywallStatus(recoveries: RecoveryDoc[], fallbackCurrency: strin
   };
 }
 
-/** Organic-success logging (pulse) and the paywall lookup. */
-export function customerRoutes({ stores, clock }: Deps) {
+/** Organic-success logging (pulse), the paywall lookup and erasing a customer. */
+export function customerRoutes({ stores, temporal, clock }: Deps) {
   return [
     route({
       method: 'post',
@@ -73,6 +85,33 @@ export function customerRoutes({ stores, clock }: Deps) {
       async handle(ctx, { query }) {
         const recoveries = await stores.recoveries.forCustomer(accountOf(ctx).id, query.customerEmail);
         return reply(200, paywallStatus(recoveries, 'USD'));
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/customers/erase',
+      tag: 'Customer',
+      summary: 'Erase a customer (a data-protection request)',
+      description:
+        'Deletes the webhook events and hosted links about the customer and their workflow histories, and replaces their email, payment-method tokens, card number prefix and billing-platform customer id in the recoveries and pulses kept for your books (amounts, states, decline codes and dates stay, so reports do not change). Refused with 409 while a recovery of theirs or a delivery of one of their events is under way. Running it again finishes an interrupted erasure and otherwise finds nothing.',
+      auth: 'secret',
+      body: ErasureRequest,
+      responses: {
+        200: { description: 'Erased: what was deleted or pseudonymised', schema: ErasureResult },
+        409: { description: 'Something of the customer is still under way', schema: ErasureInFlight },
+      },
+      async handle(ctx, { body }) {
+        const outcome = await eraseCustomer({ stores, temporal, clock }, accountOf(ctx).id, body);
+        if (outcome.kind === 'in_flight')
+          throw conflict({
+            error: 'Customer has work under way',
+            message:
+              'Recoveries of this customer are under way or webhook events about them are being delivered: stop the recoveries (POST /api/recovery/stop, reason not_owed) or wait for them and the deliveries to end, then erase again. Nothing was changed.',
+            transactionIds: outcome.transactionIds,
+            eventIds: outcome.eventIds,
+          });
+        const { kind: _kind, erasedAt, ...counts } = outcome;
+        return reply(200, { erased: true as const, erasedAt: erasedAt.toISOString(), ...counts });
       },
     }),
   ];

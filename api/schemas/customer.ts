@@ -34,3 +34,22 @@ export const PaywallStatus = z.object({
   oldestFailureAt: z.iso.datetime().nullable(),
   byCurrency: z.record(z.string(), z.int()).describe('Totals per currency when failures are in several'),
 });
+
+export { ErasureRequest } from '../../domain/erasure.js';
+
+export const ErasureResult = z.object({
+  erased: z.literal(true),
+  erasedAt: z.iso.datetime(),
+  recoveries: z.int().describe('Recoveries kept for your books with the customer’s details replaced'),
+  pulses: z.int().describe('Pulses kept with the customer’s email replaced'),
+  events: z.int().describe('Webhook events about the customer, deleted'),
+  links: z.int().describe('Hosted links minted for the customer, deleted'),
+  workflowHistories: z.int().describe('Temporal workflow histories deleted'),
+});
+
+export const ErasureInFlight = z.object({
+  error: z.string(),
+  message: z.string(),
+  transactionIds: z.array(z.string()).describe('Recoveries still under way: stop them, or wait for them'),
+  eventIds: z.array(z.string()).describe('Webhook events still being delivered'),
+});

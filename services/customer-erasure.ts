@@ -1,0 +1,162 @@
+import { isGrpcServiceError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { ErasureRequest } from '../domain/erasure.js';
+import { statusOf } from '../domain/recovery.js';
+import { deliveryWorkflowId } from '../domain/webhooks.js';
+import type { CustomerRefs } from '../store/customer-refs.js';
+import type { EventRecord } from '../store/events.js';
+import type { Stores } from '../store/index.js';
+import type { LinkDoc } from '../store/links.js';
+import { erasedToken, type RecoveryDoc } from '../store/recoveries.js';
+
+/** gRPC's NOT_FOUND (status 5): the history is gone already (erased before, or past the namespace's retention). */
+const grpcNotFound = 5;
+
+export type ErasureOutcome =
+  /** Something of the customer is still being worked on; nothing was changed. */
+  | { kind: 'in_flight'; transactionIds: string[]; eventIds: string[] }
+  | {
+      kind: 'erased';
+      erasedAt: Date;
+      /** Recoveries kept for the merchant's books, with nothing that names the customer. */
+      recoveries: number;
+      pulses: number;
+      /** Deleted. */
+      events: number;
+      links: number;
+      workflowHistories: number;
+    };
+
+interface Footprint {
+  refs: CustomerRefs;
+  recoveries: RecoveryDoc[];
+  links: LinkDoc[];
+  events: EventRecord[];
+}
+
+const unique = (values: Array<string | null | undefined>): string[] => [
+  ...new Set(values.filter((v): v is string => typeof v === 'string' && v !== erasedToken)),
+];
+
+/**
+ * Everything stored that names the customer: their recoveries (by what the merchant named), then, with the
+ * emails, tokens and ids those add, the links minted for them (and the cards saved through those), then the
+ * webhook events about any of it.
+ */
+async function footprint(stores: Stores, accountId: string, request: ErasureRequest): Promise<Footprint> {
+  const named = {
+    emails: unique([request.customerEmail]),
+    tokens: unique(request.paymentMethodTokens ?? []),
+    customerIds: unique([request.customerId]),
+  };
+  const recoveries = await stores.recoveries.ofCustomer(accountId, named);
+  const refs: CustomerRefs = {
+    emails: unique([...named.emails, ...recoveries.map((r) => r.customerEmail)]),
+    tokens: unique([
+      ...named.tokens,
+      ...recoveries.flatMap((r) => [
+        r.paymentMethodToken,
+        r.request.paymentMethodToken,
+        ...(r.request.fallbackPaymentMethodTokens ?? []),
+      ]),
+    ]),
+    transactionIds: unique(recoveries.flatMap((r) => [r._id, r.publicId])),
+    customerIds: unique([...named.customerIds, ...recoveries.map((r) => r.connector?.customerId)]),
+  };
+  const links = await stores.links.ofCustomer(accountId, refs);
+  refs.tokens = unique([
+    ...refs.tokens,
+    ...links.map(({ consumption: c }) =>
+      c?.outcome.kind === 'card_updated' ? c.outcome.newPaymentMethodToken : null,
+    ),
+  ]);
+  const events = await stores.events.ofCustomer(accountId, refs);
+  return { refs, recoveries, links: links.map((l) => l.link), events };
+}
+
+/** Whether the workflow is still running (a recovery that ended can still be writing back to the platform). */
+async function running(temporal: Client, workflowId: string): Promise<boolean> {
+  try {
+    return (await temporal.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
+}
+
+/** Deletes a closed workflow's history from Temporal; false when there was none. */
+async function deleteHistory(temporal: Client, workflowId: string): Promise<boolean> {
+  try {
+    await temporal.workflowService.deleteWorkflowExecution({
+      namespace: temporal.options.namespace,
+      workflowExecution: { workflowId },
+    });
+    return true;
+  } catch (error) {
+    if (isGrpcServiceError(error) && Number(error.code) === grpcNotFound) return false;
+    throw error;
+  }
+}
+
+/**
+ * Erases one customer of an account (a data-protection request): deletes the webhook events and hosted links
+ * about them and their workflows' histories in Temporal, and replaces their email, payment-method tokens,
+ * card number prefix and platform customer id in the recoveries and pulses kept for the merchant's books by
+ * one pseudonym. Refuses while a recovery of theirs or a delivery of one of their events is under way.
+ * Safe to run again after an interruption: it finishes what is left. Used by `POST /api/customers/erase`
+ * and `recoup customers erase`.
+ */
+export async function eraseCustomer(
+  deps: { stores: Stores; temporal: Client; clock: () => Date },
+  accountId: string,
+  request: ErasureRequest,
+): Promise<ErasureOutcome> {
+  const { stores, temporal, clock } = deps;
+  const { refs, recoveries, links, events } = await footprint(stores, accountId, request);
+
+  const busy: RecoveryDoc[] = [];
+  for (const r of recoveries)
+    if (statusOf(r.state) === 'unknown' || (await running(temporal, r.workflowId))) busy.push(r);
+  const delivering = events.filter((e) => e.deliveryStatus === 'pending');
+  if (busy.length > 0 || delivering.length > 0)
+    return {
+      kind: 'in_flight',
+      transactionIds: busy.map((r) => r.publicId),
+      eventIds: delivering.map((e) => e._id),
+    };
+
+  const now = clock();
+  // As the merchant named the customer: running the same request again continues with the same pseudonym.
+  const who = JSON.stringify([
+    request.customerEmail ?? null,
+    request.customerId ?? null,
+    unique(request.paymentMethodTokens ?? []).toSorted(),
+  ]);
+  const pseudonym = await stores.erasures.begin(accountId, who, now);
+  // Histories first, then what leads to the records, then the records: a run interrupted anywhere still
+  // finds what is left when run again, since the recoveries it starts from are changed last.
+  const workflowIds = [
+    ...recoveries.map((r) => r.workflowId),
+    ...events.flatMap((e) => e.deliveries.map((d) => deliveryWorkflowId(e._id, d.deliveryId))),
+  ];
+  let workflowHistories = 0;
+  for (const id of workflowIds) if (await deleteHistory(temporal, id)) workflowHistories++;
+  const removedEvents = await stores.events.remove(events.map((e) => e._id));
+  const removedLinks = await stores.links.remove(links.map((l) => l._id));
+  const pulses = await stores.pulses.pseudonymise(accountId, refs.emails, pseudonym);
+  for (const email of refs.emails) {
+    await stores.recoveries.unlinkCustomer(accountId, email);
+    await stores.retentionNotices.forget(accountId, email);
+  }
+  await stores.holdouts.forget(accountId, [...refs.emails, ...refs.tokens]);
+  for (const r of recoveries) await stores.recoveries.pseudonymise(r, pseudonym, now);
+  await stores.erasures.finish(accountId, who);
+  return {
+    kind: 'erased',
+    erasedAt: now,
+    recoveries: recoveries.length,
+    pulses,
+    events: removedEvents,
+    links: removedLinks,
+    workflowHistories,
+  };
+}

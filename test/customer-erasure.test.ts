@@ -1,0 +1,383 @@
+import { randomBytes } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { deliveryWorkflowId } from '../domain/webhooks.js';
+import { eraseCustomer } from '../services/customer-erasure.js';
+import { collections } from '../store/collections.js';
+import type { Stores } from '../store/index.js';
+import { runCli, type CliRun } from './support/cli.js';
+import { onServer, submitPage } from './support/pages.js';
+import { poll } from './support/poll.js';
+import { call, startStack, type Stack } from './support/stack.js';
+import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+
+interface Erased {
+  erased: true;
+  erasedAt: string;
+  recoveries: number;
+  pulses: number;
+  events: number;
+  links: number;
+  workflowHistories: number;
+}
+
+// A named database and master key, so the real `recoup` executable works on the stack's data.
+const dbName = `ce_${randomBytes(4).toString('hex')}`;
+const masterKey = randomBytes(32);
+let stack: Stack;
+let receiver: Receiver;
+let clientId: string;
+let key: string;
+
+const offers = [{ type: 'pause', months: 2 }];
+const goodCard = { number: '4242 4242 4242 4242', expiry: '12/34', cvc: '123' };
+
+const recoup = (...args: string[]): Promise<CliRun> =>
+  runCli(args, {
+    MONGODB_URI: `${inject('mongoUri')}${dbName}`,
+    RECOUP_MASTER_KEY: masterKey.toString('base64'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: stack.taskQueuePrefix,
+  });
+
+const post = <T = Record<string, unknown>>(path: string, body: unknown, apiKey = key) =>
+  call<T>(stack.baseUrl, 'POST', path, { key: apiKey, body });
+const erase = (body: unknown, apiKey = key) => post<Erased>('/api/customers/erase', body, apiKey);
+/** The account's report over a fixed window: the same question before and after an erasure. */
+const window = `?from=${new Date(Date.now() - 86_400_000).toISOString()}&to=${new Date(Date.now() + 3_600_000).toISOString()}`;
+const report = async () => (await call(stack.baseUrl, 'GET', `/api/reports/summary${window}`, { key })).body;
+const paywall = (email: string) =>
+  call(stack.baseUrl, 'GET', `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(email)}`, {
+    key,
+  });
+
+/** Everything one customer leaves behind: two recoveries, a pulse, a used card-update link and cancel flow. */
+async function customer(name: string) {
+  const email = `${name}@example.com`;
+  const tokens = { card: `tok_${name}_card`, stolen: `tok_${name}_stolen` };
+  const recovered = await post('/api/recovery/execute', {
+    paymentMethodToken: tokens.card,
+    originalDeclineCode: 'try_again_later',
+    amount: 2500,
+    customerEmail: email,
+    idempotencyKey: `${name}-1`,
+  });
+  const blocked = await post('/api/recovery/execute', {
+    paymentMethodToken: tokens.stolen,
+    originalDeclineCode: 'stolen_card',
+    amount: 1200,
+    customerEmail: email,
+    idempotencyKey: `${name}-2`,
+  });
+  expect([recovered.status, blocked.status]).toEqual([200, 403]);
+  await post('/api/recovery/pulse', { amount: 900, customerEmail: email, transactionId: `${name}-paid` });
+  const cardLink = await post<{ url: string }>('/api/recovery/update-card/generate', {
+    paymentMethodToken: tokens.stolen,
+    customerEmail: email,
+  });
+  expect((await submitPage(onServer(stack.baseUrl, cardLink.body.url), goodCard)).status).toBe(200);
+  const cancelLink = await post<{ url: string }>('/api/cancel-flow/generate', {
+    customerId: `cus_${name}`,
+    customerEmail: email,
+    amount: 2500,
+  });
+  expect((await submitPage(onServer(stack.baseUrl, cancelLink.body.url), { choice: 'keep' })).status).toBe(
+    200,
+  );
+  const recoveries = await stack.stores.recoveries.ofCustomer(clientId, {
+    emails: [email],
+    tokens: [],
+    customerIds: [],
+  });
+  expect(recoveries).toHaveLength(2);
+  return { email, tokens, recoveries, links: [cardLink.body.url, cancelLink.body.url] };
+}
+
+type Customer = Awaited<ReturnType<typeof customer>>;
+
+/** The customer's webhook events, once none is being delivered. */
+async function deliveredEvents(who: Customer) {
+  const refs = {
+    emails: [who.email],
+    tokens: Object.values(who.tokens),
+    transactionIds: who.recoveries.flatMap((r) => [r._id, r.publicId]),
+    customerIds: [`cus_${who.email.split('@')[0] ?? ''}`],
+  };
+  return poll(
+    () => stack.stores.events.ofCustomer(clientId, refs),
+    (events) => events.length >= 4 && events.every((e) => e.deliveryStatus === 'delivered'),
+  );
+}
+
+/** Every document of the database, as text, but the test gateway's own ledger (the gateway's data). */
+async function everything(stores: Stores): Promise<string> {
+  const names = Object.values(collections).filter((n) => !n.startsWith('sandbox'));
+  const docs = await Promise.all(names.map((n) => stores.db.collection(n).find({}).toArray()));
+  return JSON.stringify(docs);
+}
+
+async function historyGone(workflowId: string): Promise<boolean> {
+  try {
+    await stack.temporal.workflow.getHandle(workflowId).describe();
+    return false;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return true;
+    throw error;
+  }
+}
+
+let ann: Customer;
+let bob: Customer;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  stack = await startStack({ dbName, masterKey });
+  const created = await stack.createAccount({
+    webhookUrl: receiver.url,
+    cancelFlow: { enabled: true, offers },
+  });
+  clientId = created.account.id;
+  key = created.apiKey;
+  ann = await customer('ann');
+  bob = await customer('bob');
+});
+afterAll(async () => {
+  await stack.close();
+  await receiver.close();
+});
+
+describe('POST /api/customers/erase', () => {
+  it('erases what names the customer, keeps the books, and touches no other customer', async () => {
+    const annEvents = await deliveredEvents(ann);
+    const bobEvents = await deliveredEvents(bob);
+    const workflowIds = [
+      ...ann.recoveries.map((r) => r.workflowId),
+      ...annEvents.flatMap((e) => e.deliveries.map((d) => deliveryWorkflowId(e._id, d.deliveryId))),
+    ];
+    expect(await historyGone(workflowIds[0] ?? '')).toBe(false);
+    expect((await paywall(ann.email)).body).toMatchObject({ isPastDue: true, failedPaymentCount: 1 });
+    const bobPaywall = (await paywall(bob.email)).body;
+    const statuses = await Promise.all(
+      ann.recoveries.map((r) => call(stack.baseUrl, 'GET', `/api/recovery/status/${r.publicId}`, { key })),
+    );
+    const books = await report();
+
+    const res = await erase({ customerEmail: 'Ann@Example.com' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      erased: true,
+      erasedAt: expect.any(String),
+      recoveries: 2,
+      pulses: 1,
+      events: annEvents.length,
+      links: 2,
+      workflowHistories: workflowIds.length,
+    });
+
+    // Nothing left names Ann: not her email, not one of her cards (the new one saved through the link too).
+    const newCard = annEvents.find((e) => e.type === 'card.updated')?.payload;
+    const annTokens = [
+      ...Object.values(ann.tokens),
+      String(newCard && 'newPaymentMethodToken' in newCard ? newCard.newPaymentMethodToken : ''),
+    ];
+    const dump = await everything(stack.stores);
+    for (const text of [ann.email, 'cus_ann', ...annTokens]) expect(dump).not.toContain(text);
+    for (const text of [bob.email, 'cus_bob', ...Object.values(bob.tokens)]) expect(dump).toContain(text);
+    // Temporal deletes a closed history once its close is acknowledged in the history queue (about 30 s).
+    for (const id of workflowIds)
+      expect(await poll(() => historyGone(id), Boolean, { timeoutMs: 90_000, everyMs: 1_000 }), id).toBe(
+        true,
+      );
+    for (const url of ann.links) expect((await fetch(onServer(stack.baseUrl, url))).status).toBe(404);
+    for (const e of annEvents)
+      expect((await call(stack.baseUrl, 'GET', `/api/events/${e._id}`, { key })).status).toBe(404);
+
+    // Her recoveries stay for the books, under one pseudonym with her pulse; reports do not change.
+    const kept = await Promise.all(ann.recoveries.map((r) => stack.stores.recoveries.find(clientId, r._id)));
+    const pseudonym = kept[0]?.customerEmail ?? '';
+    expect(pseudonym).toMatch(/^erased-[0-9a-f-]{36}@erased\.invalid$/);
+    for (const doc of kept)
+      expect(doc).toMatchObject({
+        customerEmail: pseudonym,
+        paymentMethodToken: 'erased',
+        request: { customerEmail: pseudonym, paymentMethodToken: 'erased' },
+      });
+    expect(kept.map((d) => d?.request.fallbackPaymentMethodTokens)).toEqual([undefined, undefined]);
+    const pulse = await stack.stores.db.collection(collections.pulses).findOne({ customerEmail: pseudonym });
+    expect(pulse).toMatchObject({ amount: 900, merchantTransactionId: 'ann-paid' });
+    for (const [i, r] of ann.recoveries.entries())
+      expect((await call(stack.baseUrl, 'GET', `/api/recovery/status/${r.publicId}`, { key })).body).toEqual(
+        statuses[i]?.body,
+      );
+    expect(await report()).toEqual(books);
+    expect((await paywall(ann.email)).body).toMatchObject({ isPastDue: false, failedPaymentCount: 0 });
+
+    // Bob's records are as they were.
+    expect((await paywall(bob.email)).body).toEqual(bobPaywall);
+    expect((await deliveredEvents(bob)).map((e) => e._id).sort()).toEqual(bobEvents.map((e) => e._id).sort());
+    expect(await historyGone(bob.recoveries[0]?.workflowId ?? '')).toBe(false);
+
+    // Asked again, there is nothing left to erase.
+    const again = await erase({ customerEmail: ann.email });
+    expect(again.body).toMatchObject({ recoveries: 0, pulses: 0, events: 0, links: 0, workflowHistories: 0 });
+  }, 150_000);
+
+  it('finds recoveries executed without an email by their tokens', async () => {
+    const res = await post('/api/recovery/execute', {
+      paymentMethodToken: 'tok_nomail_card',
+      fallbackPaymentMethodTokens: ['tok_nomail_backup'],
+      originalDeclineCode: 'try_again_later',
+      amount: 700,
+    });
+    expect(res.status).toBe(200);
+    const erased = await poll(
+      () => erase({ paymentMethodTokens: ['tok_nomail_backup'] }),
+      (r) => r.status === 200,
+    );
+    expect(erased.body).toMatchObject({ recoveries: 1, events: 1 });
+    const dump = await everything(stack.stores);
+    expect(dump).not.toContain('tok_nomail_card');
+    expect(dump).not.toContain('tok_nomail_backup');
+  });
+
+  it('is refused with 409 while a recovery of the customer is under way, and changes nothing', async () => {
+    const email = 'carl@example.com';
+    const queued = await post<{ transactionId: string }>('/api/recovery/execute', {
+      paymentMethodToken: 'tok_carl_card',
+      originalDeclineCode: 'insufficient_funds',
+      amount: 3000,
+      customerEmail: email,
+    });
+    expect(queued.status).toBe(202);
+    const refused = await erase({ customerEmail: email });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({
+      error: 'Customer has work under way',
+      message: expect.stringContaining('/api/recovery/stop'),
+      transactionIds: [queued.body.transactionId],
+      eventIds: [],
+    });
+    expect(await stack.stores.recoveries.find(clientId, queued.body.transactionId)).toMatchObject({
+      customerEmail: email,
+      paymentMethodToken: 'tok_carl_card',
+    });
+    expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
+
+    const stop = await post('/api/recovery/stop', {
+      transactionId: queued.body.transactionId,
+      reason: 'not_owed',
+    });
+    expect(stop.status).toBe(200);
+    const erased = await erase({ customerEmail: email });
+    expect(erased.status).toBe(200);
+    expect(erased.body).toMatchObject({ recoveries: 1, workflowHistories: 1 });
+  });
+
+  it('an interrupted erasure finishes when run again, with the same pseudonym throughout', async () => {
+    const dana = await customer('dana');
+    await deliveredEvents(dana);
+    let failed = false;
+    const stores: Stores = {
+      ...stack.stores,
+      recoveries: {
+        ...stack.stores.recoveries,
+        async pseudonymise(doc, pseudonym, now) {
+          // The process dies after the first recovery.
+          if (failed) throw new Error('process died');
+          failed = true;
+          await stack.stores.recoveries.pseudonymise(doc, pseudonym, now);
+        },
+      },
+    };
+    const deps = { stores, temporal: stack.temporal, clock: () => new Date() };
+    await expect(eraseCustomer(deps, clientId, { customerEmail: dana.email })).rejects.toThrow(
+      'process died',
+    );
+    const finished = await eraseCustomer({ ...deps, stores: stack.stores }, clientId, {
+      customerEmail: dana.email,
+    });
+    expect(finished).toMatchObject({ kind: 'erased', recoveries: 1 });
+    const kept = await Promise.all(dana.recoveries.map((r) => stack.stores.recoveries.find(clientId, r._id)));
+    const pulse = await stack.stores.db
+      .collection(collections.pulses)
+      .findOne({ merchantTransactionId: 'dana-paid' });
+    const pseudonyms = new Set([...kept.map((d) => d?.customerEmail), pulse?.customerEmail]);
+    expect(pseudonyms.size).toBe(1);
+    expect(await everything(stack.stores)).not.toContain(dana.email);
+    expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
+  });
+
+  it('forgets proactive-retention notices and Proof Mode groups of the customer', async () => {
+    const { retentionNotices, holdouts, db } = stack.stores;
+    const now = new Date();
+    const day = 86_400_000;
+    expect(await retentionNotices.claim(clientId, 'fay@example.com', 'evt-1', now, 30 * day)).toBe(true);
+    expect(await retentionNotices.claim(clientId, 'fay@example.com', 'evt-2', now, 30 * day)).toBe(false);
+    expect(await holdouts.assign(clientId, 'fay@example.com', () => true, now)).toBe(true);
+    expect((await erase({ customerEmail: 'fay@example.com' })).status).toBe(200);
+    expect(await db.collection(collections.retentionNotices).countDocuments({ eventId: 'evt-1' })).toBe(0);
+    // A later failure of the same address is a new customer: offered again, and drawn again.
+    expect(await retentionNotices.claim(clientId, 'fay@example.com', 'evt-3', now, 30 * day)).toBe(true);
+    expect(await holdouts.assign(clientId, 'fay@example.com', () => false, now)).toBe(false);
+  });
+
+  it('erases nothing of another account’s customer', async () => {
+    await deliveredEvents(bob);
+    const other = await stack.createAccount();
+    const res = await erase({ customerEmail: bob.email }, other.apiKey);
+    expect(res.body).toMatchObject({ recoveries: 0, pulses: 0, events: 0, links: 0, workflowHistories: 0 });
+    expect(await everything(stack.stores)).toContain(bob.email);
+  });
+
+  it.each([
+    [{}, 'customerEmail'],
+    [{ customerEmail: 'not-an-email' }, 'customerEmail'],
+    [{ customerId: '' }, 'customerId'],
+    [{ paymentMethodTokens: [] }, 'paymentMethodTokens'],
+    [{ paymentMethodTokens: Array.from({ length: 21 }, (_, i) => `tok_${i}`) }, 'paymentMethodTokens'],
+    [{ customerEmail: 'ann@example.com', name: 'Ann' }, 'name'],
+  ])('%j is a 400 naming %s', async (body, field) => {
+    const res = await erase(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'Validation failed', details: { [field]: expect.any(Array) } });
+  });
+
+  it('needs the secret key', async () => {
+    const res = await call(stack.baseUrl, 'POST', '/api/customers/erase', {
+      body: { customerEmail: bob.email },
+    });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('recoup customers erase', () => {
+  it('erases as the API does and prints what it did', async () => {
+    await deliveredEvents(bob);
+    const run = await recoup('customers', 'erase', clientId, '--email', bob.email, '--json');
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ erased: true, recoveries: 2, pulses: 1, links: 2 });
+    expect(await everything(stack.stores)).not.toContain(bob.email);
+    const again = await recoup('customers', 'erase', clientId, '--customer-id', 'cus_bob');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('0 recoveries');
+  });
+
+  it('refuses a customer with a recovery under way (exit 1), and bad usage (exit 2)', async () => {
+    const queued = await post<{ transactionId: string }>('/api/recovery/execute', {
+      paymentMethodToken: 'tok_erin_card',
+      originalDeclineCode: 'insufficient_funds',
+      amount: 3000,
+      customerEmail: 'erin@example.com',
+    });
+    const busy = await recoup('customers', 'erase', clientId, '--email', 'erin@example.com');
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain(`recovery ${queued.body.transactionId}`);
+    const unnamed = await recoup('customers', 'erase', clientId);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain('name the customer');
+    const unknown = await recoup('customers', 'erase', 'acct_nobody', '--email', 'erin@example.com');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('acct_nobody');
+  });
+});
