@@ -1,4 +1,5 @@
 import { cardSweepActivities } from './card-sweep.js';
+import { retentionActivities } from './data-retention.js';
 import type { ActivityDeps } from './deps.js';
 import { linkActivities } from './links.js';
 import { attemptActivities } from './recovery-attempt.js';
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...linkActivities(deps),
     ...writeBackActivities(deps),
     ...cardSweepActivities(deps),
+    ...retentionActivities(deps),
   };
 }
 

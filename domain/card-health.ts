@@ -43,6 +43,11 @@ export function cardHealthSweepWorkflowId(taskQueue: string): string {
   return `card-health-sweep-${taskQueue}`;
 }
 
+/** The deployment's one daily data retention workflow (same hour, same task queue as the sweep). */
+export function dataRetentionWorkflowId(taskQueue: string): string {
+  return `data-retention-${taskQueue}`;
+}
+
 /** One account's sweep: one per day from the daily workflow (`run` = its date), or one per operator run. */
 export function cardSweepWorkflowId(accountId: string, run: string): string {
   return `card-sweep-${accountId}-${run}`;

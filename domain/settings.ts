@@ -51,6 +51,12 @@ export const GatewayConfig = z
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
 /** Account settings an operator may set, with the defaults of decisions.md. */
+/**
+ * The shortest data retention: longer than any recovery can run (retryPolicy.maxDays ≤ 60) and than the
+ * reports' default 30 days, so nothing is deleted while it is still being worked on or reported.
+ */
+export const minRetentionDays = 90;
+
 export const Settings = z
   .object({
     webhookUrl: https,
@@ -94,6 +100,11 @@ export const Settings = z
       .object({ maxAttempts: z.int().min(1).max(20).default(8), maxDays: z.int().min(1).max(60).default(21) })
       .strict()
       .default({ maxAttempts: 8, maxDays: 21 }),
+    /**
+     * Days the account's records are kept (null: for ever): each day, ended recoveries, webhook events,
+     * pulses, hosted links and platform events older than this are deleted.
+     */
+    dataRetentionDays: z.int().min(minRetentionDays).max(3650).nullable().default(null),
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;

@@ -177,6 +177,17 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
       return docs.map((d) => d._id);
     },
 
+    /** The ids and retention of the accounts that keep their records for a limited time, oldest first. */
+    async withRetention(): Promise<Array<{ id: string; days: number }>> {
+      const docs = await accounts
+        .find({ 'settings.dataRetentionDays': { $ne: null } }, { projection: { settings: 1 } })
+        .sort({ createdAt: 1 })
+        .toArray();
+      return docs.flatMap((d) =>
+        d.settings.dataRetentionDays === null ? [] : [{ id: d._id, days: d.settings.dataRetentionDays }],
+      );
+    },
+
     /** Replaces the settings (already validated as a whole by the caller). */
     async updateSettings(id: string, settings: Settings): Promise<Account | null> {
       await accounts.updateOne({ _id: id }, { $set: { settings, updatedAt: new Date() } });

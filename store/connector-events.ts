@@ -28,6 +28,14 @@ export function createConnectorEventStore(db: Db) {
     `${accountId}/${platform}/${eventId}`;
 
   return {
+    /**
+     * Deletes the account's platform events received before `cutoff` (data retention): platforms stop
+     * retrying an event within days, so none of them can arrive again.
+     */
+    async purgeBefore(accountId: string, cutoff: Date): Promise<number> {
+      return (await events.deleteMany({ accountId, receivedAt: { $lt: cutoff } })).deletedCount;
+    },
+
     /** Records the event's arrival; returns the earlier record when it was handled already, else null. */
     async receive(
       accountId: string,

@@ -136,6 +136,16 @@ export function createEventStore(db: Db) {
         .toArray();
     },
 
+    /** Deletes the account's events created before `cutoff` whose delivery has ended (data retention). */
+    async purgeBefore(accountId: string, cutoff: Date): Promise<number> {
+      const result = await events.deleteMany({
+        accountId,
+        createdAt: { $lt: cutoff },
+        deliveryStatus: { $ne: 'pending' },
+      });
+      return result.deletedCount;
+    },
+
     /** Deletes events (erasure); returns how many were there. */
     async remove(eventIds: string[]): Promise<number> {
       return (await events.deleteMany({ _id: { $in: eventIds } })).deletedCount;

@@ -71,6 +71,11 @@ export function createLinkStore(db: Db) {
   const links = db.collection<LinkDoc>(collections.links);
   const consumptions = db.collection<ConsumptionDoc>(collections.linkConsumptions);
 
+  async function remove(hashes: string[]): Promise<number> {
+    await consumptions.deleteMany({ _id: { $in: hashes } });
+    return (await links.deleteMany({ _id: { $in: hashes } })).deletedCount;
+  }
+
   return {
     async insert(link: LinkDoc): Promise<void> {
       await links.insertOne(link);
@@ -123,9 +128,14 @@ export function createLinkStore(db: Db) {
     },
 
     /** Deletes links and their uses (erasure); returns how many links were there. */
-    async remove(hashes: string[]): Promise<number> {
-      await consumptions.deleteMany({ _id: { $in: hashes } });
-      return (await links.deleteMany({ _id: { $in: hashes } })).deletedCount;
+    remove,
+
+    /** Deletes the account's links that expired before `cutoff`, with their uses (data retention). */
+    async purgeExpiredBefore(accountId: string, cutoff: Date): Promise<number> {
+      const expired = await links
+        .find({ accountId, expiresAt: { $lt: cutoff } }, { projection: { _id: 1 } })
+        .toArray();
+      return remove(expired.map((l) => l._id));
     },
   };
 }

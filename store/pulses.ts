@@ -41,6 +41,11 @@ export function createPulseStore(db: Db) {
       return paid;
     },
 
+    /** Deletes the account's pulses of payments before `cutoff` (data retention). */
+    async purgeBefore(accountId: string, cutoff: Date): Promise<number> {
+      return (await pulses.deleteMany({ accountId, occurredAt: { $lt: cutoff } })).deletedCount;
+    },
+
     /** Erasure: the customers' pulses carry the pseudonym instead of their email; returns how many. */
     async pseudonymise(accountId: string, emails: string[], pseudonym: string): Promise<number> {
       if (emails.length === 0) return 0;

@@ -1,7 +1,13 @@
 import type { Db, Filter } from 'mongodb';
 import type { ConnectorPlatform, ConnectorSource, WriteBackOutcome } from '../domain/connectors.js';
 import type { RecommendedAction } from '../domain/declines.js';
-import type { Prediction, RecoveryState, Strategy } from '../domain/recovery.js';
+import {
+  recoveryStates,
+  statusOf,
+  type Prediction,
+  type RecoveryState,
+  type Strategy,
+} from '../domain/recovery.js';
 import type { RecoveryRequest } from '../domain/recovery-request.js';
 import { sha256 } from '../runtime/crypto.js';
 import { collections } from './collections.js';
@@ -94,6 +100,9 @@ interface CustomerEntryDoc extends SequenceDoc {
 }
 
 const maxPerCustomer = 500;
+
+/** States a recovery never leaves. */
+const endedStates = recoveryStates.filter((s) => statusOf(s) !== 'unknown');
 
 /** What an erased customer's payment-method tokens read as. */
 export const erasedToken = 'erased';
@@ -287,6 +296,20 @@ export function createRecoveryStore(db: Db) {
           },
         },
       );
+    },
+
+    /**
+     * Deletes the account's recoveries that ended before `cutoff` (data retention). Their idempotency keys
+     * stay claimed (a key is never used twice: it names the workflow and the gateway's attempt keys), and
+     * customer index entries that led to them now lead nowhere.
+     */
+    async purgeEndedBefore(accountId: string, cutoff: Date): Promise<number> {
+      const result = await recoveries.deleteMany({
+        accountId,
+        updatedAt: { $lt: cutoff },
+        state: { $in: endedStates },
+      });
+      return result.deletedCount;
     },
 
     /** The customer index of this email no longer leads to any recovery; returns how many entries did. */

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CardSweepResult } from '../activities/card-sweep.js';
 import { cardSweepWorkflowId, sweepDay, sweepHourUtc } from '../domain/card-health.js';
 import { serverClock } from '../scripts/time-skipping.js';
-import { ensureCardHealthSweep } from '../services/card-sweep.js';
+import { ensureDailyWorkflows } from '../services/card-sweep.js';
 import { startStack, type Stack } from './support/stack.js';
 import { startTimeSkipping } from './support/time-skipping.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
@@ -91,7 +91,7 @@ describe('the daily card health sweep', () => {
     await saveCard(on.account.id, `tok_visa_on_${on.account.id}`);
     await saveCard(off.account.id, `tok_visa_off_${off.account.id}`);
 
-    const workflowId = await ensureCardHealthSweep(env.client, stack.queues);
+    const workflowId = (await ensureDailyWorkflows(env.client, stack.queues)).cardHealthSweep;
     const firstRun = (await env.client.workflow.getHandle(workflowId).describe()).runId;
     const warnings = async (accountId: string) =>
       (await stack.stores.events.list({ accountId, limit: 100 })).filter(

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { cardSweepActivities, expiryWarningEventId } from '../activities/card-sweep.js';
-import { cardHealthSweepWorkflowId } from '../domain/card-health.js';
+import { cardHealthSweepWorkflowId, dataRetentionWorkflowId } from '../domain/card-health.js';
 import { StoredEventSchema } from '../domain/events.js';
 import { sha256 } from '../runtime/crypto.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
-import { ensureCardHealthSweep } from '../services/card-sweep.js';
+import { ensureDailyWorkflows } from '../services/card-sweep.js';
 import { runCli, type CliRun } from './support/cli.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm } from './support/pages.js';
@@ -217,14 +217,22 @@ describe('the card health sweep of a sandbox account', () => {
     expect((await recoup('accounts', 'sweep', 'acct_unknown')).code).toBe(1);
   });
 
-  it('the worker’s daily sweep is one workflow per deployment, started once however many workers start it', async () => {
-    const ids = await Promise.all([1, 2, 3].map(() => ensureCardHealthSweep(stack.temporal, stack.queues)));
-    expect(new Set(ids)).toEqual(new Set([cardHealthSweepWorkflowId(stack.queues.recovery)]));
-    const handle = stack.temporal.workflow.getHandle(ids[0]!);
-    const described = await handle.describe();
-    expect(described.type).toBe('cardHealthSweepWorkflow');
-    expect(described.status.name).toBe('RUNNING');
-    await handle.terminate('test done');
+  it('the worker’s daily workflows are one each per deployment, started once however many workers start them', async () => {
+    const started = await Promise.all(
+      [1, 2, 3].map(() => ensureDailyWorkflows(stack.temporal, stack.queues)),
+    );
+    const expected = {
+      cardHealthSweep: ['cardHealthSweepWorkflow', cardHealthSweepWorkflowId(stack.queues.recovery)],
+      dataRetention: ['dataRetentionWorkflow', dataRetentionWorkflowId(stack.queues.recovery)],
+    } as const;
+    for (const [name, [type, workflowId]] of Object.entries(expected)) {
+      expect(new Set(started.map((s) => s[name as keyof typeof expected]))).toEqual(new Set([workflowId]));
+      const handle = stack.temporal.workflow.getHandle(workflowId);
+      const described = await handle.describe();
+      expect(described.type).toBe(type);
+      expect(described.status.name).toBe('RUNNING');
+      await handle.terminate('test done');
+    }
   });
 });
 

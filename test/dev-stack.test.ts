@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { cardHealthSweepWorkflowId } from '../domain/card-health.js';
+import { cardHealthSweepWorkflowId, dataRetentionWorkflowId } from '../domain/card-health.js';
 import { freePort } from '../scripts/servers.js';
 import { taskQueues } from '../worker/task-queues.js';
 import { sumOf } from './support/prometheus.js';
@@ -82,13 +82,11 @@ function refusesConnections(port: number): Promise<boolean> {
   });
 }
 
-/** The status of the daily card health sweep the worker started, once it has (null if not within 20 s). */
-async function sweepStatus(): Promise<string | null> {
+/** The status of a daily workflow the worker started, once it has (null if not within 20 s). */
+async function dailyStatus(workflowId: (taskQueue: string) => string): Promise<string | null> {
   const connection = await Connection.connect({ address: `127.0.0.1:${env.TEMPORAL_PORT}` });
   try {
-    const handle = new Client({ connection }).workflow.getHandle(
-      cardHealthSweepWorkflowId(taskQueues('recoup').recovery),
-    );
+    const handle = new Client({ connection }).workflow.getHandle(workflowId(taskQueues('recoup').recovery));
     for (let i = 0; i < 40; i += 1) {
       const found = await handle.describe().catch(() => null);
       if (found) return found.status.name;
@@ -158,7 +156,8 @@ describe('npm start (the dev stack)', () => {
     expect((await statusOfUnknown(first.apiUrl)).status).toBe(401);
     expect((await statusOfUnknown(first.apiUrl, first.apiKey)).status).toBe(404);
     expect(statSync(join(dataDir, 'demo-account.json')).mode & 0o777).toBe(0o600);
-    expect(await sweepStatus()).toBe('RUNNING');
+    expect(await dailyStatus(cardHealthSweepWorkflowId)).toBe('RUNNING');
+    expect(await dailyStatus(dataRetentionWorkflowId)).toBe('RUNNING');
 
     const metricsPort = Number(env.METRICS_PORT);
     expect(first.output()).toContain(

@@ -1,8 +1,9 @@
-import { continueAsNew, executeChild, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import { continueAsNew, executeChild, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { CardSweepResult } from '../activities/card-sweep.js';
-import { cardSweepWorkflowId, nextSweepAt, sweepDay } from '../domain/card-health.js';
+import { cardSweepWorkflowId, sweepDay } from '../domain/card-health.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
+import { everyDay } from './daily.js';
 
 const { cardSweepTargets } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -32,8 +33,6 @@ export async function cardSweepWorkflow(input: { accountId: string }): Promise<C
 
 /** How many accounts are swept at once. */
 const parallelSweeps = 4;
-/** Days of sweeps before the history starts over (continue-as-new), so it never grows without bound. */
-const daysPerHistory = 30;
 
 /** Sweeps one account as a child workflow named for the day; a sweep that fails waits for the next day. */
 async function sweepOnce(accountId: string, day: string): Promise<void> {
@@ -55,14 +54,13 @@ async function sweepOnce(accountId: string, day: string): Promise<void> {
  * `parallelSweeps` at a time: a slow or failing account holds one lane, never the others.
  */
 export async function cardHealthSweepWorkflow(): Promise<void> {
-  for (let day = 0; day < daysPerHistory; day += 1) {
-    await sleep(nextSweepAt(Date.now()) - Date.now());
-    const today = sweepDay(Date.now());
+  await everyDay(async (nowMs) => {
+    const today = sweepDay(nowMs);
     const waiting = await cardSweepTargets();
     const lane = async () => {
       for (let id = waiting.shift(); id !== undefined; id = waiting.shift()) await sweepOnce(id, today);
     };
     await Promise.all(Array.from({ length: parallelSweeps }, lane));
-  }
+  });
   await continueAsNew<typeof cardHealthSweepWorkflow>();
 }

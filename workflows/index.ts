@@ -2,3 +2,4 @@
 export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { recoveryWorkflow } from './recovery.js';
 export { cardHealthSweepWorkflow, cardSweepWorkflow } from './card-health-sweep.js';
+export { dataRetentionWorkflow } from './data-retention.js';

@@ -1,0 +1,128 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../activities/index.js';
+import { Settings } from '../domain/settings.js';
+import { purgeAccountData } from '../services/data-retention.js';
+import { onServer } from './support/pages.js';
+import { poll } from './support/poll.js';
+import { activityDeps, call, startStack, type Stack } from './support/stack.js';
+import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+
+const day = 86_400_000;
+let stack: Stack;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack.close();
+  await receiver.close();
+});
+
+/** An account with one of each record: a recovered and a queued recovery, a pulse, a link, a platform event. */
+async function merchant(settings: Record<string, unknown>) {
+  const { account, apiKey } = await stack.createAccount({ webhookUrl: receiver.url, ...settings });
+  const post = (path: string, body: unknown) =>
+    call<{ transactionId: string; url: string }>(stack.baseUrl, 'POST', path, { key: apiKey, body });
+  const recovered = await post('/api/recovery/execute', {
+    paymentMethodToken: 'tok_visa',
+    originalDeclineCode: 'try_again_later',
+    amount: 2500,
+    idempotencyKey: 'order-1',
+  });
+  const queued = await post('/api/recovery/execute', {
+    paymentMethodToken: 'tok_visa',
+    originalDeclineCode: 'insufficient_funds',
+    amount: 4000,
+  });
+  expect([recovered.status, queued.status]).toEqual([200, 202]);
+  await post('/api/recovery/pulse', { amount: 900 });
+  const link = await post('/api/recovery/update-card/generate', { paymentMethodToken: 'tok_visa' });
+  await stack.stores.connectorEvents.receive(account.id, 'chargebee', 'ev_1', 'payment_failed', new Date());
+  // Every webhook delivered: a delivery still under way is never purged.
+  await poll(
+    () => stack.stores.events.list({ accountId: account.id }),
+    (events) => events.length > 0 && events.every((e) => e.deliveryStatus === 'delivered'),
+  );
+  return {
+    account,
+    apiKey,
+    post,
+    recovered: recovered.body.transactionId,
+    queued: queued.body.transactionId,
+    link,
+  };
+}
+
+const nothing = { recoveries: 0, events: 0, pulses: 0, links: 0, platformEvents: 0 };
+
+describe('data retention', () => {
+  it('deletes what is older than dataRetentionDays and keeps what is under way and the idempotency keys', async () => {
+    const m = await merchant({ dataRetentionDays: 90 });
+    const events = await stack.stores.events.list({ accountId: m.account.id });
+    const account = { id: m.account.id, days: 90 };
+    const now = Date.now();
+
+    expect(await purgeAccountData(stack.stores, account, new Date(now + 89 * day))).toEqual(nothing);
+    // 94 days on, the link too has been expired (72 hours after it was minted) for longer than 90 days.
+    const purged = await purgeAccountData(stack.stores, account, new Date(now + 94 * day));
+    expect(purged).toEqual({ recoveries: 1, events: events.length, pulses: 1, links: 1, platformEvents: 1 });
+    expect(await purgeAccountData(stack.stores, account, new Date(now + 94 * day))).toEqual(nothing);
+
+    const status = (id: string) =>
+      call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key: m.apiKey });
+    expect((await status(m.recovered)).status).toBe(404);
+    expect((await status(m.queued)).body).toMatchObject({ state: 'queued' });
+    expect(await stack.stores.events.list({ accountId: m.account.id })).toEqual([]);
+    expect((await fetch(onServer(stack.baseUrl, m.link.body.url))).status).toBe(404);
+    // The deleted recovery's key stays used: it names the workflow and the gateway's attempt keys.
+    const again = await m.post('/api/recovery/execute', {
+      paymentMethodToken: 'tok_visa',
+      originalDeclineCode: 'try_again_later',
+      amount: 2600,
+      idempotencyKey: 'order-1',
+    });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ existingTransactionId: m.recovered });
+  });
+
+  it('the daily activity purges only the accounts with a retention, each by its own', async () => {
+    const keeps = await merchant({});
+    const short = await merchant({ dataRetentionDays: 90 });
+    const long = await merchant({ dataRetentionDays: 365 });
+    const activities = createActivities(activityDeps(stack));
+    const asOf = Date.now() + 100 * day;
+    const result = await new MockActivityEnvironment().run(() => activities.purgeExpiredData({ asOf }));
+    // The first test's account (retention 90) has nothing left to lose: its other recovery is queued.
+    expect(result).toMatchObject({ accounts: 3, recoveries: 1, pulses: 1, links: 1, platformEvents: 1 });
+    for (const [m, kept] of [
+      [keeps, true],
+      [short, false],
+      [long, true],
+    ] as const)
+      expect(await stack.stores.recoveries.find(m.account.id, m.recovered), m.account.id).toEqual(
+        kept ? expect.objectContaining({ state: 'succeeded' }) : null,
+      );
+  });
+
+  it.each([
+    [null, true],
+    [90, true],
+    [3650, true],
+    [89, false],
+    [3651, false],
+    [180.5, false],
+  ])('dataRetentionDays %j is %s', (days, valid) => {
+    const parsed = Settings.safeParse({
+      webhookUrl: 'https://merchant.example/hooks',
+      dataRetentionDays: days,
+    });
+    expect(parsed.success).toBe(valid);
+  });
+
+  it('is off by default', () => {
+    expect(Settings.parse({ webhookUrl: 'https://merchant.example/hooks' }).dataRetentionDays).toBeNull();
+  });
+});
