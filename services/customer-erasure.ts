@@ -1,12 +1,10 @@
 import { isGrpcServiceError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { ErasureRequest } from '../domain/erasure.js';
+import type { CustomerIdentity } from '../domain/customer-identity.js';
 import { statusOf } from '../domain/recovery.js';
 import { deliveryWorkflowId } from '../domain/webhooks.js';
-import type { CustomerRefs } from '../store/customer-refs.js';
-import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
-import type { LinkDoc } from '../store/links.js';
-import { erasedToken, type RecoveryDoc } from '../store/recoveries.js';
+import type { RecoveryDoc } from '../store/recoveries.js';
+import { customerFootprint } from './customer-footprint.js';
 
 /** gRPC's NOT_FOUND (status 5): the history is gone already (erased before, or past the namespace's retention). */
 const grpcNotFound = 5;
@@ -25,53 +23,6 @@ export type ErasureOutcome =
       links: number;
       workflowHistories: number;
     };
-
-interface Footprint {
-  refs: CustomerRefs;
-  recoveries: RecoveryDoc[];
-  links: LinkDoc[];
-  events: EventRecord[];
-}
-
-const unique = (values: Array<string | null | undefined>): string[] => [
-  ...new Set(values.filter((v): v is string => typeof v === 'string' && v !== erasedToken)),
-];
-
-/**
- * Everything stored that names the customer: their recoveries (by what the merchant named), then, with the
- * emails, tokens and ids those add, the links minted for them (and the cards saved through those), then the
- * webhook events about any of it.
- */
-async function footprint(stores: Stores, accountId: string, request: ErasureRequest): Promise<Footprint> {
-  const named = {
-    emails: unique([request.customerEmail]),
-    tokens: unique(request.paymentMethodTokens ?? []),
-    customerIds: unique([request.customerId]),
-  };
-  const recoveries = await stores.recoveries.ofCustomer(accountId, named);
-  const refs: CustomerRefs = {
-    emails: unique([...named.emails, ...recoveries.map((r) => r.customerEmail)]),
-    tokens: unique([
-      ...named.tokens,
-      ...recoveries.flatMap((r) => [
-        r.paymentMethodToken,
-        r.request.paymentMethodToken,
-        ...(r.request.fallbackPaymentMethodTokens ?? []),
-      ]),
-    ]),
-    transactionIds: unique(recoveries.flatMap((r) => [r._id, r.publicId])),
-    customerIds: unique([...named.customerIds, ...recoveries.map((r) => r.connector?.customerId)]),
-  };
-  const links = await stores.links.ofCustomer(accountId, refs);
-  refs.tokens = unique([
-    ...refs.tokens,
-    ...links.map(({ consumption: c }) =>
-      c?.outcome.kind === 'card_updated' ? c.outcome.newPaymentMethodToken : null,
-    ),
-  ]);
-  const events = await stores.events.ofCustomer(accountId, refs);
-  return { refs, recoveries, links: links.map((l) => l.link), events };
-}
 
 /** Whether the workflow is still running (a recovery that ended can still be writing back to the platform). */
 async function running(temporal: Client, workflowId: string): Promise<boolean> {
@@ -108,10 +59,10 @@ async function deleteHistory(temporal: Client, workflowId: string): Promise<bool
 export async function eraseCustomer(
   deps: { stores: Stores; temporal: Client; clock: () => Date },
   accountId: string,
-  request: ErasureRequest,
+  request: CustomerIdentity,
 ): Promise<ErasureOutcome> {
   const { stores, temporal, clock } = deps;
-  const { refs, recoveries, links, events } = await footprint(stores, accountId, request);
+  const { refs, recoveries, links, events } = await customerFootprint(stores, accountId, request);
 
   const busy: RecoveryDoc[] = [];
   for (const r of recoveries)
@@ -129,7 +80,7 @@ export async function eraseCustomer(
   const who = JSON.stringify([
     request.customerEmail ?? null,
     request.customerId ?? null,
-    unique(request.paymentMethodTokens ?? []).toSorted(),
+    [...new Set(request.paymentMethodTokens ?? [])].toSorted(),
   ]);
   const pseudonym = await stores.erasures.begin(accountId, who, now);
   // Histories first, then what leads to the records, then the records: a run interrupted anywhere still
@@ -141,7 +92,7 @@ export async function eraseCustomer(
   let workflowHistories = 0;
   for (const id of workflowIds) if (await deleteHistory(temporal, id)) workflowHistories++;
   const removedEvents = await stores.events.remove(events.map((e) => e._id));
-  const removedLinks = await stores.links.remove(links.map((l) => l._id));
+  const removedLinks = await stores.links.remove(links.map(({ link }) => link._id));
   const pulses = await stores.pulses.pseudonymise(accountId, refs.emails, pseudonym);
   for (const email of refs.emails) {
     await stores.recoveries.unlinkCustomer(accountId, email);

@@ -41,6 +41,14 @@ export function createPulseStore(db: Db) {
       return paid;
     },
 
+    /** The account's pulses of these customers, oldest first (a customer's data export). */
+    ofCustomer(accountId: string, emails: string[]): Promise<PulseDoc[]> {
+      return pulses
+        .find({ accountId, customerEmail: { $in: emails } })
+        .sort({ occurredAt: 1 })
+        .toArray();
+    },
+
     /** Deletes the account's pulses of payments before `cutoff` (data retention). */
     async purgeBefore(accountId: string, cutoff: Date): Promise<number> {
       return (await pulses.deleteMany({ accountId, occurredAt: { $lt: cutoff } })).deletedCount;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { deliveryWorkflowId } from '../domain/webhooks.js';
 import { eraseCustomer } from '../services/customer-erasure.js';
 import { collections } from '../store/collections.js';
+import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import { runCli, type CliRun } from './support/cli.js';
 import { onServer, submitPage } from './support/pages.js';
@@ -109,6 +110,12 @@ async function deliveredEvents(who: Customer) {
   );
 }
 
+/** The card saved through the customer's card-update link, as its card.updated named it. */
+function newCardIn(events: EventRecord[]): string {
+  const updated = events.find((e) => e.payload.event === 'card.updated')?.payload;
+  return updated?.event === 'card.updated' ? updated.newPaymentMethodToken : '';
+}
+
 /** Every document of the database, as text, but the test gateway's own ledger (the gateway's data). */
 async function everything(stores: Stores): Promise<string> {
   const names = Object.values(collections).filter((n) => !n.startsWith('sandbox'));
@@ -146,6 +153,57 @@ afterAll(async () => {
   await receiver.close();
 });
 
+interface Export {
+  identifiers: { customerEmails: string[]; paymentMethodTokens: string[]; customerIds: string[] };
+  recoveries: Array<{ transactionId: string; customerEmail: string; paymentMethodToken: string }>;
+  pulses: Array<{ merchantTransactionId: string; amount: number }>;
+  events: Array<{ eventId: string; event: string; payload: Record<string, unknown> }>;
+  links: Array<{ kind: string; usedAt: string | null; outcome: Record<string, unknown> | null }>;
+}
+const exportOf = (body: unknown, apiKey = key) => post<Export>('/api/customers/export', body, apiKey);
+
+describe('POST /api/customers/export', () => {
+  it('answers everything held about the customer, and nothing about anyone else', async () => {
+    const events = await deliveredEvents(ann);
+    const res = await exportOf({ customerEmail: ann.email });
+    expect(res.status).toBe(200);
+    const newCard = newCardIn(events);
+    expect(res.body.identifiers).toEqual({
+      customerEmails: [ann.email],
+      paymentMethodTokens: expect.arrayContaining([ann.tokens.card, ann.tokens.stolen, newCard]),
+      customerIds: ['cus_ann'],
+    });
+    expect(res.body.recoveries.map((r) => [r.transactionId, r.customerEmail, r.paymentMethodToken])).toEqual(
+      ann.recoveries.map((r) => [r.publicId, ann.email, r.request.paymentMethodToken]),
+    );
+    expect(res.body.pulses).toEqual([
+      expect.objectContaining({ merchantTransactionId: 'ann-paid', amount: 900 }),
+    ]);
+    expect(res.body.events.map((e) => e.eventId).sort()).toEqual(events.map((e) => e._id).sort());
+    expect(res.body.links.map((l) => [l.kind, l.outcome?.kind]).sort()).toEqual([
+      ['cancel_flow', 'churn'],
+      ['card_update', 'card_updated'],
+    ]);
+    expect(JSON.stringify(res.body)).not.toContain(bob.email);
+
+    // The same through the CLI; another account's key finds nothing of hers.
+    const run = await recoup('customers', 'export', clientId, '--email', ann.email);
+    expect(run.code).toBe(0);
+    expect({ ...(JSON.parse(run.stdout) as Export), exportedAt: 'x' }).toEqual({
+      ...res.body,
+      exportedAt: 'x',
+    });
+    const other = await stack.createAccount();
+    expect((await exportOf({ customerEmail: ann.email }, other.apiKey)).body).toMatchObject({
+      recoveries: [],
+      pulses: [],
+      events: [],
+      links: [],
+    });
+    expect((await exportOf({})).status).toBe(400);
+  });
+});
+
 describe('POST /api/customers/erase', () => {
   it('erases what names the customer, keeps the books, and touches no other customer', async () => {
     const annEvents = await deliveredEvents(ann);
@@ -175,11 +233,7 @@ describe('POST /api/customers/erase', () => {
     });
 
     // Nothing left names Ann: not her email, not one of her cards (the new one saved through the link too).
-    const newCard = annEvents.find((e) => e.type === 'card.updated')?.payload;
-    const annTokens = [
-      ...Object.values(ann.tokens),
-      String(newCard && 'newPaymentMethodToken' in newCard ? newCard.newPaymentMethodToken : ''),
-    ];
+    const annTokens = [...Object.values(ann.tokens), newCardIn(annEvents)];
     const dump = await everything(stack.stores);
     for (const text of [ann.email, 'cus_ann', ...annTokens]) expect(dump).not.toContain(text);
     for (const text of [bob.email, 'cus_bob', ...Object.values(bob.tokens)]) expect(dump).toContain(text);
@@ -217,7 +271,14 @@ describe('POST /api/customers/erase', () => {
     expect((await deliveredEvents(bob)).map((e) => e._id).sort()).toEqual(bobEvents.map((e) => e._id).sort());
     expect(await historyGone(bob.recoveries[0]?.workflowId ?? '')).toBe(false);
 
-    // Asked again, there is nothing left to erase.
+    // Nothing left to export under her email, and asked again, nothing left to erase.
+    expect((await exportOf({ customerEmail: ann.email })).body).toMatchObject({
+      identifiers: { customerEmails: [ann.email], paymentMethodTokens: [], customerIds: [] },
+      recoveries: [],
+      pulses: [],
+      events: [],
+      links: [],
+    });
     const again = await erase({ customerEmail: ann.email });
     expect(again.body).toMatchObject({ recoveries: 0, pulses: 0, events: 0, links: 0, workflowHistories: 0 });
   }, 150_000);

@@ -1,14 +1,16 @@
 import type { Client } from '@temporalio/client';
 import { stillOwed } from '../../domain/recovery.js';
 import { eraseCustomer } from '../../services/customer-erasure.js';
+import { exportCustomer } from '../../services/customer-export.js';
 import type { Stores } from '../../store/index.js';
 import type { RecoveryDoc } from '../../store/recoveries.js';
 import { accountOf } from '../context.js';
 import { conflict } from '../http-error.js';
 import { reply, route } from '../route.js';
 import {
+  CustomerExport,
   ErasureInFlight,
-  ErasureRequest,
+  CustomerIdentity,
   ErasureResult,
   PaywallQuery,
   PaywallStatus,
@@ -43,7 +45,7 @@ export function paywallStatus(recoveries: RecoveryDoc[], fallbackCurrency: strin
   };
 }
 
-/** Organic-success logging (pulse), the paywall lookup and erasing a customer. */
+/** Organic-success logging (pulse), the paywall lookup, and a customer's data: its export and erasure. */
 export function customerRoutes({ stores, temporal, clock }: Deps) {
   return [
     route({
@@ -89,13 +91,27 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
     }),
     route({
       method: 'post',
+      path: '/api/customers/export',
+      tag: 'Customer',
+      summary: 'Everything Recoup holds about a customer (a data-subject access request)',
+      description:
+        'The identifiers Recoup links to the customer, their recoveries with the personal fields of each request and every attempt, their pulses, the webhook events about them as sent, and the hosted links minted for them. Changes nothing.',
+      auth: 'secret',
+      body: CustomerIdentity,
+      responses: { 200: { description: 'What Recoup holds about the customer', schema: CustomerExport } },
+      async handle(ctx, { body }) {
+        return reply(200, await exportCustomer(stores, accountOf(ctx).id, body, clock()));
+      },
+    }),
+    route({
+      method: 'post',
       path: '/api/customers/erase',
       tag: 'Customer',
       summary: 'Erase a customer (a data-protection request)',
       description:
         'Deletes the webhook events and hosted links about the customer and their workflow histories, and replaces their email, payment-method tokens, card number prefix and billing-platform customer id in the recoveries and pulses kept for your books (amounts, states, decline codes and dates stay, so reports do not change). Refused with 409 while a recovery of theirs or a delivery of one of their events is under way. Running it again finishes an interrupted erasure and otherwise finds nothing.',
       auth: 'secret',
-      body: ErasureRequest,
+      body: CustomerIdentity,
       responses: {
         200: { description: 'Erased: what was deleted or pseudonymised', schema: ErasureResult },
         409: { description: 'Something of the customer is still under way', schema: ErasureInFlight },

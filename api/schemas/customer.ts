@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { Amount, Currency, CustomerEmail, TransactionRef } from '../../domain/recovery-request.js';
+import { EventBody } from './events.js';
+import { StatusRecord } from './recovery.js';
 
 /** Body of POST /api/recovery/pulse: a payment that succeeded on the first try. */
 export const PulseRequest = z
@@ -35,7 +37,7 @@ export const PaywallStatus = z.object({
   byCurrency: z.record(z.string(), z.int()).describe('Totals per currency when failures are in several'),
 });
 
-export { ErasureRequest } from '../../domain/erasure.js';
+export { CustomerIdentity } from '../../domain/customer-identity.js';
 
 export const ErasureResult = z.object({
   erased: z.literal(true),
@@ -52,4 +54,49 @@ export const ErasureInFlight = z.object({
   message: z.string(),
   transactionIds: z.array(z.string()).describe('Recoveries still under way: stop them, or wait for them'),
   eventIds: z.array(z.string()).describe('Webhook events still being delivered'),
+});
+
+/** 200 from POST /api/customers/export: what Recoup holds about the customer. */
+export const CustomerExport = z.object({
+  exportedAt: z.iso.datetime(),
+  identifiers: z
+    .object({
+      customerEmails: z.array(z.string()),
+      paymentMethodTokens: z.array(z.string()),
+      customerIds: z.array(z.string()),
+    })
+    .describe('Everything Recoup links to the customer: what you named and what their records add'),
+  recoveries: z.array(
+    StatusRecord.extend({
+      createdAt: z.iso.datetime(),
+      customerEmail: z.string().nullable(),
+      paymentMethodToken: z.string(),
+      fallbackPaymentMethodTokens: z.array(z.string()),
+      cardOrigin: z.string().nullable(),
+      binPrefix: z.string().nullable(),
+      attempts: z.array(
+        z.object({ at: z.iso.datetime(), outcome: z.string(), declineCode: z.string().nullable() }),
+      ),
+    }),
+  ),
+  pulses: z.array(
+    z.object({
+      transactionId: z.string(),
+      merchantTransactionId: z.string().nullable(),
+      amount: z.int(),
+      currency: z.string(),
+      occurredAt: z.iso.datetime(),
+    }),
+  ),
+  events: z.array(EventBody.omit({ attempts: true })),
+  links: z.array(
+    z.object({
+      kind: z.enum(['card_update', 'cancel_flow']),
+      createdAt: z.iso.datetime(),
+      expiresAt: z.iso.datetime(),
+      usedAt: z.iso.datetime().nullable(),
+      outcome: z.record(z.string(), z.unknown()).nullable().describe('What the customer did on the page'),
+      data: z.record(z.string(), z.unknown()).describe('What the link was minted for'),
+    }),
+  ),
 });

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { CustomerEmail, Token } from './recovery-request.js';
 
 /**
- * Whom to erase (POST /api/customers/erase, `recoup customers erase`): the customer, named in any of the
- * ways Recoup may know them.
+ * One customer of an account, named in any of the ways Recoup may know them: the body of
+ * POST /api/customers/export and /erase (and the flags of `recoup customers export|erase`).
  */
-export const ErasureRequest = z
+export const CustomerIdentity = z
   .object({
     customerEmail: CustomerEmail.optional(),
     customerId: z
@@ -28,4 +28,4 @@ export const ErasureRequest = z
     path: ['customerEmail'],
   });
 
-export type ErasureRequest = z.infer<typeof ErasureRequest>;
+export type CustomerIdentity = z.infer<typeof CustomerIdentity>;
