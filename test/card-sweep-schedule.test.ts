@@ -3,10 +3,9 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CardSweepResult } from '../activities/card-sweep.js';
 import { cardSweepWorkflowId, sweepDay, sweepHourUtc } from '../domain/card-health.js';
-import { serverClock } from '../scripts/time-skipping.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
-import { startStack, type Stack } from './support/stack.js';
-import { startTimeSkipping } from './support/time-skipping.js';
+import type { Stack } from './support/stack.js';
+import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 
 // The daily card health sweep on Temporal's time-skipping server: a month of daily sweeps in seconds, with
@@ -19,10 +18,7 @@ const day = 86_400_000;
 
 beforeAll(async () => {
   env = await startTimeSkipping();
-  stack = await startStack({
-    temporal: { client: env.client, nativeConnection: env.nativeConnection },
-    clock: serverClock,
-  });
+  stack = await stackOnTimeSkipping(env);
   receiver = await startReceiver({ now: () => env.currentTimeMs() });
 });
 afterAll(async () => {
@@ -30,12 +26,6 @@ afterAll(async () => {
   await stack?.close();
   await env?.teardown();
 });
-
-/** Skips the server's clock forward to `at` (epoch ms). */
-async function skipTo(at: number): Promise<void> {
-  const now = await env.currentTimeMs();
-  if (at > now) await env.sleep(at - now);
-}
 
 /**
  * The result of an account's sweep of the day of `at`, read with a plain client: the environment's own
@@ -55,7 +45,7 @@ describe('the daily card health sweep', () => {
     const expiry = { expMonth: new Date(start).getUTCMonth() + 1, expYear: new Date(start).getUTCFullYear() };
     const lastValidDay = Date.UTC(expiry.expYear, expiry.expMonth, 0);
     const warningDay = lastValidDay - 7 * day; // 7 days before: daysBeforeExpiry
-    await skipTo(start);
+    await skipTo(env, start);
 
     const saveCard = (accountId: string, token: string) =>
       stack.stores.sandbox.saveCard({
@@ -99,7 +89,7 @@ describe('the daily card health sweep', () => {
       );
 
     // The day before the card enters the window: swept, nothing to warn about.
-    await skipTo(warningDay - day + 12 * 3_600_000);
+    await skipTo(env, warningDay - day + 12 * 3_600_000);
     expect(await warnings(on.account.id)).toHaveLength(0);
     expect(await sweepOf(on.account.id, warningDay - day)).toMatchObject({
       outcome: 'swept',
@@ -121,7 +111,7 @@ describe('the daily card health sweep', () => {
 
     // That day's sweep at the sweep hour warns, with 7 days to go: at once, not after the failing sweeps
     // (four lanes: the sound account's frees one at once).
-    await skipTo(warningDay + 12 * 3_600_000);
+    await skipTo(env, warningDay + 12 * 3_600_000);
     const [warning, ...more] = await warnings(on.account.id);
     expect(more).toHaveLength(0);
     const sweptAt = warningDay + sweepHourUtc * 3_600_000;
@@ -143,7 +133,7 @@ describe('the daily card health sweep', () => {
     await sweepBroken(false);
 
     // Every later day sees the card again, and never warns twice; after it expires it is no longer counted.
-    await skipTo(lastValidDay + 3 * day);
+    await skipTo(env, lastValidDay + 3 * day);
     expect(await warnings(on.account.id)).toHaveLength(1);
     expect(await sweepOf(on.account.id, warningDay + day)).toMatchObject({ expiringSoon: 1, warned: 0 });
     expect(await sweepOf(on.account.id, lastValidDay)).toMatchObject({ expiringSoon: 1, warned: 0 });
@@ -154,7 +144,7 @@ describe('the daily card health sweep', () => {
     await expect(sweepOf(off.account.id, warningDay)).rejects.toBeInstanceOf(WorkflowNotFoundError);
 
     // A month of days later the daily workflow has started a new history and goes on sweeping.
-    await skipTo(start + 33 * day);
+    await skipTo(env, start + 33 * day);
     const latest = await env.client.workflow.getHandle(workflowId).describe();
     expect(latest.status.name).toBe('RUNNING');
     expect(latest.runId).not.toBe(firstRun);

@@ -1,9 +1,8 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serverClock } from '../scripts/time-skipping.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
-import { call, startStack, type Stack } from './support/stack.js';
-import { startTimeSkipping } from './support/time-skipping.js';
+import { call, type Stack } from './support/stack.js';
+import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
 
 // The daily data retention on Temporal's time-skipping server: three months of days in seconds, with the
 // real workers, activities and FerretDB.
@@ -14,21 +13,12 @@ const day = 86_400_000;
 
 beforeAll(async () => {
   env = await startTimeSkipping();
-  stack = await startStack({
-    temporal: { client: env.client, nativeConnection: env.nativeConnection },
-    clock: serverClock,
-  });
+  stack = await stackOnTimeSkipping(env);
 });
 afterAll(async () => {
   await stack?.close();
   await env?.teardown();
 });
-
-/** Skips the server's clock forward to `at` (epoch ms). */
-async function skipTo(at: number): Promise<void> {
-  const now = await env.currentTimeMs();
-  if (at > now) await env.sleep(at - now);
-}
 
 describe('the daily data retention', () => {
   it('deletes an account’s records once they are older than dataRetentionDays, and no one else’s', async () => {
@@ -51,9 +41,9 @@ describe('the daily data retention', () => {
       events: (await stack.stores.events.list({ accountId: r.accountId })).length,
     });
 
-    await skipTo(start + 89 * day);
+    await skipTo(env, start + 89 * day);
     expect(await kept(limited)).toEqual({ recovery: true, events: 1 });
-    await skipTo(start + 92 * day);
+    await skipTo(env, start + 92 * day);
     expect(await kept(limited)).toEqual({ recovery: false, events: 0 });
     expect(await kept(unlimited)).toEqual({ recovery: true, events: 1 });
   }, 180_000);

@@ -1,18 +1,17 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { serverClock } from '../scripts/time-skipping.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localParts } from '../domain/local-time.js';
 import { recoveryWorkflowId } from '../domain/recovery.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { paydayPrior } from '../domain/success-model.js';
 import type { EventRecord } from '../store/events.js';
-import { call, startStack, type Stack } from './support/stack.js';
+import { call, type Stack } from './support/stack.js';
 import { startAdyenEmulator, type AdyenEmulator } from './support/adyen-emulator.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import { startGoCardlessEmulator, type GoCardlessEmulator } from './support/gocardless-emulator.js';
 import { startPayPalEmulator, type PayPalEmulator } from './support/paypal-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
-import { startTimeSkipping } from './support/time-skipping.js';
+import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
 import { Registry } from 'prom-client';
 import { createWorkerMetrics } from '../activities/metrics.js';
 import { RecordingMeter } from './support/recording-meter.js';
@@ -35,9 +34,7 @@ const day = 86_400_000;
 
 beforeAll(async () => {
   env = await startTimeSkipping();
-  stack = await startStack({
-    temporal: { client: env.client, nativeConnection: env.nativeConnection },
-    clock: serverClock,
+  stack = await stackOnTimeSkipping(env, {
     metrics: { api: new Registry(), worker: createWorkerMetrics(meter) },
   });
   stripe = await startStripeEmulator(async () => new Date(await env.currentTimeMs()));
@@ -59,7 +56,7 @@ afterAll(async () => {
 /** Three days before next month's 15th, 10:00 UTC: a payday close enough for insufficient funds to wait for. */
 async function skipToBeforePayday() {
   const now = new Date(await env.currentTimeMs());
-  await env.sleep(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 12, 10) - now.getTime());
+  await skipTo(env, Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 12, 10));
 }
 
 /** Executes a request and lets the recovery run to its end in skipped time; returns the outcome. */
