@@ -64,5 +64,3 @@ export async function exportCustomer(
     })),
   };
 }
-
-export type CustomerExport = Awaited<ReturnType<typeof exportCustomer>>;

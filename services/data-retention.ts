@@ -13,9 +13,9 @@ export interface PurgeCounts {
 
 /**
  * Deletes an account's records older than its `dataRetentionDays` as of `asOf`: recoveries that ended
- * before the cutoff (and their idempotency keys), webhook events whose delivery has ended, pulses, hosted
- * links that expired before it and billing-platform events. Temporal's own histories follow the namespace's
- * retention. Safe to repeat; used by the daily data retention workflow and `recoup accounts purge`.
+ * before the cutoff, webhook events whose delivery has ended, pulses, hosted links that expired before it
+ * and billing-platform events. Temporal's own histories follow the namespace's retention. Safe to repeat;
+ * the daily data retention workflow's activity runs it for each account.
  */
 export async function purgeAccountData(
   stores: Stores,

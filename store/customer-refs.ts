@@ -1,4 +1,4 @@
-/** What identifies one customer in stored records, for erasure (each list may be empty). */
+/** What identifies one customer in stored records, for export and erasure (each list may be empty). */
 export interface CustomerRefs {
   emails: string[];
   /** Payment-method tokens: those charged, offered as fallbacks or saved through a card-update link. */

@@ -118,7 +118,7 @@ export function createEventStore(db: Db) {
 
     /**
      * The account's events that name the customer in their body: an email, a payment-method token, one
-     * of their recoveries or their customer id. Scans the account's events: erasure only.
+     * of their recoveries or their customer id. Scans the account's events: export and erasure only.
      */
     ofCustomer(accountId: string, who: CustomerRefs): Promise<EventRecord[]> {
       const naming = (fields: string[], values: string[]) =>

@@ -106,7 +106,7 @@ export function createLinkStore(db: Db) {
 
     /**
      * The account's links minted for the customer (by email, customer id, card token or one of their
-     * recoveries) and their uses. Scans the account's links: erasure only.
+     * recoveries) and their uses. Scans the account's links: export and erasure only.
      */
     async ofCustomer(
       accountId: string,

@@ -255,7 +255,8 @@ export function createRecoveryStore(db: Db) {
 
     /**
      * Every recovery of the account that names the customer: by email, by a token it charged or could
-     * charge, or by the billing platform's customer id. Scans the account's recoveries: erasure only.
+     * charge, or by the billing platform's customer id. Scans the account's recoveries: export and erasure
+     * only.
      */
     ofCustomer(accountId: string, who: Omit<CustomerRefs, 'transactionIds'>): Promise<RecoveryDoc[]> {
       return recoveries
