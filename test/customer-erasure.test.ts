@@ -162,6 +162,24 @@ interface Export {
 }
 const exportOf = (body: unknown, apiKey = key) => post<Export>('/api/customers/export', body, apiKey);
 
+describe('the OpenAPI document', () => {
+  it('lists the export and the erasure with their bodies and answers', async () => {
+    const doc = await call<{ paths: Record<string, { post?: Record<string, unknown> }> }>(
+      stack.baseUrl,
+      'GET',
+      '/api/openapi.json',
+    );
+    for (const path of ['/api/customers/export', '/api/customers/erase'])
+      expect(doc.body.paths[path]?.post, path).toMatchObject({
+        requestBody: expect.any(Object),
+        responses: expect.objectContaining({ 200: expect.any(Object) }),
+      });
+    expect(doc.body.paths['/api/customers/erase']?.post).toMatchObject({
+      responses: expect.objectContaining({ 409: expect.any(Object) }),
+    });
+  });
+});
+
 describe('POST /api/customers/export', () => {
   it('answers everything held about the customer, and nothing about anyone else', async () => {
     const events = await deliveredEvents(ann);
