@@ -2,6 +2,7 @@ import { isGrpcServiceError, WorkflowNotFoundError, type Client } from '@tempora
 import type { CustomerIdentity } from '../domain/customer-identity.js';
 import { statusOf } from '../domain/recovery.js';
 import { deliveryWorkflowId } from '../domain/webhooks.js';
+import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import { customerFootprint } from './customer-footprint.js';
@@ -32,6 +33,21 @@ async function running(temporal: Client, workflowId: string): Promise<boolean> {
     if (error instanceof WorkflowNotFoundError) return false;
     throw error;
   }
+}
+
+/** How long a new event may wait for its delivery workflow to start (the publisher inserts it first). */
+const deliveryStartGraceMs = 60_000;
+
+/**
+ * Whether a delivery of the event is under way: its latest delivery's workflow runs, or it was published
+ * too recently for that workflow to have started. A pending event whose delivery never started (the
+ * publisher died before starting it) or ended without saying so is not, and does not block an erasure.
+ */
+async function beingDelivered(temporal: Client, event: EventRecord, now: Date): Promise<boolean> {
+  const latest = event.deliveries.at(-1);
+  if (event.deliveryStatus !== 'pending' || !latest) return false;
+  if (now.getTime() - latest.startedAt.getTime() < deliveryStartGraceMs) return true;
+  return running(temporal, deliveryWorkflowId(event._id, latest.deliveryId));
 }
 
 /** Deletes a closed workflow's history from Temporal; false when there was none. */
@@ -67,7 +83,8 @@ export async function eraseCustomer(
   const busy: RecoveryDoc[] = [];
   for (const r of recoveries)
     if (statusOf(r.state) === 'unknown' || (await running(temporal, r.workflowId))) busy.push(r);
-  const delivering = events.filter((e) => e.deliveryStatus === 'pending');
+  const delivering: EventRecord[] = [];
+  for (const e of events) if (await beingDelivered(temporal, e, clock())) delivering.push(e);
   if (busy.length > 0 || delivering.length > 0)
     return {
       kind: 'in_flight',

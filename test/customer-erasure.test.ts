@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { deliveryWorkflowId } from '../domain/webhooks.js';
+import { deliveryWorkflowId, webhookWorkflowId } from '../domain/webhooks.js';
 import { eraseCustomer } from '../services/customer-erasure.js';
 import { collections } from '../store/collections.js';
 import type { EventRecord } from '../store/events.js';
@@ -350,6 +350,46 @@ describe('POST /api/customers/erase', () => {
     const erased = await erase({ customerEmail: email });
     expect(erased.status).toBe(200);
     expect(erased.body).toMatchObject({ recoveries: 1, workflowHistories: 1 });
+  });
+
+  it('waits for a webhook delivery under way, but not for one that will never finish', async () => {
+    // The default endpoint of a test account refuses connections: its deliveries are retried for a day.
+    const { account, apiKey } = await stack.createAccount();
+    const email = 'gus@example.com';
+    const res = await post(
+      '/api/recovery/execute',
+      {
+        paymentMethodToken: 'tok_gus_card',
+        originalDeclineCode: 'try_again_later',
+        amount: 2500,
+        customerEmail: email,
+      },
+      apiKey,
+    );
+    expect(res.status).toBe(200);
+    const [event] = await stack.stores.events.list({ accountId: account.id });
+    const refused = await poll(
+      () => erase({ customerEmail: email }, apiKey),
+      (r) =>
+        r.status === 409 && (r.body as unknown as { transactionIds: string[] }).transactionIds.length === 0,
+    );
+    expect(refused.body).toMatchObject({ transactionIds: [], eventIds: [event?._id] });
+
+    // Its delivery is ended from outside, and another event's never started: neither is under way.
+    await stack.temporal.workflow.getHandle(webhookWorkflowId(event?._id ?? '')).terminate('test');
+    const longAgo = new Date(Date.now() - 120_000);
+    await stack.stores.db
+      .collection<{ _id: string }>(collections.events)
+      .updateOne({ _id: event?._id ?? '' }, { $set: { 'deliveries.0.startedAt': longAgo } });
+    await stack.stores.events.insert({
+      ...event!,
+      _id: 'never-started',
+      createdAt: longAgo,
+      deliveries: [{ deliveryId: 'initial', startedAt: longAgo, attempts: [] }],
+    });
+    const erased = await erase({ customerEmail: email }, apiKey);
+    expect(erased.status).toBe(200);
+    expect(erased.body).toMatchObject({ recoveries: 1, events: 2 });
   });
 
   it('an interrupted erasure finishes when run again, with the same pseudonym throughout', async () => {
