@@ -1,4 +1,4 @@
-import { isGrpcServiceError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { CustomerIdentity } from '../domain/customer-identity.js';
 import { statusOf } from '../domain/recovery.js';
 import { deliveryWorkflowId } from '../domain/webhooks.js';
@@ -6,9 +6,7 @@ import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import { customerFootprint } from './customer-footprint.js';
-
-/** gRPC's NOT_FOUND (status 5): the history is gone already (erased before, or past the namespace's retention). */
-const grpcNotFound = 5;
+import { deleteHistory } from './workflow-history.js';
 
 export type ErasureOutcome =
   /** Something of the customer is still being worked on; nothing was changed. */
@@ -48,20 +46,6 @@ async function beingDelivered(temporal: Client, event: EventRecord, now: Date): 
   if (event.deliveryStatus !== 'pending' || !latest) return false;
   if (now.getTime() - latest.startedAt.getTime() < deliveryStartGraceMs) return true;
   return running(temporal, deliveryWorkflowId(event._id, latest.deliveryId));
-}
-
-/** Deletes a closed workflow's history from Temporal; false when there was none. */
-async function deleteHistory(temporal: Client, workflowId: string): Promise<boolean> {
-  try {
-    await temporal.workflowService.deleteWorkflowExecution({
-      namespace: temporal.options.namespace,
-      workflowExecution: { workflowId },
-    });
-    return true;
-  } catch (error) {
-    if (isGrpcServiceError(error) && Number(error.code) === grpcNotFound) return false;
-    throw error;
-  }
 }
 
 /**

@@ -227,6 +227,16 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
       };
     },
 
+    /**
+     * Takes nothing new for the account (its closure): revokes every key and turns every connector's intake
+     * URL off. Other processes see the connectors gone within their account cache.
+     */
+    async shut(id: string): Promise<void> {
+      await keys.deleteMany({ accountId: id });
+      await accounts.updateOne({ _id: id }, { $set: { connectors: {}, updatedAt: new Date() } });
+      accountDocs.forget(id);
+    },
+
     /** Revokes every key of the account at once and issues new ones. */
     async rotateKeys(id: string): Promise<IssuedKeys> {
       await keys.deleteMany({ accountId: id });

@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { deleteAccountDocuments } from './account-data.js';
 import { createAccountStore, type AccountCaching } from './accounts.js';
 import { createConnectorEventStore } from './connector-events.js';
 import { createErasureStore } from './erasures.js';
@@ -34,6 +35,8 @@ export function createStores(db: Db, masterKey: Buffer, caching: AccountCaching 
     retentionNotices: createRetentionNoticeStore(db),
     connectorEvents: createConnectorEventStore(db),
     erasures: createErasureStore(db),
+    /** Deletes every document of an account, the account last (closure). */
+    deleteAccountData: (accountId: string) => deleteAccountDocuments(db, accountId),
   };
 }
 

@@ -350,6 +350,14 @@ export function createRecoveryStore(db: Db) {
       return recoveries.find(filter).sort(newestFirst).limit(query.limit).toArray();
     },
 
+    /** An account's recoveries still being worked on (closure stops them). */
+    underWay(accountId: string): Promise<RecoveryDoc[]> {
+      return recoveries
+        .find({ accountId, state: { $nin: endedStates } })
+        .sort({ createdAt: 1 })
+        .toArray();
+    },
+
     /** An account's recoveries waiting for a timed retry on this token (a card update retries them at once). */
     queuedOnToken(accountId: string, paymentMethodToken: string): Promise<RecoveryDoc[]> {
       return recoveries.find({ accountId, paymentMethodToken, state: 'queued' }).toArray();

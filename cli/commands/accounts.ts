@@ -17,6 +17,7 @@ export const accountsUsage = [
   'recoup accounts rotate-key <clientId> [--json]',
   'recoup accounts rotate-webhook-secret <clientId> [--grace-hours <0-720>] [--json]',
   'recoup accounts sweep <clientId> [--json]',
+  'recoup accounts close <clientId> --confirm <clientId> [--json]',
 ];
 
 const json = jsonFlag;
@@ -176,6 +177,34 @@ async function sweep(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
+/**
+ * Closes an account for good when the merchant leaves, and deletes everything of it (see
+ * services/account-closure.ts). `--confirm` repeats the client id: nothing of it can be brought back.
+ */
+async function close(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, { ...json, confirm: { type: 'string' } });
+  const usage = 'recoup accounts close <clientId> --confirm <clientId>';
+  const clientId = onePositional(positionals, 'clientId', usage);
+  if (values.confirm !== clientId)
+    throw new UsageError(`closing deletes everything of ${clientId} for good: repeat it, ${usage}`);
+  await existingAccount(ctx, clientId);
+  // Loaded here: the other accounts commands never need the Temporal SDK.
+  const { closeAccount } = await import('../../services/account-closure.js');
+  const outcome = await closeAccount(
+    { stores: ctx.stores, temporal: await ctx.temporal(), accountCacheMs: ctx.config.accountCacheMs },
+    clientId,
+  );
+  if (outcome.kind === 'not_found') throw new NotFoundError(`no account with clientId ${clientId}`);
+  if (outcome.kind === 'finishing')
+    throw new Error(
+      `${clientId} takes nothing new, but recoveries are finishing an attempt under way (${outcome.transactionIds.join(', ')}); they stop right after it: run the same command again to finish closing`,
+    );
+  const { kind: _kind, ...counts } = outcome;
+  print(ctx, values.json, { clientId, closed: true, ...counts }, () => [
+    `Closed ${clientId}: ${counts.recoveriesStopped} recoveries stopped, ${counts.workflowsTerminated} workflows terminated, ${counts.workflowHistories} workflow histories and ${counts.documents} documents deleted.`,
+  ]);
+}
+
 /** `recoup accounts <subcommand> …`: create, inspect and change merchant accounts and their keys. */
 export const accountsCommand = commandGroup('accounts', {
   create,
@@ -185,4 +214,5 @@ export const accountsCommand = commandGroup('accounts', {
   'rotate-key': rotateKey,
   'rotate-webhook-secret': rotateWebhookSecret,
   sweep,
+  close,
 });

@@ -1,0 +1,71 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { searchAttributeKeys } from '../domain/search-attributes.js';
+import type { Stores } from '../store/index.js';
+import { deleteHistory } from './workflow-history.js';
+import { stopRecovery } from './recovery-stop.js';
+
+export type ClosureOutcome =
+  | { kind: 'not_found' }
+  /** Recoveries finishing an attempt under way; they stop right after it. Run the closure again. */
+  | { kind: 'finishing'; transactionIds: string[] }
+  | {
+      kind: 'closed';
+      recoveriesStopped: number;
+      workflowsTerminated: number;
+      workflowHistories: number;
+      documents: number;
+    };
+
+/** Terminates a running workflow; false when it had ended meanwhile. */
+async function terminated(temporal: Client, workflowId: string): Promise<boolean> {
+  try {
+    await temporal.workflow.getHandle(workflowId).terminate('account closed');
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
+}
+
+/**
+ * Closes a merchant's account for good (the merchant leaves): nothing new is taken (keys revoked, connector
+ * intake URLs off), recoveries under way stop before any further attempt (as `not_owed`: nothing more is
+ * charged, no webhook is sent), the account's other workflows (webhook deliveries, write-backs, card sweeps)
+ * are terminated, every workflow history of the account is deleted from Temporal, and every document of the
+ * account is deleted, the account last. While a recovery finishes an attempt under way it answers
+ * `finishing` and goes no further; running it again continues where it stopped. Used by `recoup accounts
+ * close`.
+ */
+export async function closeAccount(
+  deps: { stores: Stores; temporal: Client; accountCacheMs: number },
+  accountId: string,
+): Promise<ClosureOutcome> {
+  const { stores, temporal } = deps;
+  if (!(await stores.accounts.find(accountId))) return { kind: 'not_found' };
+  await stores.accounts.shut(accountId);
+  // Processes that read the account just before still take a connector's event until their copy expires.
+  await delay(deps.accountCacheMs);
+
+  let recoveriesStopped = 0;
+  const finishing: string[] = [];
+  for (const r of await stores.recoveries.underWay(accountId)) {
+    const outcome = await stopRecovery(deps, accountId, { transactionId: r._id }, 'not_owed');
+    if (outcome.kind === 'pending') finishing.push(outcome.doc.publicId);
+    if (outcome.kind === 'stopped') recoveriesStopped += 1;
+  }
+  if (finishing.length > 0) return { kind: 'finishing', transactionIds: finishing };
+
+  let workflowsTerminated = 0;
+  let workflowHistories = 0;
+  const query = `${searchAttributeKeys.accountId.name} = "${accountId}"`;
+  const executions: Array<{ workflowId: string; running: boolean }> = [];
+  for await (const e of temporal.workflow.list({ query }))
+    executions.push({ workflowId: e.workflowId, running: e.status.name === 'RUNNING' });
+  for (const { workflowId, running } of executions) {
+    if (running && (await terminated(temporal, workflowId))) workflowsTerminated += 1;
+    if (await deleteHistory(temporal, workflowId)) workflowHistories += 1;
+  }
+  const documents = await stores.deleteAccountData(accountId);
+  return { kind: 'closed', recoveriesStopped, workflowsTerminated, workflowHistories, documents };
+}
