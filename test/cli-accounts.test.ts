@@ -65,10 +65,11 @@ afterAll(async () => {
 
 describe('recoup <group> <subcommand>', () => {
   it.each([
-    ['accounts', 'create, list, show, update, rotate-key, rotate-webhook-secret, sweep'],
+    ['accounts', 'create, list, show, update, rotate-key, rotate-webhook-secret, sweep, close'],
     ['webhooks', 'list, show, resend'],
     ['connectors', 'set, remove, list'],
     ['recoveries', 'list, stop'],
+    ['customers', 'export, erase'],
   ])('an unknown %s subcommand exits 2 naming the ones there are', async (group, names) => {
     const run = await recoup(group, 'frobnicate');
     expect(run.code).toBe(2);
