@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collections } from '../store/collections.js';
-import { runCli, type CliRun } from './support/cli.js';
+import { cliEnvOf, runCli, type CliRun } from './support/cli.js';
 import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
@@ -10,13 +10,7 @@ const dbName = `ac_${randomBytes(4).toString('hex')}`;
 const masterKey = randomBytes(32);
 let stack: Stack;
 
-const recoup = (...args: string[]): Promise<CliRun> =>
-  runCli(args, {
-    MONGODB_URI: `${inject('mongoUri')}${dbName}`,
-    RECOUP_MASTER_KEY: masterKey.toString('base64'),
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: stack.taskQueuePrefix,
-  });
+const recoup = (...args: string[]): Promise<CliRun> => runCli(args, cliEnvOf(stack, masterKey));
 
 beforeAll(async () => {
   stack = await startStack({ dbName, masterKey });

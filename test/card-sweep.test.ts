@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { cardSweepActivities, expiryWarningEventId } from '../activities/card-sweep.js';
 import { cardHealthSweepWorkflowId, dataRetentionWorkflowId } from '../domain/card-health.js';
@@ -10,7 +10,7 @@ import { StoredEventSchema } from '../domain/events.js';
 import { sha256 } from '../runtime/crypto.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
-import { runCli, type CliRun } from './support/cli.js';
+import { cliEnvOf, runCli, type CliRun } from './support/cli.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm } from './support/pages.js';
 import { poll } from './support/poll.js';
@@ -47,13 +47,7 @@ afterAll(async () => {
 });
 
 const recoup = (...args: string[]): Promise<CliRun> =>
-  runCli(args, {
-    MONGODB_URI: `${inject('mongoUri')}${dbName}`,
-    DATA_DIR: dataDir,
-    RECOUP_MASTER_KEY: masterKey.toString('base64'),
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: stack.taskQueuePrefix,
-  });
+  runCli(args, { ...cliEnvOf(stack, masterKey), DATA_DIR: dataDir });
 
 interface SweepJson {
   clientId: string;

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryWorkflowId, webhookWorkflowId } from '../domain/webhooks.js';
 import { eraseCustomer } from '../services/customer-erasure.js';
 import { collections } from '../store/collections.js';
 import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
-import { runCli, type CliRun } from './support/cli.js';
+import { cliEnvOf, runCli, type CliRun } from './support/cli.js';
 import { onServer, submitPage } from './support/pages.js';
 import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
@@ -33,13 +33,7 @@ let key: string;
 const offers = [{ type: 'pause', months: 2 }];
 const goodCard = { number: '4242 4242 4242 4242', expiry: '12/34', cvc: '123' };
 
-const recoup = (...args: string[]): Promise<CliRun> =>
-  runCli(args, {
-    MONGODB_URI: `${inject('mongoUri')}${dbName}`,
-    RECOUP_MASTER_KEY: masterKey.toString('base64'),
-    TEMPORAL_ADDRESS: inject('temporalAddress'),
-    TEMPORAL_TASK_QUEUE: stack.taskQueuePrefix,
-  });
+const recoup = (...args: string[]): Promise<CliRun> => runCli(args, cliEnvOf(stack, masterKey));
 
 const post = <T = Record<string, unknown>>(path: string, body: unknown, apiKey = key) =>
   call<T>(stack.baseUrl, 'POST', path, { key: apiKey, body });

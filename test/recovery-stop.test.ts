@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { runCli } from './support/cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnvOf, runCli } from './support/cli.js';
 import { eventsOf } from './support/events.js';
 import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
@@ -195,13 +195,7 @@ describe('POST /api/recovery/stop while an ambiguous charge is being looked up',
 });
 
 describe('recoup recoveries stop: the operator’s way to stop a recovery', () => {
-  const recoup = (...args: string[]) =>
-    runCli(['recoveries', 'stop', ...args], {
-      MONGODB_URI: `${inject('mongoUri')}${stack.dbName}`,
-      RECOUP_MASTER_KEY: masterKey.toString('base64'),
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: stack.taskQueuePrefix,
-    });
+  const recoup = (...args: string[]) => runCli(['recoveries', 'stop', ...args], cliEnvOf(stack, masterKey));
 
   it('stops a queued recovery by idempotency key and says so; a second stop exits 1 naming its end', async () => {
     const q = await queued();

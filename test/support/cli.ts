@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import type { Stack } from './stack.js';
 
 const bin = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
 
@@ -23,4 +25,14 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
       },
     );
   });
+}
+
+/** The environment that points the real `recoup` at a test stack: its database, master key and Temporal. */
+export function cliEnvOf(stack: Stack, masterKey: Buffer): Record<string, string> {
+  return {
+    MONGODB_URI: `${inject('mongoUri')}${stack.dbName}`,
+    RECOUP_MASTER_KEY: masterKey.toString('base64'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: stack.taskQueuePrefix,
+  };
 }
