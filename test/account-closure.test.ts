@@ -108,6 +108,34 @@ describe('recoup accounts close', () => {
     expect(await workflowsOf(staying.id)).not.toEqual([]);
   }, 150_000);
 
+  it('waits for a recovery finishing an attempt: exits 1 naming it, deletes nothing, and closes when run again', async () => {
+    const { account, apiKey } = await stack.createAccount();
+    // An ambiguous charge: its lookup runs 30 s later, and the recovery can stop only after it.
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { paymentMethodToken: 'tok_server_error', amount: 4321, originalDeclineCode: 'processing_error' },
+    });
+    expect(res.body).toMatchObject({ status: 'unknown' });
+    const transactionId = String(res.body.transactionId);
+
+    const first = await recoup('accounts', 'close', account.id, '--confirm', account.id);
+    expect(first.code).toBe(1);
+    expect(first.stderr).toContain(transactionId);
+    expect(await stack.stores.recoveries.find(account.id, transactionId)).not.toBeNull();
+    expect((await call(stack.baseUrl, 'GET', '/api/recoveries', { key: apiKey })).status).toBe(401);
+
+    const stopped = await poll(
+      () => stack.stores.recoveries.find(account.id, transactionId),
+      (doc) => doc?.state === 'stopped',
+      { timeoutMs: 60_000, everyMs: 500 },
+    );
+    expect(stopped?.state).toBe('stopped');
+    const second = await recoup('accounts', 'close', account.id, '--confirm', account.id, '--json');
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ closed: true, recoveriesStopped: 0 });
+    expect(await everything()).not.toContain(account.id);
+  }, 120_000);
+
   it.each([
     [['acct_x'], 2],
     [['acct_x', '--confirm', 'acct_y'], 2],
