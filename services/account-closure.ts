@@ -1,8 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import type { Stores } from '../store/index.js';
-import { deleteHistory } from './workflow-history.js';
+import { deleteHistory, terminated } from './workflow-history.js';
 import { stopRecovery } from './recovery-stop.js';
 
 export type ClosureOutcome =
@@ -16,17 +16,6 @@ export type ClosureOutcome =
       workflowHistories: number;
       documents: number;
     };
-
-/** Terminates a running workflow; false when it had ended meanwhile. */
-async function terminated(temporal: Client, workflowId: string): Promise<boolean> {
-  try {
-    await temporal.workflow.getHandle(workflowId).terminate('account closed');
-    return true;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
-}
 
 /**
  * Closes a merchant's account for good (the merchant leaves): nothing new is taken (keys revoked, connector
@@ -63,7 +52,7 @@ export async function closeAccount(
   for await (const e of temporal.workflow.list({ query }))
     executions.push({ workflowId: e.workflowId, running: e.status.name === 'RUNNING' });
   for (const { workflowId, running } of executions) {
-    if (running && (await terminated(temporal, workflowId))) workflowsTerminated += 1;
+    if (running && (await terminated(temporal, workflowId, 'account closed'))) workflowsTerminated += 1;
     if (await deleteHistory(temporal, workflowId)) workflowHistories += 1;
   }
   const documents = await stores.deleteAccountData(accountId);

@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { CustomerIdentity } from '../domain/customer-identity.js';
 import { statusOf } from '../domain/recovery.js';
 import { deliveryWorkflowId } from '../domain/webhooks.js';
@@ -6,7 +6,7 @@ import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import { customerFootprint } from './customer-footprint.js';
-import { deleteHistory } from './workflow-history.js';
+import { deleteHistory, running } from './workflow-history.js';
 
 export type ErasureOutcome =
   /** Something of the customer is still being worked on; nothing was changed. */
@@ -22,16 +22,6 @@ export type ErasureOutcome =
       links: number;
       workflowHistories: number;
     };
-
-/** Whether the workflow is still running (a recovery that ended can still be writing back to the platform). */
-async function running(temporal: Client, workflowId: string): Promise<boolean> {
-  try {
-    return (await temporal.workflow.getHandle(workflowId).describe()).status.name === 'RUNNING';
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
-}
 
 /** How long a new event may wait for its delivery workflow to start (the publisher inserts it first). */
 const deliveryStartGraceMs = 60_000;
@@ -61,14 +51,15 @@ export async function eraseCustomer(
   accountId: string,
   request: CustomerIdentity,
 ): Promise<ErasureOutcome> {
-  const { stores, temporal, clock } = deps;
+  const { stores, temporal } = deps;
+  const now = deps.clock();
   const { refs, recoveries, links, events } = await customerFootprint(stores, accountId, request);
 
   const busy: RecoveryDoc[] = [];
   for (const r of recoveries)
     if (statusOf(r.state) === 'unknown' || (await running(temporal, r.workflowId))) busy.push(r);
   const delivering: EventRecord[] = [];
-  for (const e of events) if (await beingDelivered(temporal, e, clock())) delivering.push(e);
+  for (const e of events) if (await beingDelivered(temporal, e, now)) delivering.push(e);
   if (busy.length > 0 || delivering.length > 0)
     return {
       kind: 'in_flight',
@@ -76,7 +67,6 @@ export async function eraseCustomer(
       eventIds: delivering.map((e) => e._id),
     };
 
-  const now = clock();
   // As the merchant named the customer: running the same request again continues with the same pseudonym.
   const who = JSON.stringify([
     request.customerEmail ?? null,

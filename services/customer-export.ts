@@ -3,8 +3,6 @@ import type { Stores } from '../store/index.js';
 import { customerFootprint } from './customer-footprint.js';
 import { statusRecord } from './status-record.js';
 
-const iso = (at: Date | null) => at?.toISOString() ?? null;
-
 /**
  * Everything Recoup holds about one customer of an account, for the merchant to answer a data-subject
  * access request: the identifiers Recoup links to them, their recoveries (the status record with the
@@ -58,7 +56,7 @@ export async function exportCustomer(
       kind: link.kind,
       createdAt: link.createdAt.toISOString(),
       expiresAt: link.expiresAt.toISOString(),
-      usedAt: iso(consumption?.at ?? null),
+      usedAt: consumption?.at.toISOString() ?? null,
       outcome: consumption?.outcome ?? null,
       data: link.data,
     })),
