@@ -27,7 +27,8 @@ export interface ReportInput {
   paidOnTheirOwn: Map<string, Date[]>;
 }
 
-const share = (part: number, whole: number) =>
+/** part ÷ whole to four decimals; null when there is nothing to divide by. */
+export const share = (part: number, whole: number) =>
   whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null;
 
 /**
