@@ -11,6 +11,8 @@ const indexes: Record<keyof typeof collections, IndexList> = {
     [{ accountId: 1, customerEmail: 1 }],
     [{ accountId: 1, state: 1 }],
     [{ accountId: 1, cardKey: 1 }],
+    // The newest-first listing (GET /api/recoveries) and the reports' window of failures.
+    [{ accountId: 1, createdAt: -1, _id: -1 }],
   ],
   idempotencyKeys: [],
   velocity: [],

@@ -93,6 +93,18 @@ export interface BlockedCardDoc {
   at: Date;
 }
 
+/** What the reports read of a recovery. */
+type ReportedField =
+  | 'state'
+  | 'amount'
+  | 'currency'
+  | 'customerEmail'
+  | 'createdAt'
+  | 'recoveredAt'
+  | 'originalDeclineCode'
+  | 'strategyUsed'
+  | 'attempts';
+
 /** The n-th recovery of one customer: `_id` is `${accountId}:${hash of email}:${n}`. */
 interface CustomerEntryDoc extends SequenceDoc {
   /** null once the customer was erased: the entry no longer leads to the recovery. */
@@ -323,14 +335,20 @@ export function createRecoveryStore(db: Db) {
         .find(
           { accountId, createdAt: { $gte: from, $lt: to } },
           {
-            projection: { state: 1, amount: 1, currency: 1, customerEmail: 1, createdAt: 1, recoveredAt: 1 },
+            projection: {
+              state: 1,
+              amount: 1,
+              currency: 1,
+              customerEmail: 1,
+              createdAt: 1,
+              recoveredAt: 1,
+              originalDeclineCode: 1,
+              strategyUsed: 1,
+              attempts: 1,
+            },
           },
         )
-        .toArray() as Promise<
-        Array<
-          Pick<RecoveryDoc, 'state' | 'amount' | 'currency' | 'customerEmail' | 'createdAt' | 'recoveredAt'>
-        >
-      >;
+        .toArray() as Promise<Array<Pick<RecoveryDoc, ReportedField>>>;
     },
 
     /** A page of an account's recoveries, newest first, in `states` when given, after `before`'s place. */
