@@ -1,12 +1,10 @@
 import { z } from 'zod';
-import { RecommendedActionSchema as RecommendedAction } from '../../domain/events.js';
+import { RecommendedActionSchema as RecommendedAction, StrategyUsedSchema } from '../../domain/events.js';
 import { recoveryStates, recoveryStatuses } from '../../domain/recovery.js';
 
-export const Strategy = z
-  .enum(['primary', 'backup_gateway', 'fallback_token', 'smart_retry', 'all_failed', 'holdout'])
-  .describe(
-    'primary: first gateway and token; backup_gateway; fallback_token; smart_retry: a later, timed attempt; all_failed; holdout: Proof Mode control group',
-  );
+export const Strategy = StrategyUsedSchema.describe(
+  'primary: first gateway and token; backup_gateway; fallback_token; smart_retry: a later, timed attempt; all_failed; holdout: Proof Mode control group',
+);
 
 export const Ai = z.object({
   score: z.number().describe('Predicted success probability of the chosen plan × 100'),

@@ -1,22 +1,6 @@
 import { z } from 'zod';
-
-const maxRangeDays = 366;
-
-/** Query of GET /api/reports/summary: a window of failures, by default the last 30 days. */
-export const SummaryQuery = z
-  .object({
-    from: z.iso.datetime({ offset: true }).optional(),
-    to: z.iso.datetime({ offset: true }).optional(),
-  })
-  .strict()
-  .refine((q) => !q.from || !q.to || Date.parse(q.from) < Date.parse(q.to), {
-    path: ['to'],
-    message: 'must be after from',
-  })
-  .refine((q) => !q.from || !q.to || Date.parse(q.to) - Date.parse(q.from) <= maxRangeDays * 86_400_000, {
-    path: ['to'],
-    message: `the range is at most ${maxRangeDays} days`,
-  });
+import { declineGroups } from '../../domain/declines.js';
+import { Strategy } from './recovery.js';
 
 const rate = z.number().nullable().describe('0–1; null when there is nothing to divide by');
 
@@ -47,4 +31,57 @@ export const Summary = z.object({
     })
     .nullable()
     .describe('Present when the range has Proof Mode controls; payments count once decided (30 days)'),
+});
+
+const count = z.int().nonnegative();
+const days = z.number().describe('days, two decimals');
+
+export const Breakdown = z.object({
+  from: z.iso.datetime(),
+  to: z.iso.datetime(),
+  byDeclineCode: z
+    .array(
+      z.object({
+        declineCode: z
+          .string()
+          .nullable()
+          .describe('The decline code given to execute, in canonical form; null when none was given'),
+        group: z.enum(declineGroups),
+        failedPayments: count,
+        recovered: count,
+        inProgress: count,
+        recoveryRate: rate,
+        revenueByCurrency: z.record(z.string(), z.object({ failed: count, recovered: count })),
+      }),
+    )
+    .describe('Failures Recoup worked on, by decline code, most frequent first'),
+  byStrategy: z
+    .array(
+      z.object({
+        strategyUsed: Strategy.nullable(),
+        recovered: count,
+        recoveredByCurrency: z.record(z.string(), count),
+      }),
+    )
+    .describe('Recovered payments by the strategy that recovered them'),
+  chargesToRecover: z
+    .array(z.object({ attempts: count, recovered: count }))
+    .describe('Recovered payments by how many charges it took, the successful one included'),
+  daysToRecover: z
+    .object({ recovered: count, p50: days, p90: days, mean: days })
+    .nullable()
+    .describe('From the failure reported to the payment recovered; null without recoveries'),
+  byGateway: z
+    .array(
+      z.object({
+        gateway: z.string(),
+        attempts: count,
+        approved: count,
+        declined: count,
+        ambiguous: count.describe('Outcome still unknown'),
+        notCharged: count.describe('A lost request the gateway never received'),
+        approvalRate: rate.describe('approved ÷ (approved + declined)'),
+      }),
+    )
+    .describe("Every attempt of these recoveries by the account's gateway it went to"),
 });

@@ -1,0 +1,43 @@
+import { breakdownReport } from '../domain/report-breakdown.js';
+import { observationDays, summaryReport } from '../domain/report.js';
+import { rangeOf, type ReportWindow } from '../domain/report-window.js';
+import type { Stores } from '../store/index.js';
+
+const day = 86_400_000;
+
+/**
+ * The summary report of an account (recovery rate, revenue, the organic baseline, lift, Proof Mode): what
+ * the merchant's GET /api/reports/summary and the operator's `recoup reports summary` show.
+ */
+export async function summaryOf(stores: Stores, accountId: string, window: ReportWindow, now: Date) {
+  const { from, to } = rangeOf(window, now);
+  const [recoveries, organicSuccesses] = await Promise.all([
+    stores.recoveries.createdBetween(accountId, from, to),
+    stores.pulses.countBetween(accountId, from, to),
+  ]);
+  const controlEmails = [
+    ...new Set(
+      recoveries.flatMap((r) => (r.state === 'holdout' && r.customerEmail ? [r.customerEmail] : [])),
+    ),
+  ];
+  const paidOnTheirOwn = await stores.pulses.paidBy(
+    accountId,
+    controlEmails,
+    from,
+    new Date(to.getTime() + observationDays * day),
+  );
+  return summaryReport({ from, to, now, recoveries, organicSuccesses, paidOnTheirOwn });
+}
+
+/**
+ * Where an account's recovered revenue came from (by decline code, strategy, charges and days to recover,
+ * gateway): what GET /api/reports/breakdown and `recoup reports breakdown` show.
+ */
+export async function breakdownOf(stores: Stores, accountId: string, window: ReportWindow, now: Date) {
+  const { from, to } = rangeOf(window, now);
+  return breakdownReport({
+    from,
+    to,
+    recoveries: await stores.recoveries.createdBetween(accountId, from, to),
+  });
+}
