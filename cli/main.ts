@@ -8,6 +8,7 @@ import { accountsCommand, accountsUsage } from './commands/accounts.js';
 import { connectorsCommand, connectorsUsage } from './commands/connectors.js';
 import { customersCommand, customersUsage } from './commands/customers.js';
 import { recoveriesCommand, recoveriesUsage } from './commands/recoveries.js';
+import { reportsCommand, reportsUsage } from './commands/reports.js';
 import { webhooksCommand, webhooksUsage } from './commands/webhooks.js';
 import type { CliContext, Command } from './context.js';
 import { errorLine, exitCodeFor, UsageError } from './errors.js';
@@ -17,6 +18,7 @@ const commands: Record<string, Command> = {
   connectors: connectorsCommand,
   customers: customersCommand,
   recoveries: recoveriesCommand,
+  reports: reportsCommand,
   webhooks: webhooksCommand,
 };
 
@@ -28,6 +30,7 @@ const usage = [
   ...webhooksUsage.map((l) => `  ${l}`),
   ...connectorsUsage.map((l) => `  ${l}`),
   ...recoveriesUsage.map((l) => `  ${l}`),
+  ...reportsUsage.map((l) => `  ${l}`),
   ...customersUsage.map((l) => `  ${l}`),
 ];
 

@@ -70,6 +70,7 @@ describe('recoup <group> <subcommand>', () => {
     ['connectors', 'set, remove, list'],
     ['recoveries', 'list, stop'],
     ['customers', 'export, erase'],
+    ['reports', 'summary, breakdown'],
   ])('an unknown %s subcommand exits 2 naming the ones there are', async (group, names) => {
     const run = await recoup(group, 'frobnicate');
     expect(run.code).toBe(2);

@@ -1,14 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayConfig } from '../domain/settings.js';
+import { cliEnvOf, runCli } from './support/cli.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
 const day = 86_400_000;
 let stack: Stack;
+const masterKey = randomBytes(32);
 let offsetMs = 0;
 let n = 0;
 const amount = () => 5000 + (n += 1);
 
 beforeAll(async () => {
-  stack = await startStack({ clock: () => new Date(Date.now() + offsetMs) });
+  stack = await startStack({ masterKey, clock: () => new Date(Date.now() + offsetMs) });
 });
 afterAll(() => stack.close());
 
@@ -18,6 +22,9 @@ const pulse = (apiKey: string, body: Record<string, unknown> = {}) =>
   call(stack.baseUrl, 'POST', '/api/recovery/pulse', { key: apiKey, body: { amount: 5000, ...body } });
 const summary = (apiKey: string, query = '') =>
   call(stack.baseUrl, 'GET', `/api/reports/summary${query}`, { key: apiKey });
+const breakdown = (apiKey: string, query = '') =>
+  call(stack.baseUrl, 'GET', `/api/reports/breakdown${query}`, { key: apiKey });
+const recoup = (...args: string[]) => runCli(['reports', ...args], cliEnvOf(stack, masterKey));
 
 describe('GET /api/reports/summary', () => {
   it('counts the last 30 days: recovery rate, revenue, the organic baseline and lift', async () => {
@@ -100,6 +107,7 @@ describe('GET /api/reports/summary', () => {
     ['?from=2026-03-01T00:00:00Z&to=2026-02-01T00:00:00Z', 'to'],
     ['?from=2024-01-01T00:00:00Z&to=2026-01-01T00:00:00Z', 'to'],
     ['?from=yesterday', 'from'],
+    ['?from=2024-01-01T00:00:00Z', 'from'],
     ['?since=2026-01-01T00:00:00Z', 'since'],
   ])('%s is refused with 400 naming %s', async (query, field) => {
     const { apiKey } = await stack.createAccount();
@@ -110,5 +118,114 @@ describe('GET /api/reports/summary', () => {
 
   it('needs the secret key', async () => {
     expect((await call(stack.baseUrl, 'GET', '/api/reports/summary')).status).toBe(401);
+  });
+});
+
+describe('GET /api/reports/breakdown and recoup reports', () => {
+  it('breaks the recovered revenue down by decline code, strategy, charges, days and gateway', async () => {
+    offsetMs = 0;
+    const gateways: GatewayConfig[] = [
+      { name: 'main', kind: 'test', test: true, credentials: { declineAll: 'do_not_honor' } },
+      { name: 'backup', kind: 'test', test: true, credentials: {} },
+    ];
+    const { account, apiKey } = await stack.createAccount({}, gateways);
+    const clientId = account.id;
+    const outcomes = [
+      await execute(apiKey, {
+        paymentMethodToken: 'tok_visa',
+        originalDeclineCode: 'try_again_later',
+        amount: 2500,
+      }),
+      await execute(apiKey, {
+        paymentMethodToken: 'tok_visa',
+        originalDeclineCode: 'Try Again Later',
+        amount: 1500,
+      }),
+      await execute(apiKey, {
+        paymentMethodToken: 'tok_visa',
+        originalDeclineCode: 'fraudulent',
+        amount: 900,
+      }),
+      await execute(apiKey, { paymentMethodToken: 'tok_mastercard', amount: 700, currency: 'EUR' }),
+    ];
+    expect(outcomes.map((o) => o.status)).toEqual([200, 200, 403, 202]);
+    const res = await breakdown(apiKey);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      byDeclineCode: [
+        {
+          declineCode: 'try_again_later',
+          group: 'recoverable',
+          failedPayments: 2,
+          recovered: 2,
+          inProgress: 0,
+          recoveryRate: 1,
+          revenueByCurrency: { USD: { failed: 4000, recovered: 4000 } },
+        },
+        {
+          declineCode: 'fraudulent',
+          group: 'blocked',
+          failedPayments: 1,
+          recovered: 0,
+          recoveryRate: 0,
+          revenueByCurrency: { USD: { failed: 900, recovered: 0 } },
+        },
+        {
+          declineCode: null,
+          group: 'unknown',
+          failedPayments: 1,
+          recovered: 0,
+          inProgress: 1,
+          revenueByCurrency: { EUR: { failed: 700, recovered: 0 } },
+        },
+      ],
+      byStrategy: [{ strategyUsed: 'backup_gateway', recovered: 2, recoveredByCurrency: { USD: 4000 } }],
+      chargesToRecover: [{ attempts: 2, recovered: 2 }],
+      daysToRecover: { recovered: 2 },
+      byGateway: [
+        { gateway: 'backup', attempts: 2, approved: 2, declined: 0, approvalRate: 1 },
+        { gateway: 'main', attempts: 2, approved: 0, declined: 2, approvalRate: 0 },
+      ],
+    });
+    expect(res.body.daysToRecover).toMatchObject({ p50: 0, p90: 0 }); // recovered at once
+
+    // The operator's CLI prints the same report, and the summary the API gives.
+    const cli = await recoup('breakdown', clientId, '--json');
+    expect(cli.code).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({
+      ...res.body,
+      from: expect.any(String),
+      to: expect.any(String),
+    });
+    const table = await recoup('breakdown', clientId);
+    expect(table.stdout).toMatch(/try_again_later\s+recoverable\s+2\s+2\s+100\.0 %\s+0\s+\$40\.00/);
+    expect(table.stdout).toMatch(/backup_gateway\s+2\s+\$40\.00/);
+    expect(table.stdout).toContain('(none given)');
+    const summaryCli = await recoup('summary', clientId, '--json');
+    const { from: _from, to: _to, ...figures } = (await summary(apiKey)).body;
+    expect(JSON.parse(summaryCli.stdout)).toMatchObject(figures);
+    expect((await recoup('summary', clientId)).stdout).toMatch(/recovered\s+2 \(50\.0 %\)/);
+
+    // A window before these failures is empty; another account sees none of them.
+    const before = `?to=${encodeURIComponent(new Date(Date.now() - 60_000).toISOString())}`;
+    expect((await breakdown(apiKey, before)).body).toMatchObject({ byDeclineCode: [], byGateway: [] });
+    const other = await stack.createAccount();
+    expect((await breakdown(other.apiKey)).body).toMatchObject({ byDeclineCode: [], daysToRecover: null });
+  });
+
+  it('refuses a bad window with 400 (the CLI with exit 2), needs the secret key, and is in the OpenAPI document', async () => {
+    const { account, apiKey } = await stack.createAccount();
+    const clientId = account.id;
+    const res = await breakdown(apiKey, '?from=2026-03-01T00:00:00Z&to=2026-02-01T00:00:00Z');
+    expect(res.status).toBe(400);
+    expect(res.body.details).toHaveProperty('to');
+    expect((await call(stack.baseUrl, 'GET', '/api/reports/breakdown')).status).toBe(401);
+    const bad = await recoup('breakdown', clientId, '--from', 'yesterday');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('from');
+    const unknown = await recoup('summary', 'acct_unknown');
+    expect(unknown.code).toBe(1);
+    const openapi = await call(stack.baseUrl, 'GET', '/api/openapi.json');
+    expect(Object.keys(openapi.body.paths as object)).toContain('/api/reports/breakdown');
   });
 });
