@@ -149,6 +149,8 @@ const shapes = {
   'churn.flow.paused': { ...churnBase, outcome: z.literal('paused') },
   'churn.flow.downgraded': { ...churnBase, outcome: z.literal('downgraded') },
   'churn.flow.cancelled': { ...churnBase, outcome: z.literal('cancelled') },
+  // Sent on request (POST /api/events/test, `recoup webhooks test`) to check an endpoint; not in the spec.
+  'webhook.test': { clientId: text, message: z.string(), timestamp },
 } as const;
 
 type Shapes = typeof shapes;

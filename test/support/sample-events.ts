@@ -162,6 +162,12 @@ export const sampleEvents: EventPayload[] = [
     offer: { type: 'downgrade', planId: 'basic', label: 'Basic', amount: 1999 },
   },
   { event: 'churn.flow.cancelled', outcome: 'cancelled', ...churn, subscriptionId: null },
+  {
+    event: 'webhook.test',
+    clientId: 'acct_1',
+    message: 'A test event: the endpoint received it',
+    timestamp: '2026-01-15T10:00:00.000Z',
+  },
 ];
 
 /** The sample of one event name. */
