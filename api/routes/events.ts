@@ -1,4 +1,5 @@
 import { ResendRefusedError, type EventPublisher } from '../../services/events.js';
+import { sendTestEvent } from '../../services/webhook-test.js';
 import type { EventRecord } from '../../store/events.js';
 import type { Stores } from '../../store/index.js';
 import { pageOf } from '../../store/paging.js';
@@ -17,6 +18,7 @@ import {
 interface Deps {
   stores: Stores;
   events: EventPublisher;
+  clock: () => Date;
 }
 
 /** An event as the merchant sees it: what was sent, and every attempt of every delivery. */
@@ -44,7 +46,7 @@ function eventBody(record: EventRecord) {
  * The merchant's own view of its webhook events: to catch up after its endpoint was down (events whose
  * whole schedule failed wait as `failed`) and to send one again without asking an operator.
  */
-export function eventRoutes({ stores, events }: Deps) {
+export function eventRoutes({ stores, events, clock }: Deps) {
   /** The account's event, or 404 (another account's included). */
   async function ownEvent(accountId: string, eventId: string): Promise<EventRecord> {
     const record = await stores.events.get(eventId);
@@ -76,6 +78,27 @@ export function eventRoutes({ stores, events }: Deps) {
           }),
         );
         return reply(200, { data: page.docs.map(eventBody), hasMore: page.hasMore });
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/events/test',
+      tag: 'Events',
+      summary: 'Send a signed webhook.test event to the account’s webhook URL and wait for the first attempt',
+      description:
+        'Delivered like every event (same signature, headers and retry schedule). 200 once the first attempt has an outcome (see deliveryStatus and attempts: delivered, or the status code or error the endpoint answered); 202 when no worker made it within 15 s. At most 10 a minute per key.',
+      auth: 'secret',
+      rateLimit: 'webhookTest',
+      responses: {
+        200: { description: 'The test event with its first attempt', schema: EventBody },
+        202: {
+          description: 'Not attempted yet; follow it with GET /api/events/{eventId}',
+          schema: EventBody,
+        },
+      },
+      async handle(ctx) {
+        const { record, attempted } = await sendTestEvent({ stores, events, clock }, accountOf(ctx).id);
+        return reply(attempted ? 200 : 202, eventBody(record));
       },
     }),
     route({
