@@ -66,7 +66,7 @@ afterAll(async () => {
 describe('recoup <group> <subcommand>', () => {
   it.each([
     ['accounts', 'create, list, show, update, rotate-key, rotate-webhook-secret, sweep, close'],
-    ['webhooks', 'list, show, resend'],
+    ['webhooks', 'list, show, resend, test'],
     ['connectors', 'set, remove, list'],
     ['recoveries', 'list, stop'],
     ['customers', 'export, erase'],

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
+import { cliEnvOf, runCli } from './support/cli.js';
 import { poll } from './support/poll.js';
 import { sampleEvent } from './support/sample-events.js';
 import { call, startStack, unreachableWebhookUrl, type Stack } from './support/stack.js';
@@ -20,13 +22,17 @@ interface Page {
 
 let stack: Stack;
 let receiver: Receiver;
+let refusing: Receiver;
+// The real `recoup` works on this file's database: it needs its master key.
+const masterKey = randomBytes(32);
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ masterKey });
   receiver = await startReceiver();
+  refusing = await startReceiver({ answer: () => ({ status: 401 }) });
 });
 afterAll(async () => {
-  await receiver.close();
+  await Promise.all([receiver.close(), refusing.close()]);
   await stack.close();
 });
 
@@ -40,6 +46,10 @@ const one = (key: string, eventId: string) =>
   call<EventView>(stack.baseUrl, 'GET', `/api/events/${eventId}`, { key });
 const resend = (key: string, eventId: string) =>
   call(stack.baseUrl, 'POST', `/api/events/${eventId}/resend`, { key });
+const sendTest = (key?: string) =>
+  call<EventView>(stack.baseUrl, 'POST', '/api/events/test', key === undefined ? {} : { key });
+const recoup = (env: Record<string, string>, ...args: string[]) =>
+  runCli(['webhooks', ...args], { ...cliEnvOf(stack, masterKey), ...env });
 
 /** The event once its delivery has ended (or as it stands after 15 s). */
 const settled = (key: string, eventId: string) =>
@@ -182,5 +192,71 @@ describe('POST /api/events/:eventId/resend', () => {
     const { key } = await merchant();
     expect((await resend(key, 'evt_unknown')).status).toBe(404);
     expect((await one(key, 'a%20b')).status).toBe(400);
+  });
+});
+
+describe('POST /api/events/test and recoup webhooks test', () => {
+  it('sends a signed webhook.test event and answers with its first attempt', async () => {
+    const { id, key, created } = await merchant();
+    const res = await sendTest(key);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      event: 'webhook.test',
+      deliveryStatus: 'delivered',
+      payload: { event: 'webhook.test', clientId: id, eventId: res.body.eventId },
+      attempts: [{ deliveryId: 'initial', attempt: 1, statusCode: 200, error: null }],
+    });
+    const [request] = receiver.received.filter((r) => r.headers['x-service-event-id'] === res.body.eventId);
+    const signature = request?.headers['x-service-signature'] as string;
+    expect(
+      verifyWebhookSignature(request?.raw ?? Buffer.alloc(0), signature, created.webhookSigningSecret),
+    ).toBe(true);
+    // It is one of the account's events like any other.
+    expect((await list(key, '?type=webhook.test')).body.data.map((e) => e.eventId)).toEqual([
+      res.body.eventId,
+    ]);
+  });
+
+  it('shows what a refusing endpoint answered; the event stays on the retry schedule', async () => {
+    const { key } = await merchant({ webhookUrl: refusing.url });
+    const res = await sendTest(key);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      deliveryStatus: 'pending',
+      attempts: [{ attempt: 1, statusCode: 401 }],
+    });
+  });
+
+  it('allows 10 a minute per key, and needs the secret key', async () => {
+    const { key, created } = await merchant();
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i += 1) statuses.push((await sendTest(key)).status);
+    expect(statuses).toEqual([...Array<number>(10).fill(200), 429]);
+    expect((await sendTest()).status).toBe(401);
+    expect((await sendTest(created.publishableKey)).status).toBe(401);
+  });
+
+  it('the CLI prints the event and exits 0 when acknowledged, 1 when refused or when no worker takes it', async () => {
+    const ok = await merchant();
+    const delivered = await recoup({}, 'test', ok.id, '--json');
+    expect(delivered.code).toBe(0);
+    expect(JSON.parse(delivered.stdout)).toMatchObject({ type: 'webhook.test', status: 'delivered' });
+
+    const bad = await merchant({ webhookUrl: refusing.url });
+    const refused = await recoup({}, 'test', bad.id);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('webhook.test');
+    expect(refused.stderr).toContain('did not acknowledge');
+
+    // On task queues no worker polls, nothing is attempted within the wait.
+    const idle = await recoup(
+      { TEMPORAL_TASK_QUEUE: `idle-${randomBytes(4).toString('hex')}` },
+      'test',
+      ok.id,
+    );
+    expect(idle.code).toBe(1);
+    expect(idle.stderr).toContain('no worker attempted');
+
+    expect((await recoup({}, 'test', 'acct_unknown')).code).toBe(1);
   });
 });

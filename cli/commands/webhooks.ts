@@ -1,8 +1,10 @@
 import { deliveryStatuses } from '../../domain/webhooks.js';
 import { createEventPublisher, EventNotFoundError } from '../../services/events.js';
+import { sendTestEvent, testEventWaitMs } from '../../services/webhook-test.js';
 import type { EventRecord } from '../../store/events.js';
 import { choiceFlag, integerFlag, onePositional, parseCommand } from '../args.js';
 import { commandGroup, type CliContext } from '../context.js';
+import { existingAccount } from '../existing-account.js';
 import { jsonFlag, print } from '../output.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { eventJson, eventLines, eventTable } from '../webhook-view.js';
@@ -12,6 +14,7 @@ export const webhooksUsage = [
   '                     [--limit <n>] [--json]',
   'recoup webhooks show <eventId> [--json]',
   'recoup webhooks resend <eventId> [--json]',
+  'recoup webhooks test <clientId> [--json]',
 ];
 
 const json = jsonFlag;
@@ -20,6 +23,15 @@ async function existing(ctx: CliContext, eventId: string): Promise<EventRecord> 
   const record = await ctx.stores.events.get(eventId);
   if (!record) throw new NotFoundError(`no event with eventId ${eventId}`);
   return record;
+}
+
+async function publisherOf(ctx: CliContext) {
+  return createEventPublisher({
+    stores: ctx.stores,
+    temporal: await ctx.temporal(),
+    queues: ctx.queues,
+    clock: ctx.clock,
+  });
 }
 
 async function list(argv: string[], ctx: CliContext): Promise<void> {
@@ -50,12 +62,7 @@ async function resend(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, json);
   const eventId = onePositional(positionals, 'eventId', webhooksUsage[3]!);
   await existing(ctx, eventId);
-  const events = createEventPublisher({
-    stores: ctx.stores,
-    temporal: await ctx.temporal(),
-    queues: ctx.queues,
-    clock: ctx.clock,
-  });
+  const events = await publisherOf(ctx);
   const sent = await events.resend(eventId).catch((error: unknown) => {
     throw error instanceof EventNotFoundError ? new NotFoundError(error.message) : error;
   });
@@ -65,9 +72,39 @@ async function resend(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
-/** `recoup webhooks list|show|resend`: the audit log of events and their deliveries, and manual resend. */
+/**
+ * Sends the account a signed webhook.test event and prints it with its first attempt; exits 1 unless the
+ * endpoint acknowledged it: how an operator checks a merchant's endpoint, e.g. right after onboarding.
+ */
+async function test(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, json);
+  const clientId = onePositional(positionals, 'clientId', webhooksUsage[4]!);
+  await existingAccount(ctx, clientId);
+  const { record, attempted } = await sendTestEvent(
+    { stores: ctx.stores, events: await publisherOf(ctx), clock: ctx.clock },
+    clientId,
+  );
+  print(ctx, values.json, eventJson(record), () => eventLines(record));
+  const follow = `follow it with: recoup webhooks show ${record._id}`;
+  if (record.deliveryStatus === 'undeliverable')
+    throw new Error('the account has no https:// webhook URL; nothing was sent');
+  if (!attempted)
+    throw new Error(
+      `no worker attempted the test event within ${testEventWaitMs / 1000} s (are workers running?); ${follow}`,
+    );
+  if (record.deliveryStatus !== 'delivered')
+    throw new Error(
+      `the endpoint did not acknowledge the test event; it is retried on the schedule; ${follow}`,
+    );
+}
+
+/**
+ * `recoup webhooks list|show|resend|test`: the audit log of events and their deliveries, manual resend, and a
+ * test event.
+ */
 export const webhooksCommand = commandGroup('webhooks', {
   list,
   show,
   resend,
+  test,
 });
