@@ -5,8 +5,8 @@ import { statusRecord } from './status-record.js';
 
 /**
  * Everything Recoup holds about one customer of an account, for the merchant to answer a data-subject
- * access request: the identifiers Recoup links to them, their recoveries (the status record with the
- * request's personal fields and each attempt), pulses, webhook events as sent, and hosted links. Reads only.
+ * access request: the identifiers Recoup links to them, their recoveries (the status record, with each attempt, and
+ * the request's personal fields), pulses, webhook events as sent, and hosted links. Reads only.
  * Used by `POST /api/customers/export` and `recoup customers export`.
  */
 export async function exportCustomer(
@@ -32,11 +32,6 @@ export async function exportCustomer(
       fallbackPaymentMethodTokens: doc.request.fallbackPaymentMethodTokens ?? [],
       cardOrigin: doc.request.cardOrigin ?? null,
       binPrefix: doc.request.binPrefix ?? null,
-      attempts: doc.attempts.map((a) => ({
-        at: a.at.toISOString(),
-        outcome: a.outcome,
-        declineCode: a.declineCode,
-      })),
     })),
     pulses: pulses.map((p) => ({
       transactionId: p._id,

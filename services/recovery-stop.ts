@@ -3,6 +3,7 @@ import { WorkflowNotFoundError, WorkflowUpdateStage, type Client } from '@tempor
 import { statusOf, type StopReason } from '../domain/recovery.js';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
+import { findRecovery, type RecoveryRef } from './status-record.js';
 import { stopUpdate } from '../workflows/recovery-definitions.js';
 
 /**
@@ -10,9 +11,6 @@ import { stopUpdate } from '../workflows/recovery-definitions.js';
  * under way (or whose ambiguous charge is being looked up) stops right after it.
  */
 const waitMs = 5_000;
-
-/** Which recovery: either form of its transaction id, or the idempotency key it was executed with. */
-export type RecoveryRef = { transactionId: string } | { idempotencyKey: string };
 
 export type StopOutcome =
   | { kind: 'not_found' }
@@ -49,10 +47,7 @@ export async function stopRecovery(
   reason: StopReason,
 ): Promise<StopOutcome> {
   const { recoveries } = deps.stores;
-  const doc =
-    'transactionId' in ref
-      ? await recoveries.find(accountId, ref.transactionId)
-      : await recoveries.findByKey(accountId, ref.idempotencyKey);
+  const doc = await findRecovery(deps.stores, accountId, ref);
   if (!doc) return { kind: 'not_found' };
   if (statusOf(doc.state) !== 'unknown') return { kind: 'ended', doc };
   const ended = await askToStop(deps.temporal, doc, reason);

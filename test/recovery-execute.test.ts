@@ -116,11 +116,24 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
       recoveryEngineApplied: true,
       ai: { dataSource: 'static' },
     });
+    const success = out.payloads[0];
     expect(out.status?.body).toMatchObject({
       status: 'succeeded',
       recovered: true,
       attemptCount: 1,
       strategyUsed: 'primary',
+      attempts: [
+        {
+          attempt: 1,
+          at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+          gateway: 'test',
+          role: 'primary',
+          outcome: 'approved',
+          declineCode: null,
+          // The id recovery.success carries as gatewayTransactionToken.
+          gatewayTransactionId: success?.event === 'recovery.success' ? success.gatewayTransactionToken : '',
+        },
+      ],
     });
     expect(out.status?.body).not.toHaveProperty('recommendedAction');
     expect(out.payloads[0]).toMatchObject({
@@ -225,6 +238,14 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
       success: true,
       strategyUsed: 'backup_gateway',
       gatewaysAttempted: 2,
+    });
+    // The status record lists both charges in order: the merchant sees where each went and how it ended.
+    expect(out.status?.body).toMatchObject({
+      attemptCount: 2,
+      attempts: [
+        { attempt: 1, gateway: 'main', role: 'primary', outcome: 'declined', declineCode: 'do_not_honor' },
+        { attempt: 2, gateway: 'backup', role: 'backup_gateway', outcome: 'approved', declineCode: null },
+      ],
     });
   });
 

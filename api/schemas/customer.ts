@@ -74,9 +74,6 @@ export const CustomerExport = z.object({
       fallbackPaymentMethodTokens: z.array(z.string()),
       cardOrigin: z.string().nullable(),
       binPrefix: z.string().nullable(),
-      attempts: z.array(
-        z.object({ at: z.iso.datetime(), outcome: z.string(), declineCode: z.string().nullable() }),
-      ),
     }),
   ),
   pulses: z.array(

@@ -62,6 +62,25 @@ const RecoveryStateField = z
     'paid_elsewhere: paid outside Recoup, as a billing platform or the merchant (POST /api/recovery/stop) reported (status succeeded); stopped: the merchant stopped it, the payment is no longer owed (status failed)',
   );
 
+/** One charge of a recovery, in the status record. */
+export const AttemptView = z.object({
+  attempt: z.int().describe('Numbered from 1 within the recovery'),
+  at: z.iso.datetime(),
+  gateway: z.string().describe('The name of the account’s gateway it went to'),
+  role: z
+    .enum(['primary', 'backup_gateway', 'fallback_token'])
+    .describe(
+      'primary: the first gateway with the card given; backup_gateway; fallback_token: a second card',
+    ),
+  outcome: z
+    .enum(['approved', 'declined', 'ambiguous', 'not_charged'])
+    .describe(
+      'ambiguous: the answer was lost and is being looked up; not_charged: it never reached the gateway',
+    ),
+  declineCode: z.string().nullable(),
+  gatewayTransactionId: z.string().nullable().describe('The gateway’s own id of the charge'),
+});
+
 export const StatusRecord = z.object({
   transactionId: z.string(),
   status: z.enum(recoveryStatuses),
@@ -73,6 +92,7 @@ export const StatusRecord = z.object({
   strategyUsed: Strategy,
   attemptCount: z.int(),
   lastDeclineCode: z.string(),
+  attempts: z.array(AttemptView).describe('Every charge made so far, in order'),
   nextAttemptAt: z.iso.datetime().optional(),
   holdout: z.boolean().optional(),
   isSimulated: z.boolean().optional(),
