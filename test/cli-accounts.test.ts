@@ -68,7 +68,7 @@ describe('recoup <group> <subcommand>', () => {
     ['accounts', 'create, list, show, update, rotate-key, rotate-webhook-secret, sweep, close'],
     ['webhooks', 'list, show, resend, test'],
     ['connectors', 'set, remove, list'],
-    ['recoveries', 'list, stop'],
+    ['recoveries', 'list, show, stop'],
     ['customers', 'export, erase'],
     ['reports', 'summary, breakdown'],
   ])('an unknown %s subcommand exits 2 naming the ones there are', async (group, names) => {

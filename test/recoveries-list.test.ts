@@ -157,3 +157,44 @@ describe('recoup recoveries list', () => {
     expect(run.stderr).toContain('acct_nope');
   });
 });
+
+describe('recoup recoveries show', () => {
+  const status = (id: string) => call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key });
+
+  it('--json prints the status record the API answers, found by either id or the idempotency key', async () => {
+    const succeeded = made[0]?.id ?? '';
+    const expected = (await status(succeeded)).body;
+    expect(expected).toMatchObject({ state: 'succeeded', attempts: [{ attempt: 1, outcome: 'approved' }] });
+    for (const ref of [
+      ['--transaction-id', succeeded],
+      ['--idempotency-key', 'list-0'],
+    ]) {
+      const run = await recoup('recoveries', 'show', clientId, ...ref, '--json');
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual(expected);
+    }
+  });
+
+  it('prints the record, the workflow to open in the Temporal UI and a table of the charges', async () => {
+    const run = await recoup('recoveries', 'show', clientId, '--idempotency-key', 'list-0');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/state\s+succeeded/);
+    expect(run.stdout).toMatch(new RegExp(`workflowId\\s+recovery/${clientId}/list-0`));
+    expect(run.stdout).toMatch(
+      /^#\s+AT\s+GATEWAY\s+ROLE\s+OUTCOME\s+DECLINE CODE\s+GATEWAY TRANSACTION ID$/m,
+    );
+    expect(run.stdout).toMatch(/^1\s+\S+\s+test\s+primary\s+approved\s+-\s+\S+$/m);
+    const blocked = await recoup('recoveries', 'show', clientId, '--transaction-id', made[2]?.id ?? '');
+    expect(blocked.stdout).toContain('No charges.');
+  });
+
+  it.each([
+    [[], 2, 'give exactly one of --transaction-id and --idempotency-key'],
+    [['--transaction-id', 'a', '--idempotency-key', 'b'], 2, 'give exactly one'],
+    [['--idempotency-key', 'list-unknown'], 1, 'no recovery'],
+  ])('%j exits %i', async (args, code, message) => {
+    const run = await recoup('recoveries', 'show', clientId, ...args);
+    expect(run.code).toBe(code);
+    expect(run.stderr).toContain(message);
+  });
+});

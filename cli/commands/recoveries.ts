@@ -1,12 +1,12 @@
 import { formatMoney } from '../../domain/money.js';
 import { recoveryStates, recoveryStatuses, type StopReason } from '../../domain/recovery.js';
 import { listRecoveries } from '../../services/recovery-list.js';
-import { statusRecord } from '../../services/status-record.js';
+import { findRecovery, statusRecord, type RecoveryRef } from '../../services/status-record.js';
 import { choiceFlag, integerFlag, onePositional, parseCommand } from '../args.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { NotFoundError, UsageError } from '../errors.js';
-import { table } from '../format.js';
+import { pairs, table } from '../format.js';
 import { jsonFlag, print } from '../output.js';
 
 const listUsage = [
@@ -17,7 +17,24 @@ const stopUsage = [
   'recoup recoveries stop <clientId> (--transaction-id <id> | --idempotency-key <key>)',
   '                       --reason paid_elsewhere|not_owed [--json]',
 ];
-export const recoveriesUsage = [...listUsage, ...stopUsage];
+const showUsage = [
+  'recoup recoveries show <clientId> (--transaction-id <id> | --idempotency-key <key>) [--json]',
+];
+export const recoveriesUsage = [...listUsage, ...showUsage, ...stopUsage];
+
+const refFlags = {
+  'transaction-id': { type: 'string' },
+  'idempotency-key': { type: 'string' },
+} as const;
+
+/** The recovery the flags name: exactly one of --transaction-id and --idempotency-key. */
+function refOf(values: { 'transaction-id'?: string; 'idempotency-key'?: string }): RecoveryRef {
+  const transactionId = values['transaction-id'];
+  const idempotencyKey = values['idempotency-key'];
+  if ((transactionId === undefined) === (idempotencyKey === undefined))
+    throw new UsageError('give exactly one of --transaction-id and --idempotency-key');
+  return transactionId !== undefined ? { transactionId } : { idempotencyKey: idempotencyKey ?? '' };
+}
 
 const reasons: readonly StopReason[] = ['paid_elsewhere', 'not_owed'];
 
@@ -29,21 +46,16 @@ const reasons: readonly StopReason[] = ['paid_elsewhere', 'not_owed'];
 async function stop(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, {
     ...jsonFlag,
-    'transaction-id': { type: 'string' },
-    'idempotency-key': { type: 'string' },
+    ...refFlags,
     reason: { type: 'string' },
   });
   const clientId = onePositional(positionals, 'clientId', stopUsage.join(' '));
-  const transactionId = values['transaction-id'];
-  const idempotencyKey = values['idempotency-key'];
-  if ((transactionId === undefined) === (idempotencyKey === undefined))
-    throw new UsageError('give exactly one of --transaction-id and --idempotency-key');
+  const ref = refOf(values);
   // Required: a missing --reason is refused like a wrong one.
   const reason = choiceFlag('--reason', values.reason ?? '', reasons);
   await existingAccount(ctx, clientId);
   // Loaded here: the other commands never need the Temporal SDK.
   const { stopRecovery } = await import('../../services/recovery-stop.js');
-  const ref = transactionId !== undefined ? { transactionId } : { idempotencyKey: idempotencyKey ?? '' };
   const outcome = await stopRecovery(
     { stores: ctx.stores, temporal: await ctx.temporal() },
     clientId,
@@ -59,6 +71,44 @@ async function stop(argv: string[], ctx: CliContext): Promise<void> {
     outcome.kind === 'stopped'
       ? `Stopped the recovery ${doc.publicId}: ${doc.state}.`
       : `The recovery ${doc.publicId} is ${doc.state}: it stops right after the attempt under way.`,
+  ]);
+}
+
+/**
+ * One recovery's status record with every charge, as the merchant's status lookup answers, and the workflow
+ * to open in the Temporal UI: the operator's view when a merchant asks about one payment.
+ */
+async function show(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, { ...jsonFlag, ...refFlags });
+  const clientId = onePositional(positionals, 'clientId', showUsage.join(' '));
+  const ref = refOf(values);
+  await existingAccount(ctx, clientId);
+  const doc = await findRecovery(ctx.stores, clientId, ref);
+  if (!doc) throw new NotFoundError(`no recovery ${JSON.stringify(ref)} of ${clientId}`);
+  const record = statusRecord(doc);
+  const { attempts, ...fields } = record;
+  print(ctx, values.json, record, () => [
+    ...pairs([
+      ...Object.entries(fields).map(([k, v]): [string, string] => [k, String(v)]),
+      ['createdAt', doc.createdAt.toISOString()],
+      ['idempotencyKey', doc.idempotencyKey ?? '-'],
+      ['workflowId', doc.workflowId],
+    ]),
+    '',
+    ...(attempts.length === 0
+      ? ['No charges.']
+      : table(
+          ['#', 'AT', 'GATEWAY', 'ROLE', 'OUTCOME', 'DECLINE CODE', 'GATEWAY TRANSACTION ID'],
+          attempts.map((a) => [
+            String(a.attempt),
+            a.at,
+            a.gateway,
+            a.role,
+            a.outcome,
+            a.declineCode ?? '-',
+            a.gatewayTransactionId ?? '-',
+          ]),
+        )),
   ]);
 }
 
@@ -105,5 +155,5 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
-/** `recoup recoveries list|stop`: what an operator does to recoveries besides watching them in the Temporal UI. */
-export const recoveriesCommand = commandGroup('recoveries', { list, stop });
+/** `recoup recoveries list|show|stop`: what an operator does to recoveries besides watching them in the Temporal UI. */
+export const recoveriesCommand = commandGroup('recoveries', { list, show, stop });
