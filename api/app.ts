@@ -39,6 +39,8 @@ export interface AppDeps {
   events: EventPublisher;
   /** Where request metrics go (served apart by api/main.ts); none are kept without it. */
   metrics?: Registry;
+  /** Told of every answer that its route's OpenAPI entry does not declare: tests fail on it. */
+  undeclared?: (problem: string) => void;
 }
 
 /** Builds the Koa application; it opens nothing itself. */
@@ -72,6 +74,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   mount(router, routes, {
     auth: (mode) => authenticate(deps.stores.accounts, mode),
     rateLimit: (kind) => rateLimit(deps.stores.rateLimits, kind, deps.clock),
+    ...(deps.undeclared ? { undeclared: deps.undeclared } : {}),
   });
 
   const app = new Koa<AppState>({ proxy: true });

@@ -65,6 +65,18 @@ export function route<
 export interface Guards {
   auth: (mode: AuthMode) => RouterMiddleware<AppContext['state']>;
   rateLimit: (kind: RateLimitKind) => RouterMiddleware<AppContext['state']>;
+  /** Told of every answer whose status or body its OpenAPI entry does not declare (tests fail on it). */
+  undeclared?: (problem: string) => void;
+}
+
+/** What is wrong with an answer against the route's declared responses, or null when it matches. */
+function undeclaredIn(def: Route['def'], out: Reply): string | null {
+  const declared = def.responses[out.status];
+  const where = `${def.method.toUpperCase()} ${def.path} answered ${out.status}`;
+  if (!declared) return `${where}, which its responses do not declare`;
+  const parsed = declared.schema?.safeParse(out.body);
+  if (!parsed || parsed.success) return null;
+  return `${where} with a body its schema refuses: ${z.prettifyError(parsed.error)}`;
 }
 
 /** Names the request by the template it was registered with, for metrics (never the raw path). */
@@ -103,6 +115,10 @@ export function mount(router: Router<AppContext['state']>, routes: Route[], guar
         body: def.body ? validate(def.bodyFor?.(ctx) ?? def.body, parseJsonBody(ctx) ?? {}) : undefined,
       };
       const out = await def.handle(ctx, input);
+      if (guards.undeclared) {
+        const problem = undeclaredIn(def, out);
+        if (problem) guards.undeclared(problem);
+      }
       ctx.status = out.status;
       if (out.headers) ctx.set(out.headers);
       ctx.body = out.body;

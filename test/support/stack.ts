@@ -71,9 +71,12 @@ export async function startStack(
   const queues = taskQueues(taskQueuePrefix);
   const events = createEventPublisher({ stores, temporal, queues, clock });
 
+  // Every answer is checked against its route's OpenAPI entry; the file fails at close on any mismatch.
+  const undeclared: string[] = [];
   let server: Server | null = null;
   const baseUrl = await new Promise<string>((resolve) => {
     const app = createApp({
+      undeclared: (problem) => undeclared.push(problem),
       log,
       stores,
       temporal,
@@ -142,6 +145,10 @@ export async function startStack(
       }
       await db.dropDatabase();
       await mongo.close();
+      if (undeclared.length > 0)
+        throw new Error(
+          `Answers the OpenAPI document does not declare:\n${[...new Set(undeclared)].join('\n')}`,
+        );
     },
   };
 }
