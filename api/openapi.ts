@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import type { Route } from './route.js';
-
-const ErrorBody = z.object({ error: z.string() }).meta({ id: 'Error' });
-const ValidationError = z
-  .object({ error: z.string(), details: z.record(z.string(), z.array(z.string())) })
-  .meta({ id: 'ValidationError' });
+import { declaredResponses, type Route } from './route.js';
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   return z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
@@ -27,22 +22,12 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
   for (const { def } of routes) {
     const path = def.path.replace(/:(\w+)/g, '{$1}');
     const responses: Record<string, unknown> = {};
-    for (const [status, r] of Object.entries(def.responses)) {
+    for (const [status, r] of Object.entries(declaredResponses(def))) {
       responses[status] = {
         description: r.description,
         ...(r.schema ? { content: { 'application/json': { schema: jsonSchema(r.schema, 'output') } } } : {}),
       };
     }
-    if (def.body || def.query)
-      responses['400'] ??= {
-        description: 'Validation failed',
-        content: { 'application/json': { schema: jsonSchema(ValidationError, 'output') } },
-      };
-    if (def.auth !== 'none')
-      responses['401'] ??= {
-        description: 'Missing or invalid API key',
-        content: { 'application/json': { schema: jsonSchema(ErrorBody, 'output') } },
-      };
     (paths[path] ??= {})[def.method] = {
       tags: [def.tag],
       summary: def.summary,

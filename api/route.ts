@@ -2,9 +2,11 @@ import type { Router, RouterMiddleware } from '@koa/router';
 import type { Next } from 'koa';
 import { z } from 'zod';
 import type { AppContext } from './context.js';
+import { HttpError } from './http-error.js';
 import type { AuthMode } from './middleware/auth.js';
 import { parseJsonBody } from './middleware/json-body.js';
 import type { RateLimitKind } from './middleware/rate-limit.js';
+import { ErrorBody, RateLimitBody, ValidationError } from './schemas/errors.js';
 import { validate } from './validate.js';
 
 /** What a handler answers: status, JSON body and optional headers. */
@@ -69,9 +71,24 @@ export interface Guards {
   undeclared?: (problem: string) => void;
 }
 
+type Responses = Route['def']['responses'];
+
+/**
+ * Every answer a route may give: its own, plus what its input, key and rate limit imply (400 with details,
+ * 401, 429). The OpenAPI document shows these, and tests hold every answer to them.
+ */
+export function declaredResponses(def: Route['def']): Responses {
+  const implied: Responses = {};
+  if (def.body || def.query || def.params)
+    implied[400] = { description: 'Validation failed', schema: ValidationError };
+  if (def.auth !== 'none') implied[401] = { description: 'Missing or invalid API key', schema: ErrorBody };
+  if (def.rateLimit) implied[429] = { description: 'Rate limit exceeded', schema: RateLimitBody };
+  return { ...implied, ...def.responses };
+}
+
 /** What is wrong with an answer against the route's declared responses, or null when it matches. */
-function undeclaredIn(def: Route['def'], out: Reply): string | null {
-  const declared = def.responses[out.status];
+function undeclaredIn(def: Route['def'], out: Pick<Reply, 'status' | 'body'>): string | null {
+  const declared = declaredResponses(def)[out.status];
   const where = `${def.method.toUpperCase()} ${def.path} answered ${out.status}`;
   if (!declared) return `${where}, which its responses do not declare`;
   const parsed = declared.schema?.safeParse(out.body);
@@ -106,6 +123,21 @@ export function mount(router: Router<AppContext['state']>, routes: Route[], guar
         ctx.status = 204;
       });
     }
+    const { undeclared } = guards;
+    const check = (out: Pick<Reply, 'status' | 'body'>) => {
+      const problem = undeclared && undeclaredIn(def, out);
+      if (problem) undeclared(problem);
+    };
+    // Errors are answers too: a refusal the route does not declare is reported like any other answer.
+    if (undeclared)
+      chain.push(async (_ctx, next) => {
+        try {
+          await next();
+        } catch (error) {
+          if (error instanceof HttpError) check(error);
+          throw error;
+        }
+      });
     if (def.auth !== 'none') chain.push(guards.auth(def.auth));
     if (def.rateLimit) chain.push(guards.rateLimit(def.rateLimit));
     chain.push(async (ctx) => {
@@ -115,10 +147,7 @@ export function mount(router: Router<AppContext['state']>, routes: Route[], guar
         body: def.body ? validate(def.bodyFor?.(ctx) ?? def.body, parseJsonBody(ctx) ?? {}) : undefined,
       };
       const out = await def.handle(ctx, input);
-      if (guards.undeclared) {
-        const problem = undeclaredIn(def, out);
-        if (problem) guards.undeclared(problem);
-      }
+      check(out);
       ctx.status = out.status;
       if (out.headers) ctx.set(out.headers);
       ctx.body = out.body;

@@ -11,7 +11,6 @@ import {
   BlockedBody,
   DuplicateBody,
   QueuedResult,
-  RateLimitBody,
   RecoveryResult,
   StatusParams,
   StatusQuery,
@@ -68,7 +67,6 @@ export function recoveryRoutes(deps: Deps) {
           description: 'Duplicate: same idempotency key, or same card and amount within 5 minutes',
           schema: DuplicateBody,
         },
-        429: { description: 'Rate limit exceeded', schema: RateLimitBody },
       },
       async handle(ctx, { body: req }) {
         const admission = await admitRecovery(deps.stores, accountOf(ctx), req, clock());

@@ -53,8 +53,6 @@ export const DuplicateBody = z.object({
   existingRecovered: z.boolean(),
 });
 
-export const RateLimitBody = z.object({ error: z.string(), retryAfter: z.string().describe('Seconds') });
-
 /** The fine-grained state of a recovery (its status is derived from it). */
 const RecoveryStateField = z
   .enum(recoveryStates)
