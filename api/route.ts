@@ -75,12 +75,16 @@ type Responses = Route['def']['responses'];
 
 /**
  * Every answer a route may give: its own, plus what its input, key and rate limit imply (400 with details,
- * 401, 429). The OpenAPI document shows these, and tests hold every answer to them.
+ * 413 and 415 for a body, 401, 429). The OpenAPI document shows these, and tests hold every answer to them.
  */
 export function declaredResponses(def: Route['def']): Responses {
   const implied: Responses = {};
   if (def.body || def.query || def.params)
     implied[400] = { description: 'Validation failed', schema: ValidationError };
+  if (def.body) {
+    implied[413] = { description: 'Request body too large (64 KiB)', schema: ErrorBody };
+    implied[415] = { description: 'Content-Type is not application/json', schema: ErrorBody };
+  }
   if (def.auth !== 'none') implied[401] = { description: 'Missing or invalid API key', schema: ErrorBody };
   if (def.rateLimit) implied[429] = { description: 'Rate limit exceeded', schema: RateLimitBody };
   return { ...implied, ...def.responses };
