@@ -11,7 +11,10 @@ const pollMs = 200;
 /** A test event and whether its first attempt has an outcome yet. */
 export interface TestEventOutcome {
   record: EventRecord;
-  /** False when no attempt ended within the wait (workers busy or not running); the delivery goes on. */
+  /**
+   * True once the first attempt has ended, or when nothing is sent (no https webhook URL: `undeliverable`);
+   * false when no attempt ended within the wait (workers busy or not running), the delivery going on.
+   */
   attempted: boolean;
 }
 

@@ -227,6 +227,21 @@ describe('POST /api/events/test and recoup webhooks test', () => {
     });
   });
 
+  it('sends nothing to an account without an https URL, and says so at once', async () => {
+    // Settings refuse http:// URLs; one written straight to the store stands for an old account's.
+    const { id, key, created } = await merchant();
+    await stack.stores.accounts.updateSettings(id, {
+      ...created.account.settings,
+      webhookUrl: 'http://127.0.0.1:9/hooks',
+    });
+    const res = await sendTest(key);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ deliveryStatus: 'undeliverable', attempts: [] });
+    const cli = await recoup({}, 'test', id);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toContain('no https:// webhook URL');
+  });
+
   it('allows 10 a minute per key, and needs the secret key', async () => {
     const { key, created } = await merchant();
     const statuses: number[] = [];
