@@ -1,6 +1,6 @@
 import { recoveryStates, statusOf, type RecoveryState, type RecoveryStatus } from '../domain/recovery.js';
 import type { Stores } from '../store/index.js';
-import { pageOf } from '../store/paging.js';
+import { newestFirstOrder, pageOf } from '../store/paging.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 
 export interface RecoveryListQuery {
@@ -9,6 +9,8 @@ export interface RecoveryListQuery {
   /** A transactionId (either form) of the account's: the page after it. */
   before?: string;
   limit: number;
+  /** Only this customer's recoveries (the email given to execute), found through the customer index. */
+  customerEmail?: string;
 }
 
 /** A page of recoveries, or why the cursor was refused. */
@@ -28,6 +30,13 @@ export async function listRecoveries(
   const states = recoveryStates.filter(
     (s) => (!query.status || statusOf(s) === query.status) && (!query.state || s === query.state),
   );
+  if (query.customerEmail !== undefined) {
+    // At most a few hundred, each read by _id: no scan of the account's recoveries.
+    const listed = (await stores.recoveries.forCustomer(accountId, query.customerEmail))
+      .filter((doc) => states.includes(doc.state) && (!before || newestFirstOrder(before, doc) < 0))
+      .sort(newestFirstOrder);
+    return { docs: listed.slice(0, query.limit), hasMore: listed.length > query.limit };
+  }
   return pageOf(query.limit, (limit) =>
     stores.recoveries.page(accountId, {
       ...(query.status || query.state ? { states } : {}),

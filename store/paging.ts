@@ -19,6 +19,11 @@ export function listedAfter<T extends PagePlace>(before: PagePlace): Filter<T> {
   } as Filter<T>;
 }
 
+/** The `newestFirst` order in memory: negative when `a` is listed before `b`. */
+export function newestFirstOrder(a: PagePlace, b: PagePlace): number {
+  return b.createdAt.getTime() - a.createdAt.getTime() || (a._id < b._id ? 1 : a._id > b._id ? -1 : 0);
+}
+
 /**
  * A page of at most `limit` documents and whether more follow, from a read of `limit + 1`: `read` is given
  * that count.

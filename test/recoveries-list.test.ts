@@ -108,7 +108,8 @@ describe('GET /api/recoveries', () => {
     ['?state=waiting', 'state'],
     ['?limit=0', 'limit'],
     ['?limit=500', 'limit'],
-    ['?customerEmail=a@b.co', 'customerEmail'],
+    ['?customerEmail=a-b.co', 'customerEmail'],
+    ['?email=a@b.co', 'email'],
   ])('%s is a 400 naming %s', async (query, field) => {
     const res = await list(query);
     expect(res.status).toBe(400);
@@ -138,7 +139,7 @@ describe('recoup recoveries list', () => {
     expect(rows[0]).toContain('queued');
     expect(rows[0]).toContain('$10.03');
     expect(rows[1]).toContain(made[2]?.id);
-    expect(rows[2]).toBe(`More: recoup recoveries list ${clientId} --before ${made[2]?.id ?? ''}`);
+    expect(rows[2]).toBe(`More: recoup recoveries list ${clientId} --limit 2 --before ${made[2]?.id ?? ''}`);
   });
 
   it.each([
@@ -196,5 +197,69 @@ describe('recoup recoveries show', () => {
     const run = await recoup('recoveries', 'show', clientId, ...args);
     expect(run.code).toBe(code);
     expect(run.stderr).toContain(message);
+  });
+});
+
+describe('one customer’s recoveries: GET /api/recoveries?customerEmail= and --customer-email', () => {
+  it('lists only theirs, newest first, by status, a page at a time, through the customer index', async () => {
+    const ids: string[] = [];
+    for (const [i, [email, token, code]] of [
+      ['Alice@Example.com', 'tok_alice_1', 'insufficient_funds'],
+      ['bob@example.com', 'tok_bob', 'insufficient_funds'],
+      ['alice@example.com', 'tok_alice_2', 'try_again_later'],
+      ['alice@example.com', 'tok_alice_3', 'do_not_honor'],
+    ].entries()) {
+      const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key,
+        body: {
+          paymentMethodToken: token,
+          originalDeclineCode: code,
+          amount: 2000 + i,
+          customerEmail: email,
+        },
+      });
+      ids.push(String(res.body.transactionId));
+    }
+    const alice = [ids[3], ids[2], ids[0]];
+    const all = await list('?customerEmail=ALICE%40example.com');
+    expect(all.status).toBe(200);
+    expect(all.body.data.map((r) => r.transactionId)).toEqual(alice);
+    expect(all.body.hasMore).toBe(false);
+    // By status: the one recovered at once is not under way.
+    const open = await list('?customerEmail=alice%40example.com&status=unknown');
+    expect(open.body.data.map((r) => r.transactionId)).toEqual([ids[3], ids[0]]);
+    // Page by page.
+    const first = await list('?customerEmail=alice%40example.com&limit=2');
+    expect(first.body).toMatchObject({ hasMore: true });
+    const second = await list(`?customerEmail=alice%40example.com&limit=2&before=${alice[1]}`);
+    expect(second.body.data.map((r) => r.transactionId)).toEqual([alice[2]]);
+    expect(second.body.hasMore).toBe(false);
+    expect((await list('?customerEmail=nobody%40example.com')).body).toEqual({ data: [], hasMore: false });
+
+    const run = await recoup(
+      'recoveries',
+      'list',
+      clientId,
+      '--customer-email',
+      'alice@example.com',
+      '--limit',
+      '2',
+      '--json',
+    );
+    expect(JSON.parse(run.stdout)).toEqual(first.body);
+    const table = await recoup(
+      'recoveries',
+      'list',
+      clientId,
+      '--customer-email',
+      'alice@example.com',
+      '--limit',
+      '2',
+    );
+    expect(table.stdout).toContain(
+      `More: recoup recoveries list ${clientId} --customer-email alice@example.com --limit 2 --before ${alice[1]}`,
+    );
+    const bad = await recoup('recoveries', 'list', clientId, '--customer-email', 'nope');
+    expect(bad.code).toBe(2);
   });
 });

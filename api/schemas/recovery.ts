@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { RecommendedActionSchema as RecommendedAction, StrategyUsedSchema } from '../../domain/events.js';
 import { recoveryStates, recoveryStatuses } from '../../domain/recovery.js';
+import { CustomerEmail } from '../../domain/recovery-request.js';
 
 export const Strategy = StrategyUsedSchema.describe(
   'primary: first gateway and token; backup_gateway; fallback_token; smart_retry: a later, timed attempt; all_failed; holdout: Proof Mode control group',
@@ -141,6 +142,9 @@ export const RecoveriesQuery = z
       .max(200)
       .optional()
       .describe('The last transactionId of the previous page: the page after it'),
+    customerEmail: CustomerEmail.optional().describe(
+      'Only this customer’s recoveries (the customerEmail given to execute)',
+    ),
   })
   .strict();
 

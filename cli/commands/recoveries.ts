@@ -1,8 +1,9 @@
 import { formatMoney } from '../../domain/money.js';
 import { recoveryStates, recoveryStatuses, type StopReason } from '../../domain/recovery.js';
+import { CustomerEmail } from '../../domain/recovery-request.js';
 import { listRecoveries } from '../../services/recovery-list.js';
 import { findRecovery, statusRecord, type RecoveryRef } from '../../services/status-record.js';
-import { choiceFlag, integerFlag, onePositional, parseCommand } from '../args.js';
+import { choiceFlag, integerFlag, onePositional, parseCommand, validInput } from '../args.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { NotFoundError, UsageError } from '../errors.js';
@@ -11,7 +12,7 @@ import { jsonFlag, print } from '../output.js';
 
 const listUsage = [
   'recoup recoveries list <clientId> [--status succeeded|failed|blocked|unknown] [--state <state>]',
-  '                       [--limit <1-100>] [--before <transactionId>] [--json]',
+  '                       [--customer-email <email>] [--limit <1-100>] [--before <transactionId>] [--json]',
 ];
 const stopUsage = [
   'recoup recoveries stop <clientId> (--transaction-id <id> | --idempotency-key <key>)',
@@ -120,8 +121,12 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
     state: { type: 'string' },
     limit: { type: 'string', default: '20' },
     before: { type: 'string' },
+    'customer-email': { type: 'string' },
   });
   const clientId = onePositional(positionals, 'clientId', listUsage.join(' '));
+  const email = values['customer-email'];
+  const customerEmail =
+    email === undefined ? undefined : validInput('--customer-email', CustomerEmail, email);
   const status = choiceFlag('--status', values.status, recoveryStatuses);
   const state = choiceFlag('--state', values.state, recoveryStates);
   const limit = integerFlag('--limit', values.limit, 1, 100);
@@ -130,6 +135,7 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
     ...(status ? { status } : {}),
     ...(state ? { state } : {}),
     ...(values.before ? { before: values.before } : {}),
+    ...(customerEmail ? { customerEmail } : {}),
     limit,
   });
   if ('unknownCursor' in page) throw new NotFoundError(`no recovery ${page.unknownCursor} of ${clientId}`);
@@ -150,7 +156,18 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
           ]),
         )),
     ...(page.hasMore
-      ? [`More: recoup recoveries list ${clientId} --before ${page.docs.at(-1)?.publicId ?? ''}`]
+      ? [
+          [
+            'More: recoup recoveries list',
+            clientId,
+            ...(status ? ['--status', status] : []),
+            ...(state ? ['--state', state] : []),
+            ...(customerEmail ? ['--customer-email', customerEmail] : []),
+            ...(values.limit !== '20' ? ['--limit', String(limit)] : []),
+            '--before',
+            page.docs.at(-1)?.publicId ?? '',
+          ].join(' '),
+        ]
       : []),
   ]);
 }
