@@ -236,7 +236,7 @@ describe('one customer’s recoveries: GET /api/recoveries?customerEmail= and --
     expect(second.body.hasMore).toBe(false);
     expect((await list('?customerEmail=nobody%40example.com')).body).toEqual({ data: [], hasMore: false });
 
-    const run = await recoup(
+    const alicesPages = [
       'recoveries',
       'list',
       clientId,
@@ -244,18 +244,10 @@ describe('one customer’s recoveries: GET /api/recoveries?customerEmail= and --
       'alice@example.com',
       '--limit',
       '2',
-      '--json',
-    );
+    ];
+    const run = await recoup(...alicesPages, '--json');
     expect(JSON.parse(run.stdout)).toEqual(first.body);
-    const table = await recoup(
-      'recoveries',
-      'list',
-      clientId,
-      '--customer-email',
-      'alice@example.com',
-      '--limit',
-      '2',
-    );
+    const table = await recoup(...alicesPages);
     expect(table.stdout).toContain(
       `More: recoup recoveries list ${clientId} --customer-email alice@example.com --limit 2 --before ${alice[1]}`,
     );
