@@ -125,8 +125,8 @@ export function breakdownReport(input: { from: Date; to: Date; recoveries: Broke
     if (statusOf(r.state) === 'unknown') code.inProgress += 1;
     const revenue = (code.revenueByCurrency[r.currency] ??= { failed: 0, recovered: 0 });
     revenue.failed += r.amount;
-    if (recovered) revenue.recovered += r.amount;
     if (recovered) {
+      revenue.recovered += r.amount;
       const strategy = strategies.row(r.strategyUsed);
       strategy.recovered += 1;
       strategy.recoveredByCurrency[r.currency] = (strategy.recoveredByCurrency[r.currency] ?? 0) + r.amount;

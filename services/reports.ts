@@ -38,6 +38,6 @@ export async function breakdownOf(stores: Stores, accountId: string, window: Rep
   return breakdownReport({
     from,
     to,
-    recoveries: await stores.recoveries.createdBetween(accountId, from, to),
+    recoveries: await stores.recoveries.brokenDownBetween(accountId, from, to),
   });
 }

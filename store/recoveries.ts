@@ -93,17 +93,9 @@ export interface BlockedCardDoc {
   at: Date;
 }
 
-/** What the reports read of a recovery. */
-type ReportedField =
-  | 'state'
-  | 'amount'
-  | 'currency'
-  | 'customerEmail'
-  | 'createdAt'
-  | 'recoveredAt'
-  | 'originalDeclineCode'
-  | 'strategyUsed'
-  | 'attempts';
+/** What the summary report reads of a recovery; the breakdown also reads how it went. */
+const summaryFields = ['state', 'amount', 'currency', 'customerEmail', 'createdAt', 'recoveredAt'] as const;
+const breakdownFields = [...summaryFields, 'originalDeclineCode', 'strategyUsed', 'attempts'] as const;
 
 /** The n-th recovery of one customer: `_id` is `${accountId}:${hash of email}:${n}`. */
 interface CustomerEntryDoc extends SequenceDoc {
@@ -136,6 +128,21 @@ export function createRecoveryStore(db: Db) {
   async function accountsRecovery(accountId: string, transactionId: string): Promise<RecoveryDoc | null> {
     const doc = await recoveries.findOne({ _id: transactionId });
     return doc?.accountId === accountId ? doc : null;
+  }
+
+  /** An account's recoveries whose failure falls in [from, to), with only `fields` read. */
+  function createdIn<F extends keyof RecoveryDoc>(
+    accountId: string,
+    from: Date,
+    to: Date,
+    fields: readonly F[],
+  ): Promise<Array<Pick<RecoveryDoc, F>>> {
+    return recoveries
+      .find(
+        { accountId, createdAt: { $gte: from, $lt: to } },
+        { projection: Object.fromEntries(fields.map((f) => [f, 1])) },
+      )
+      .toArray();
   }
 
   return {
@@ -329,27 +336,13 @@ export function createRecoveryStore(db: Db) {
     unlinkCustomer: (accountId: string, email: string) =>
       customerIndex.updateAll(customerPrefix(accountId, email), { transactionId: null }),
 
-    /** An account's recoveries whose failure falls in [from, to), with the fields a report reads. */
-    createdBetween(accountId: string, from: Date, to: Date) {
-      return recoveries
-        .find(
-          { accountId, createdAt: { $gte: from, $lt: to } },
-          {
-            projection: {
-              state: 1,
-              amount: 1,
-              currency: 1,
-              customerEmail: 1,
-              createdAt: 1,
-              recoveredAt: 1,
-              originalDeclineCode: 1,
-              strategyUsed: 1,
-              attempts: 1,
-            },
-          },
-        )
-        .toArray() as Promise<Array<Pick<RecoveryDoc, ReportedField>>>;
-    },
+    /** An account's recoveries whose failure falls in [from, to), with the fields the summary reads. */
+    createdBetween: (accountId: string, from: Date, to: Date) =>
+      createdIn(accountId, from, to, summaryFields),
+
+    /** The same recoveries with what the breakdown also reads: decline code, strategy and attempts. */
+    brokenDownBetween: (accountId: string, from: Date, to: Date) =>
+      createdIn(accountId, from, to, breakdownFields),
 
     /** A page of an account's recoveries, newest first, in `states` when given, after `before`'s place. */
     page(
