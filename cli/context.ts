@@ -23,7 +23,7 @@ export type Command = (argv: string[], ctx: CliContext) => Promise<void>;
 export function commandGroup(group: string, subcommands: Record<string, Command>): Command {
   return async (argv, ctx) => {
     const [name, ...rest] = argv;
-    const run = name === undefined ? undefined : subcommands[name];
+    const run = name !== undefined && Object.hasOwn(subcommands, name) ? subcommands[name] : undefined;
     if (!run)
       throw new UsageError(
         `unknown ${group} command "${name ?? ''}" (one of: ${Object.keys(subcommands).join(', ')}); run \`recoup help\``,

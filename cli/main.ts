@@ -74,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
     for (const line of usage) stream.write(`${line}\n`);
     return name === undefined ? 2 : 0;
   }
-  const command = commands[name];
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) throw new UsageError(`unknown command "${name}"; run \`recoup help\``);
   const config = configOrUsageError();
   const mongo = await connectMongo(config.mongoUri).catch((error: unknown) => {
