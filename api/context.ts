@@ -9,6 +9,8 @@ export interface AppState {
   account?: Account;
   keyKind?: 'secret' | 'publishable';
   rawBody?: Buffer;
+  /** Set instead of `rawBody` when the body was over this many bytes (413 once a route reads it). */
+  bodyOverLimit?: number;
   /** The template of the route or hosted page that took the request (metrics label it by this). */
   route?: string;
 }

@@ -95,7 +95,8 @@ export const Settings = z
       })
       .strict()
       .default({ brandName: null, logoUrl: null, primaryColor: '#1a56db' }),
-    rateLimitPerMinute: z.int().min(1).max(100_000).default(60),
+    // The spec's limit is 60 a minute; an operator may raise it for an account, never lower it.
+    rateLimitPerMinute: z.int().min(60).max(100_000).default(60),
     retryPolicy: z
       .object({ maxAttempts: z.int().min(1).max(20).default(8), maxDays: z.int().min(1).max(60).default(21) })
       .strict()

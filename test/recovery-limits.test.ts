@@ -286,6 +286,10 @@ describe('order of checks: key → rate limit → body', () => {
     ],
     ['malformed JSON', { raw: '{"amount": ', contentType: 'application/json' }],
     ['a non-JSON content type', { raw: 'amount=1', contentType: 'text/plain' }],
+    [
+      'a body over 64 KiB',
+      { raw: JSON.stringify({ pad: 'x'.repeat(64 * 1024) }), contentType: 'application/json' },
+    ],
   ];
   const send = (key: string | undefined, bad: { raw: string; contentType: string }) =>
     call(stack.baseUrl, 'POST', '/api/recovery/execute', {
@@ -302,8 +306,11 @@ describe('order of checks: key → rate limit → body', () => {
 
   it.each(badBodies)('%s on a rate-limited key → 429, not a body error', async (_label, bad) => {
     midMinute();
-    const { apiKey } = await stack.createAccount({ rateLimitPerMinute: 1 });
-    expect((await execute(stack.baseUrl, apiKey, { amount: 1 })).status).toBe(400);
+    const { apiKey } = await stack.createAccount();
+    const spent = await Promise.all(
+      Array.from({ length: 60 }, () => execute(stack.baseUrl, apiKey, { amount: 1 })),
+    );
+    expect(tally(spent)).toEqual({ 400: 60 });
     const res = await send(apiKey, bad);
     expect(res.status).toBe(429);
     expect(res.body).toEqual({ error: anyString, retryAfter: '30' });

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { rawBodyOf } from '../middleware/json-body.js';
 import { verifyFormToken } from './form-token.js';
 
 /**
@@ -9,6 +10,6 @@ import { verifyFormToken } from './form-token.js';
 export function trustedForm(ctx: AppContext, linkSecret: string, now: Date): URLSearchParams | null {
   if (!ctx.is('application/x-www-form-urlencoded')) return null;
   if (ctx.get('Sec-Fetch-Site') === 'cross-site') return null;
-  const fields = new URLSearchParams((ctx.state.rawBody ?? Buffer.alloc(0)).toString('utf8'));
+  const fields = new URLSearchParams(rawBodyOf(ctx).toString('utf8'));
   return verifyFormToken(linkSecret, fields.get('_form') ?? '', now) ? fields : null;
 }

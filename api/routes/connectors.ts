@@ -2,6 +2,7 @@ import { connectorFor, supportedPlatforms } from '../../activities/connectors/re
 import { ConnectorPlatform } from '../../domain/connectors.js';
 import { createConnectorIntake, type ConnectorIntakeDeps } from '../connector-intake.js';
 import { HttpError, notFound } from '../http-error.js';
+import { rawBodyOf } from '../middleware/json-body.js';
 import { reply, route } from '../route.js';
 import { ConnectorParams, ConnectorReceipt } from '../schemas/connectors.js';
 
@@ -45,7 +46,7 @@ export function connectorRoutes(deps: Deps) {
         const event = await connector.verify(
           {
             headers: headersOf(ctx.headers),
-            rawBody: ctx.state.rawBody ?? Buffer.alloc(0),
+            rawBody: rawBodyOf(ctx),
             url: `${deps.publicBaseUrl}${ctx.originalUrl}`,
           },
           loaded.config,
