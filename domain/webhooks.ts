@@ -55,8 +55,13 @@ export function deliveryIdOf(resend?: number): string {
   return resend === undefined ? 'initial' : `resend-${resend}`;
 }
 
-/** The workflow id of the delivery recorded as `deliveryId` (the inverse of deliveryIdOf). */
-export function deliveryWorkflowId(eventId: string, deliveryId: string): string {
+/** The resend number of the delivery recorded as `deliveryId` (the inverse of deliveryIdOf). */
+export function resendNumberOf(deliveryId: string): number | undefined {
   const resend = /^resend-(\d+)$/.exec(deliveryId)?.[1];
-  return webhookWorkflowId(eventId, resend === undefined ? undefined : Number(resend));
+  return resend === undefined ? undefined : Number(resend);
+}
+
+/** The workflow id of the delivery recorded as `deliveryId`. */
+export function deliveryWorkflowId(eventId: string, deliveryId: string): string {
+  return webhookWorkflowId(eventId, resendNumberOf(deliveryId));
 }

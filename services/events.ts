@@ -1,10 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { EventPayloadSchema, type EventPayload, type StoredEvent } from '../domain/events.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
-import { deliveryBlock, deliveryIdOf, webhookWorkflowId, type DeliveryStatus } from '../domain/webhooks.js';
-import type { EventRecord } from '../store/events.js';
+import {
+  deliveryBlock,
+  deliveryIdOf,
+  deliveryWorkflowId,
+  resendNumberOf,
+  webhookMaxAttempts,
+  webhookWorkflowId,
+  type DeliveryStatus,
+} from '../domain/webhooks.js';
+import type { Delivery, EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
@@ -14,9 +22,36 @@ export class EventNotFoundError extends Error {
   override name = 'EventNotFoundError';
 }
 
-/** A resend the account's settings forbid (dunning off for recovery.failed, or no https webhook URL). */
+/**
+ * A resend refused: the account's settings keep the event from being sent (`not_sent`: dunning off for
+ * recovery.failed, or no https webhook URL), or a delivery of it is still under way (`under_way`).
+ */
 export class ResendRefusedError extends Error {
   override name = 'ResendRefusedError';
+  constructor(
+    readonly reason: 'not_sent' | 'under_way',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Why an event the settings block is not sent, as a resend refusal says it. */
+export const notSentReason = {
+  suppressed: 'recovery.failed events are not sent while dunningEnabled is false',
+  undeliverable: 'the account has no https:// webhook URL; nothing can be sent',
+} as const;
+
+/**
+ * Whether the event's latest delivery may still be running: the event waits on it (pending), or was
+ * acknowledged before and this later delivery has neither been acknowledged nor made all its attempts.
+ */
+function mayBeUnderWay(status: DeliveryStatus, latest: Delivery): boolean {
+  if (status === 'pending') return true;
+  if (status !== 'delivered') return false;
+  const ended =
+    latest.attempts.some((a) => a.statusCode === 200) || latest.attempts.length >= webhookMaxAttempts;
+  return !ended;
 }
 
 export interface EventPublisher {
@@ -75,6 +110,17 @@ export function createEventPublisher(deps: {
     }
   }
 
+  /** Whether a delivery workflow runs, has ended, or was never started. */
+  async function workflowState(workflowId: string): Promise<'running' | 'ended' | 'missing'> {
+    try {
+      const { status } = await temporal.workflow.getHandle(workflowId).describe();
+      return status.name === 'RUNNING' ? 'running' : 'ended';
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return 'missing';
+      throw error;
+    }
+  }
+
   return {
     async publish(accountId, payload, opts = {}) {
       const parsed = EventPayloadSchema.safeParse(payload);
@@ -100,24 +146,36 @@ export function createEventPublisher(deps: {
     },
 
     async resend(eventId) {
-      let record = await stores.events.get(eventId);
-      if (!record) throw new EventNotFoundError(`No event ${eventId}`);
-      const block = deliveryBlock(record.type, await settingsOf(record.accountId));
-      if (block === 'suppressed')
-        throw new ResendRefusedError('recovery.failed events are not sent while dunningEnabled is false');
-      if (block === 'undeliverable')
-        throw new ResendRefusedError('the account has no https:// webhook URL; nothing can be sent');
       for (;;) {
+        const record = await stores.events.get(eventId);
+        if (!record) throw new EventNotFoundError(`No event ${eventId}`);
+        const block = deliveryBlock(record.type, await settingsOf(record.accountId));
+        if (block) throw new ResendRefusedError('not_sent', notSentReason[block]);
+        const last = record.deliveries.length - 1;
+        const lastDelivery = record.deliveries[last];
+        if (lastDelivery && mayBeUnderWay(record.deliveryStatus, lastDelivery)) {
+          const workflowId = deliveryWorkflowId(eventId, lastDelivery.deliveryId);
+          const state = await workflowState(workflowId);
+          if (state === 'running')
+            throw new ResendRefusedError(
+              'under_way',
+              'A delivery of this event is still under way; resend it once it has ended.',
+            );
+          // Recorded but never started (a process died in between): start that delivery now.
+          if (state === 'missing') {
+            await startDelivery(record, last, resendNumberOf(lastDelivery.deliveryId));
+            return { eventId, deliveryId: lastDelivery.deliveryId, workflowId };
+          }
+          // Ended without a word (terminated by hand): a new delivery, as after any other end.
+        }
         const resend = record.deliveries.filter((d) => d.deliveryId !== deliveryIdOf()).length + 1;
         const delivery = { deliveryId: deliveryIdOf(resend), startedAt: clock(), attempts: [] };
-        if (await stores.events.addDelivery(eventId, record.deliveries.length, delivery)) {
-          await stores.events.setStatus(eventId, 'pending', ['failed', 'undeliverable', 'suppressed']);
+        const seen = { deliveries: record.deliveries.length, status: record.deliveryStatus };
+        if (await stores.events.addDelivery(eventId, seen, delivery)) {
           await startDelivery(record, record.deliveries.length, resend);
           return { eventId, deliveryId: delivery.deliveryId, workflowId: webhookWorkflowId(eventId, resend) };
         }
-        // Another resend appended first: take the next number.
-        record = await stores.events.get(eventId);
-        if (!record) throw new EventNotFoundError(`No event ${eventId}`);
+        // Another resend (or the delivery's end) changed the event first: look again.
       }
     },
   };

@@ -4,7 +4,7 @@ import type { DeliveryStatus } from '../domain/webhooks.js';
 import { collections } from './collections.js';
 import type { CustomerRefs } from './customer-refs.js';
 import { isDuplicateKey } from './mongo.js';
-import { listedAfter, newestFirst, type PagePlace } from './paging.js';
+import { listedAfter, newestFirst, oldestFirst, type PagePlace } from './paging.js';
 
 /** One POST of an event: when, what came back (status code, or the error when none did), how long. */
 export interface DeliveryAttempt {
@@ -34,13 +34,19 @@ export interface EventRecord {
   deliveries: Delivery[];
 }
 
-/** Filters of the audit log listing. */
+/** Filters and order of the audit log listing. */
 export interface EventQuery {
   accountId?: string;
   status?: DeliveryStatus;
-  type?: EventName;
-  /** Only events listed after this one (newest first): the next page. */
-  before?: PagePlace;
+  /** Only events of these kinds. */
+  types?: readonly EventName[];
+  /** Only events created at or after `from` and before `to`. */
+  from?: Date;
+  to?: Date;
+  /** Newest first unless told otherwise. */
+  order?: typeof newestFirst | typeof oldestFirst;
+  /** Only events listed after this one in that order: the next page. */
+  after?: PagePlace;
   limit?: number;
 }
 
@@ -72,11 +78,22 @@ export function createEventStore(db: Db) {
       }
     },
 
-    /** Appends a delivery if the event still has `expectedCount` deliveries; false if another got there first. */
-    async addDelivery(eventId: string, expectedCount: number, delivery: Delivery): Promise<boolean> {
+    /**
+     * Appends a delivery if the event still stands as `seen` (its number of deliveries and its status), and
+     * in the same write puts it back to pending unless it was delivered (an acknowledged event stays so);
+     * false if another write got there first.
+     */
+    async addDelivery(
+      eventId: string,
+      seen: { deliveries: number; status: DeliveryStatus },
+      delivery: Delivery,
+    ): Promise<boolean> {
       const result = await events.updateOne(
-        { _id: eventId, deliveries: { $size: expectedCount } },
-        { $push: { deliveries: delivery } },
+        { _id: eventId, deliveries: { $size: seen.deliveries }, deliveryStatus: seen.status },
+        {
+          $push: { deliveries: delivery },
+          ...(seen.status === 'delivered' ? {} : { $set: { deliveryStatus: 'pending' as const } }),
+        },
       );
       return result.modifiedCount === 1;
     },
@@ -151,16 +168,22 @@ export function createEventStore(db: Db) {
       return (await events.deleteMany({ _id: { $in: eventIds } })).deletedCount;
     },
 
-    /** The audit log, newest first. */
+    /** The audit log, newest first (or oldest first), filtered. */
     async list(query: EventQuery = {}): Promise<EventRecord[]> {
+      const order = query.order ?? newestFirst;
       const filter: Filter<EventRecord> = {};
       if (query.accountId) filter.accountId = query.accountId;
       if (query.status) filter.deliveryStatus = query.status;
-      if (query.type) filter.type = query.type;
-      if (query.before) Object.assign(filter, listedAfter<EventRecord>(query.before));
+      if (query.types) filter.type = { $in: [...query.types] };
+      if (query.from ?? query.to)
+        filter.createdAt = {
+          ...(query.from ? { $gte: query.from } : {}),
+          ...(query.to ? { $lt: query.to } : {}),
+        };
+      if (query.after) Object.assign(filter, listedAfter<EventRecord>(query.after, order));
       return events
         .find(filter)
-        .sort(newestFirst)
+        .sort(order)
         .limit(query.limit ?? 50)
         .toArray();
     },

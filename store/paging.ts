@@ -9,12 +9,19 @@ export interface PagePlace {
 /** Newest first, ties by `_id` descending: a total order, so pages never repeat or skip a document. */
 export const newestFirst = { createdAt: -1, _id: -1 } as const;
 
-/** The documents listed after `before` in `newestFirst` order: the next page. */
-export function listedAfter<T extends PagePlace>(before: PagePlace): Filter<T> {
+/** Oldest first, ties by `_id` ascending: the reverse of `newestFirst`. */
+export const oldestFirst = { createdAt: 1, _id: 1 } as const;
+
+/** The documents listed after `place` in `newestFirst` order (or in `oldestFirst`): the next page. */
+export function listedAfter<T extends PagePlace>(
+  place: PagePlace,
+  order: typeof newestFirst | typeof oldestFirst = newestFirst,
+): Filter<T> {
+  const beyond = order === newestFirst ? '$lt' : '$gt';
   return {
     $or: [
-      { createdAt: { $lt: before.createdAt } },
-      { createdAt: before.createdAt, _id: { $lt: before._id } },
+      { createdAt: { [beyond]: place.createdAt } },
+      { createdAt: place.createdAt, _id: { [beyond]: place._id } },
     ],
   } as Filter<T>;
 }

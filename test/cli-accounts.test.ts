@@ -66,7 +66,7 @@ afterAll(async () => {
 describe('recoup <group> <subcommand>', () => {
   it.each([
     ['accounts', 'create, list, show, update, rotate-key, rotate-webhook-secret, sweep, close'],
-    ['webhooks', 'list, show, resend, test'],
+    ['webhooks', 'list, show, resend, test, resend-all'],
     ['connectors', 'set, remove, list'],
     ['recoveries', 'list, show, stop'],
     ['customers', 'export, erase'],
@@ -75,6 +75,15 @@ describe('recoup <group> <subcommand>', () => {
     const run = await recoup(group, 'frobnicate');
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`unknown ${group} command "frobnicate" (one of: ${names})`);
+  });
+
+  it('takes no name of an object’s own machinery for a command', async () => {
+    const command = await recoup('constructor');
+    expect(command.code).toBe(2);
+    expect(command.stderr).toContain('unknown command "constructor"');
+    const subcommand = await recoup('webhooks', 'toString');
+    expect(subcommand.code).toBe(2);
+    expect(subcommand.stderr).toContain('unknown webhooks command "toString"');
   });
 });
 
@@ -130,12 +139,14 @@ describe('recoup accounts create', () => {
       '--gateway',
       'test',
       '--settings',
-      '{"riskSkipThreshold":101,"retryPolicy":{"maxAttemps":3}}',
+      '{"riskSkipThreshold":101,"retryPolicy":{"maxAttemps":3},"rateLimitPerMinute":59}',
     );
     expect(tooHigh.code).toBe(2);
     expect(tooHigh.stdout).toBe('');
     expect(tooHigh.stderr).toContain('riskSkipThreshold');
     expect(tooHigh.stderr).toContain('retryPolicy.maxAttemps');
+    // The spec's 60 executes a minute may be raised for an account, never lowered.
+    expect(tooHigh.stderr).toContain('rateLimitPerMinute');
     expect(tooHigh.stderr.trim().split('\n')).toHaveLength(1);
 
     const plainHttp = await recoup(

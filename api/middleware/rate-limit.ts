@@ -4,10 +4,10 @@ import { accountOf, type AppContext } from '../context.js';
 import { tooManyRequests } from '../http-error.js';
 
 /** Which per-key limit a route counts against. */
-export type RateLimitKind = 'execute' | 'paywall' | 'webhookTest';
+export type RateLimitKind = 'execute' | 'paywall' | 'webhookTest' | 'eventResend';
 
 /** Per-minute limits that are the same for every account (execute's is the account's setting). */
-const fixedPerMinute = { paywall: 120, webhookTest: 10 };
+const fixedPerMinute = { paywall: 120, webhookTest: 10, eventResend: 10 };
 
 /** Counts every authenticated call of the route against its per-key, per-minute limit. */
 export function rateLimit(limiter: RateLimiter, kind: RateLimitKind, clock: () => Date) {

@@ -1,4 +1,5 @@
 import { ResendRefusedError, type EventPublisher } from '../../services/events.js';
+import { resendBatch } from '../../services/event-resend.js';
 import { sendTestEvent } from '../../services/webhook-test.js';
 import type { EventRecord } from '../../store/events.js';
 import type { Stores } from '../../store/index.js';
@@ -7,6 +8,8 @@ import { accountOf } from '../context.js';
 import { badRequest, conflict, notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
 import {
+  BulkResendBody,
+  BulkResendRequest,
   EventBody,
   EventList,
   EventParams,
@@ -42,6 +45,12 @@ function eventBody(record: EventRecord) {
   };
 }
 
+/** A refused resend as the API answers it (409). */
+function refusal(error: ResendRefusedError) {
+  const titles = { not_sent: 'Event not sent', under_way: 'Delivery under way' };
+  return conflict({ error: titles[error.reason], message: error.message });
+}
+
 /**
  * The merchant's own view of its webhook events: to catch up after its endpoint was down (events whose
  * whole schedule failed wait as `failed`) and to send one again without asking an operator.
@@ -71,9 +80,9 @@ export function eventRoutes({ stores, events, clock }: Deps) {
         const page = await pageOf(query.limit, (limit) =>
           stores.events.list({
             accountId,
-            ...(query.type ? { type: query.type } : {}),
+            ...(query.type ? { types: [query.type] } : {}),
             ...(query.status ? { status: query.status } : {}),
-            ...(before ? { before } : {}),
+            ...(before ? { after: before } : {}),
             limit,
           }),
         );
@@ -99,6 +108,43 @@ export function eventRoutes({ stores, events, clock }: Deps) {
       async handle(ctx) {
         const { record, attempted } = await sendTestEvent({ stores, events, clock }, accountOf(ctx).id);
         return reply(attempted ? 200 : 202, eventBody(record));
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/api/events/resend',
+      tag: 'Events',
+      summary: 'Send the account’s failed (or other) events again, oldest first, a batch at a time',
+      description:
+        'For catching up after your endpoint was down longer than the retry schedule lasts: each selected event gets a new delivery of the same eventId and body on the full schedule, as a single resend does. Events whose delivery is under way are skipped; kinds your settings keep from being sent are left out (409 when asked for by type, or when the account has no https URL). Carry on with after = last while hasMore. At most 10 batches a minute per key.',
+      auth: 'secret',
+      rateLimit: 'eventResend',
+      body: BulkResendRequest,
+      responses: {
+        202: { description: 'The batch has been handed to delivery', schema: BulkResendBody },
+        409: {
+          description: 'Nothing selected can be sent under the account’s settings',
+          schema: ResendRefusedBody,
+        },
+      },
+      async handle(ctx, { body }) {
+        const accountId = accountOf(ctx).id;
+        const after = body.after ? await stores.events.get(body.after) : null;
+        if (body.after && after?.accountId !== accountId)
+          throw badRequest({ after: ['must be an eventId of this account'] });
+        try {
+          const batch = await resendBatch({ stores, events }, accountId, {
+            status: body.status,
+            type: body.type,
+            from: body.from ? new Date(body.from) : undefined,
+            to: body.to ? new Date(body.to) : undefined,
+            after: after ?? undefined,
+            limit: body.limit,
+          });
+          return reply(202, batch);
+        } catch (error) {
+          throw error instanceof ResendRefusedError ? refusal(error) : error;
+        }
       },
     }),
     route({
@@ -134,18 +180,11 @@ export function eventRoutes({ stores, events, clock }: Deps) {
       },
       async handle(ctx, { params }) {
         const record = await ownEvent(accountOf(ctx).id, params.eventId);
-        if (record.deliveryStatus === 'pending')
-          throw conflict({
-            error: 'Delivery under way',
-            message: 'A delivery of this event is still under way; resend it once it has ended.',
-          });
         try {
           const { eventId, deliveryId } = await events.resend(record._id);
           return reply(202, { eventId, deliveryId });
         } catch (error) {
-          if (error instanceof ResendRefusedError)
-            throw conflict({ error: 'Event not sent', message: error.message });
-          throw error;
+          throw error instanceof ResendRefusedError ? refusal(error) : error;
         }
       },
     }),

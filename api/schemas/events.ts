@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { eventNames } from '../../domain/events.js';
+import { ResendFilterFields, withOrderedRange } from '../../domain/resend-filter.js';
 import { deliveryStatuses } from '../../domain/webhooks.js';
 
 const EventId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be an event id');
@@ -49,3 +50,20 @@ export const ResendBody = z.object({
 });
 
 export const ResendRefusedBody = z.object({ error: z.string(), message: z.string() });
+
+/** Body of POST /api/events/resend: which events to send again, a batch at a time, oldest first. */
+export const BulkResendRequest = withOrderedRange(
+  ResendFilterFields.extend({
+    after: EventId.optional().describe('The previous batch’s last: carry on after that event'),
+    limit: z.int().min(1).max(100).default(100).describe('Events in this batch'),
+  }),
+);
+
+export const BulkResendBody = z.object({
+  resent: z.array(ResendBody).describe('Events sent again, each in a new delivery'),
+  skipped: z
+    .array(z.object({ eventId: z.string(), reason: z.string() }))
+    .describe('Selected but not sent: a delivery had started in the meantime, or the event was erased'),
+  last: z.string().nullable().describe('The last event of this batch: pass it as after for the next'),
+  hasMore: z.boolean().describe('More events match: ask again with after = last'),
+});

@@ -1,8 +1,10 @@
+import { ResendFilter } from '../../domain/resend-filter.js';
 import { deliveryStatuses } from '../../domain/webhooks.js';
+import { resendBatch, type ResendBatch } from '../../services/event-resend.js';
 import { createEventPublisher, EventNotFoundError } from '../../services/events.js';
 import { sendTestEvent, testEventWaitMs } from '../../services/webhook-test.js';
 import type { EventRecord } from '../../store/events.js';
-import { choiceFlag, integerFlag, onePositional, parseCommand } from '../args.js';
+import { choiceFlag, integerFlag, onePositional, parseCommand, validInput } from '../args.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { jsonFlag, print } from '../output.js';
@@ -15,6 +17,8 @@ export const webhooksUsage = [
   'recoup webhooks show <eventId> [--json]',
   'recoup webhooks resend <eventId> [--json]',
   'recoup webhooks test <clientId> [--json]',
+  'recoup webhooks resend-all <clientId> [--status failed|delivered|suppressed|undeliverable] [--type <event>]',
+  '                           [--from <ISO date-time>] [--to <ISO date-time>] [--json]',
 ];
 
 const json = jsonFlag;
@@ -72,6 +76,55 @@ async function resend(argv: string[], ctx: CliContext): Promise<void> {
   ]);
 }
 
+/** Batches of a bulk resend: the API's largest. */
+const resendBatchSize = 100;
+
+/**
+ * Sends the account's selected events again (by default every failed one), oldest first, batch after batch
+ * as a merchant's POST /api/events/resend does, until none is left: after an endpoint's long outage.
+ */
+async function resendAll(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, {
+    ...json,
+    status: { type: 'string' },
+    type: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+  });
+  const clientId = onePositional(positionals, 'clientId', webhooksUsage.slice(5).join(' '));
+  const filter = validInput('selection', ResendFilter, {
+    status: values.status,
+    type: values.type,
+    from: values.from,
+    to: values.to,
+  });
+  await existingAccount(ctx, clientId);
+  const deps = { stores: ctx.stores, events: await publisherOf(ctx) };
+  const done: Omit<ResendBatch, 'last' | 'hasMore'> = { resent: [], skipped: [] };
+  let after: EventRecord | null = null;
+  for (;;) {
+    const batch = await resendBatch(deps, clientId, {
+      status: filter.status,
+      type: filter.type,
+      from: filter.from ? new Date(filter.from) : undefined,
+      to: filter.to ? new Date(filter.to) : undefined,
+      after: after ?? undefined,
+      limit: resendBatchSize,
+    });
+    done.resent.push(...batch.resent);
+    done.skipped.push(...batch.skipped);
+    if (!batch.hasMore || !batch.last) break;
+    after = await existing(ctx, batch.last);
+  }
+  print(ctx, values.json, done, () => [
+    `Resent ${done.resent.length} ${filter.status} event(s) of ${clientId}, each as a new delivery.`,
+    ...done.skipped.map((s) => `Skipped ${s.eventId}: ${s.reason}`),
+    ...(done.resent.length > 0
+      ? [`Follow them with: recoup webhooks list --account ${clientId} --status pending`]
+      : []),
+  ]);
+}
+
 /**
  * Sends the account a signed webhook.test event and prints it with its first attempt; exits 1 unless the
  * endpoint acknowledged it: how an operator checks a merchant's endpoint, e.g. right after onboarding.
@@ -99,12 +152,13 @@ async function test(argv: string[], ctx: CliContext): Promise<void> {
 }
 
 /**
- * `recoup webhooks list|show|resend|test`: the audit log of events and their deliveries, manual resend, and a
- * test event.
+ * `recoup webhooks list|show|resend|test|resend-all`: the audit log of events and their deliveries, manual
+ * resend of one event or of many, and a test event.
  */
 export const webhooksCommand = commandGroup('webhooks', {
   list,
   show,
   resend,
   test,
+  'resend-all': resendAll,
 });
