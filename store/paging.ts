@@ -23,7 +23,7 @@ export function listedAfter<T extends PagePlace>(
       { createdAt: { [beyond]: place.createdAt } },
       { createdAt: place.createdAt, _id: { [beyond]: place._id } },
     ],
-  } as Filter<T>;
+  };
 }
 
 /** The `newestFirst` order in memory: negative when `a` is listed before `b`. */
