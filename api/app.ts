@@ -39,6 +39,8 @@ export interface AppDeps {
   events: EventPublisher;
   /** Where request metrics go (served apart by api/main.ts); none are kept without it. */
   metrics?: Registry;
+  /** How long execute waits for the first phase before answering 202 (25 s; tests shorten it). */
+  firstPhaseDeadlineMs?: number;
   /** Told of every answer that its route's OpenAPI entry does not declare: tests fail on it. */
   undeclared?: (problem: string) => void;
 }

@@ -12,6 +12,8 @@ interface Deps {
   temporal: Client;
   queues: TaskQueues;
   clock: () => Date;
+  /** How long execute waits for the first phase (`firstPhaseDeadlineMs` unless a test says otherwise). */
+  firstPhaseDeadlineMs?: number;
 }
 
 /** Whether the workflow exists: true, false, or null when Temporal cannot say. */
@@ -45,10 +47,13 @@ export async function launchRecovery(
     ...(doc.connector ? { connector: doc.connector } : {}),
   };
   try {
-    const outcome = await startRecovery(deps.temporal, deps.queues, doc.workflowId, input, wait);
+    const outcome = await startRecovery(deps.temporal, deps.queues, doc.workflowId, input, {
+      wait,
+      ...(deps.firstPhaseDeadlineMs ? { deadlineMs: deps.firstPhaseDeadlineMs } : {}),
+    });
     if (doc.startFailed) await recoveries.update(doc._id, { startFailed: false }, deps.clock());
     return outcome ? answerFor(outcome, doc._id, doc.isSimulated) : stillProcessing(doc._id);
-  } catch (error) {
+  } catch {
     const exists = await workflowExists(deps.temporal, doc.workflowId);
     if (exists) return stillProcessing(doc._id);
     if (exists === false) {
@@ -72,7 +77,6 @@ export async function launchRecovery(
           'The recovery engine is unavailable; retry with the same idempotencyKey to resume this recovery',
         transactionId: doc._id,
         requestId,
-        cause: error instanceof Error ? error.name : 'Error',
       },
       { 'Retry-After': '5' },
     );

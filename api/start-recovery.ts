@@ -3,7 +3,7 @@ import type { FirstPhaseOutcome, RecoveryInput } from '../domain/recovery.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import { recoveryWorkflow } from '../workflows/recovery.js';
-import { executeUpdate } from '../workflows/recovery-definitions.js';
+import { answeredProcessingUpdate, executeUpdate } from '../workflows/recovery-definitions.js';
 
 /** How long an execute call waits for the workflow's first phase before answering 202. */
 export const firstPhaseDeadlineMs = 25_000;
@@ -11,15 +11,17 @@ export const firstPhaseDeadlineMs = 25_000;
 /**
  * Starts the recovery's workflow and, with `wait`, asks it for its first-phase outcome in one round trip
  * (update-with-start). The workflow id is the business key: a second start for it attaches instead.
- * Returns null without `wait`, or when the first phase outlives the deadline; the workflow carries on
- * regardless.
+ * Returns null without `wait`, or when the first phase outlives the deadline — then only once the workflow
+ * has taken note that the answer is "still processing" under the bare id (or it returns the outcome, which
+ * came first after all), so the id the merchant is given is the one its webhooks carry. The workflow
+ * carries on regardless.
  */
 export async function startRecovery(
   temporal: Client,
   queues: TaskQueues,
   workflowId: string,
   input: RecoveryInput,
-  wait = true,
+  opts: { wait: boolean; deadlineMs?: number },
 ): Promise<FirstPhaseOutcome | null> {
   const r = input.request;
   const options: WorkflowStartOptions<typeof recoveryWorkflow> & {
@@ -36,7 +38,7 @@ export async function startRecovery(
       { key: searchAttributeKeys.declineCode, value: r.originalDeclineCode ?? 'unknown' },
     ],
   };
-  if (!wait) {
+  if (!opts.wait) {
     await temporal.workflow.start(recoveryWorkflow, options);
     return null;
   }
@@ -46,12 +48,29 @@ export async function startRecovery(
     updateId: input.transactionId,
     waitForStage: 'ACCEPTED',
   });
+  const outcome = await within(opts.deadlineMs ?? firstPhaseDeadlineMs, update.result());
+  if (outcome) return outcome;
+  // A workflow that has ended since takes no note: its first phase has answered the first update by then.
+  // Bounded too: workers that take no task for this long cannot end the first phase either meanwhile.
+  const noted = temporal.workflow
+    .getHandle(workflowId)
+    .executeUpdate(answeredProcessingUpdate, { updateId: `${input.transactionId}/answered-processing` })
+    .catch(() => update.result());
+  return within(answeredNoteMs, noted);
+}
+
+/**
+ * How long the note that the answer is "still processing" may take to reach the workflow: a charge under
+ * way (a local activity) holds the workflow task until the SDK renews it, 8 s into the 10 s task timeout.
+ */
+const answeredNoteMs = 15_000;
+
+/** The promise's value, or null once `ms` have passed. */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T | null> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<null>(
-    (resolve) => (timer = setTimeout(() => resolve(null), firstPhaseDeadlineMs)),
-  );
+  const deadline = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
   try {
-    return await Promise.race([update.result(), deadline]);
+    return await Promise.race([promise, deadline]);
   } finally {
     clearTimeout(timer);
   }

@@ -53,7 +53,10 @@ export type LoopOutcome =
     }
   | {
       kind: 'failed';
+      /** The primary card's latest decline: the recommended action follows it. */
       declineCode: string;
+      /** The latest decline of any card (a fallback token's, too): the status record's lastDeclineCode. */
+      lastDeclineCode: string;
       gatewaysAttempted: number;
       gatewayTransactionId: string | null;
       ai: Prediction;
@@ -115,7 +118,10 @@ interface InFlight {
 
 export interface LoopState {
   readonly setup: Omit<LoopSetup, 'decline' | 'options' | 'stats'> & { primaryGateway: string };
+  /** The primary card's latest decline, which the planner plans from. */
   readonly code: string;
+  /** The latest decline of any card, the merchant's at first. */
+  readonly lastDeclineCode: string;
   /** The latest Mastercard advice code of each token. */
   readonly advice: Readonly<Record<string, string | null>>;
   readonly options: readonly PlanOption[];
@@ -140,6 +146,7 @@ export function startLoop(setup: LoopSetup): LoopState {
   const state: LoopState = {
     setup: { ...rest, primaryGateway },
     code: decline.code,
+    lastDeclineCode: decline.code,
     advice: {},
     options,
     stats,
@@ -318,7 +325,11 @@ export function observe(
   if (result.kind === 'not_found') return next; // nothing was charged; plan again from the same decline
   next = { ...next, lastGatewayTransaction: result.gatewayTransactionId ?? next.lastGatewayTransaction };
   const info = classifyDecline(result.code);
-  next = { ...next, advice: { ...next.advice, [option.token]: result.advice } };
+  next = {
+    ...next,
+    lastDeclineCode: info.code,
+    advice: { ...next.advice, [option.token]: result.advice },
+  };
   if (onPrimary) next = { ...next, code: info.code };
   if (info.stopsImmediately)
     return finishWith(next, {
@@ -356,6 +367,7 @@ function failure(
   return {
     kind: 'failed',
     declineCode: state.code,
+    lastDeclineCode: state.lastDeclineCode,
     gatewaysAttempted: state.gatewaysUsed.length,
     gatewayTransactionId: state.lastGatewayTransaction,
     ...o,

@@ -248,7 +248,6 @@ export function createRecoveryStore(db: Db) {
       );
     },
 
-    /** Whether this card was blocked (fraud, lost, stolen…) on this account since `since`. */
     /** The latest block of this card (cardKeys are per account) since `since`, if any. */
     async blockedCard(cardKey: string, since: Date): Promise<BlockedCardDoc | null> {
       const found = await blocked.findOne({ _id: cardKey });

@@ -25,6 +25,18 @@ describe('health', () => {
     expect(res.body).toMatchObject({ status: 'ok', checks: { mongo: 'ok', temporal: 'ok' } });
     expect(res.body.version).toMatch(/^\d+\.\d+\.\d+/);
   });
+
+  // Temporal down is checked where an app with an unreachable Temporal is built (recovery-start-failure).
+  it('answers 503 degraded with mongo down when MongoDB cannot be reached', () =>
+    withClosedMongo(async (url) => {
+      const res = await call(url, 'GET', '/api/health');
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({
+        status: 'degraded',
+        version: expect.any(String),
+        checks: { mongo: 'down', temporal: 'ok' },
+      });
+    }));
 });
 
 describe('errors', () => {
@@ -56,28 +68,33 @@ describe('openapi', () => {
 });
 
 describe('unexpected failures', () => {
-  it('answer a bare 500 naming the request id, never the internal error', async () => {
-    const { client, db } = await connectMongo(`${inject('mongoUri')}t_closed_${Date.now()}`);
-    const app = createApp({
-      log: createLogger('silent', 'test'),
-      stores: createStores(db, randomBytes(32)),
-      temporal: stack.temporal,
-      queues: stack.queues,
-      publicBaseUrl: 'http://127.0.0.1',
-      clock: () => new Date(),
-      events: stack.events,
-    });
-    await client.close();
-    const server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  it('answer a bare 500 naming the request id, never the internal error', () =>
+    withClosedMongo(async (url) => {
       const res = await call(url, 'GET', '/api/recovery/status/abc', { key: keys.apiKey });
       expect(res.status).toBe(500);
       expect(res.body).toEqual({ error: 'Internal error', requestId: res.headers.get('x-request-id') });
-    } finally {
-      await new Promise((r) => server.close(r));
-    }
-  });
+    }));
 });
+
+/** Runs `use` against an app of this stack whose MongoDB client is closed, then stops the app. */
+async function withClosedMongo(use: (url: string) => Promise<void>): Promise<void> {
+  const { client, db } = await connectMongo(`${inject('mongoUri')}t_closed_${Date.now()}`);
+  const app = createApp({
+    log: createLogger('silent', 'test'),
+    stores: createStores(db, randomBytes(32)),
+    temporal: stack.temporal,
+    queues: stack.queues,
+    publicBaseUrl: 'http://127.0.0.1',
+    clock: () => new Date(),
+    events: stack.events,
+  });
+  await client.close();
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  try {
+    await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  } finally {
+    await new Promise((r) => server.close(r));
+  }
+}

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventName } from '../domain/events.js';
 import type { GatewayConfig } from '../domain/settings.js';
 import { eventsOf } from './support/events.js';
+import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
 let stack: Stack;
@@ -74,6 +75,57 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
       recommendedAction: action,
       paymentMethodToken: 'tok_visa',
     });
+  });
+
+  it('a card blocked on an earlier recovery is blocked again for a recoverable code; the customer’s other card is not', async () => {
+    const account = await stack.createAccount();
+    const send = (paymentMethodToken: string, originalDeclineCode: string, idempotencyKey: string) =>
+      call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: account.apiKey,
+        body: {
+          paymentMethodToken,
+          originalDeclineCode,
+          idempotencyKey,
+          amount: amount(),
+          customerEmail: 'blocked-before@example.com',
+        },
+      });
+    expect((await send('tok_lost_before', 'lost_card', 'lost-1')).status).toBe(403);
+
+    // try_again_later is charged at once: only the risk screen keeps this card from the gateway.
+    const again = await send('tok_lost_before', 'try_again_later', 'lost-2');
+    expect(again.status).toBe(403);
+    expect(again.body).toEqual({
+      error: expect.any(String),
+      declineCode: 'lost_card',
+      action: 'blocked',
+      recommendedAction: 'request_card_update',
+      recommendation: expect.stringContaining('blocked (lost_card) on an earlier recovery'),
+    });
+    const doc = await stack.stores.recoveries.findByKey(account.account.id, 'lost-2');
+    const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${doc?.publicId ?? ''}`, {
+      key: account.apiKey,
+    });
+    expect(status.body).toMatchObject({ status: 'blocked', state: 'blocked', lastDeclineCode: 'lost_card' });
+    const events = await poll(
+      () => stack.stores.events.list({ accountId: account.account.id, limit: 200 }),
+      (list) => list.filter((e) => e.type === 'recovery.blocked').length === 2,
+    );
+    expect(events.map((e) => e.payload)).toContainEqual(
+      expect.objectContaining({
+        event: 'recovery.blocked',
+        declineCode: 'lost_card',
+        recommendedAction: 'request_card_update',
+        paymentMethodToken: 'tok_lost_before',
+        amount: doc?.amount,
+      }),
+    );
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_lost_before')).toBe(0);
+
+    const otherCard = await send('tok_other_card', 'try_again_later', 'other-1');
+    expect(otherCard.status).toBe(200);
+    expect(otherCard.body).toMatchObject({ success: true, strategyUsed: 'primary' });
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_other_card')).toBe(1);
   });
 
   it.each([
@@ -225,6 +277,30 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
     expect(out.res.status).toBe(200);
     expect(out.res.body).toMatchObject({ success: true, strategyUsed: 'fallback_token' });
     expect(out.status?.body).toMatchObject({ attemptCount: 2 });
+  });
+
+  it('a fallback token that declines last is the lastDeclineCode; the primary card still sets the recommended action', async () => {
+    const out = await execute(
+      {
+        paymentMethodToken: 'tok_decline_incorrect_number',
+        originalDeclineCode: 'incorrect_number',
+        fallbackPaymentMethodTokens: ['tok_decline_do_not_honor'],
+        isTrialConversion: true,
+      },
+      { settings: { retryPolicy: { maxAttempts: 1, maxDays: 21 } }, events: ['recovery.failed'] },
+    );
+    expect(out.res.body).toMatchObject({ success: false, recommendedAction: 'request_card_update' });
+    expect(out.status?.body).toMatchObject({
+      status: 'failed',
+      attemptCount: 1,
+      attempts: [{ role: 'fallback_token', outcome: 'declined', declineCode: 'do_not_honor' }],
+      lastDeclineCode: 'do_not_honor',
+      recommendedAction: 'request_card_update',
+    });
+    expect(out.payloads[0]).toMatchObject({
+      event: 'recovery.failed',
+      recommendedAction: 'request_card_update',
+    });
   });
 
   it('a primary gateway that declines cascades to the backup gateway: backup_gateway, 2 gateways', async () => {

@@ -199,6 +199,20 @@ describe('the recovery loop', () => {
     });
   });
 
+  it('fails with the latest decline of any card, and the primary card’s for the recommended action', () => {
+    const box = {
+      s: startLoop(setup('try_again_later', { options: [primary, fallback], maxAttempts: 2 })),
+    };
+    expect(step(box, failedAt)).toMatchObject({ option: primary });
+    charge(box, declined('do_not_honor'), failedAt);
+    expect(step(box, failedAt)).toMatchObject({ option: fallback });
+    charge(box, declined('insufficient_funds'), failedAt);
+    expect(step(box, failedAt)).toMatchObject({
+      kind: 'finish',
+      outcome: { kind: 'failed', declineCode: 'do_not_honor', lastDeclineCode: 'insufficient_funds' },
+    });
+  });
+
   it('explains itself before any attempt (the holdout answer)', () => {
     expect(currentPrediction(startLoop(setup('insufficient_funds')), failedAt).score).toBeGreaterThan(0);
   });

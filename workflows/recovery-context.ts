@@ -16,7 +16,13 @@ import {
   type StopReason,
 } from '../domain/recovery.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
-import { executeUpdate, paidElsewhereSignal, stateQuery, stopUpdate } from './recovery-definitions.js';
+import {
+  answeredProcessingUpdate,
+  executeUpdate,
+  paidElsewhereSignal,
+  stateQuery,
+  stopUpdate,
+} from './recovery-definitions.js';
 
 /** Store writes retry until they succeed: they are idempotent and nothing may be lost. */
 const storeWrite = {
@@ -41,12 +47,19 @@ export class RecoveryContext {
   private stopReason: StopReason | undefined;
   private ended = false;
   private stopsWaiting = 0;
+  /** The execute call answered "still processing" before the first phase ended. */
+  private answeredProcessing = false;
 
   constructor(readonly input: RecoveryInput) {
     this.publicId = input.transactionId;
     setHandler(executeUpdate, async () => {
       await condition(() => this.first !== undefined);
       return this.first!;
+    });
+    setHandler(answeredProcessingUpdate, () => {
+      if (this.first !== undefined) return this.first;
+      this.answeredProcessing = true;
+      return null;
     });
     setHandler(paidElsewhereSignal, () => void (this.stopReason ??= 'paid_elsewhere'));
     setHandler(stopUpdate, async ({ reason }) => {
@@ -66,10 +79,12 @@ export class RecoveryContext {
   /**
    * Moves to `state` and, if the synchronous answer is still open, gives it: the read model is written
    * first, so a status lookup right after the answer agrees with it. A failure answered at once gets the
-   * FAILED_API_ id, which its webhook then carries too.
+   * FAILED_API_ id, which its webhook then carries too; not when the execute call already answered "still
+   * processing" with the bare id, which its webhook must then carry.
    */
   async conclude(state: RecoveryState, patch: RecordPatch, outcome: FirstPhaseOutcome): Promise<void> {
-    if (!this.first && outcome.kind === 'failed') this.publicId = `FAILED_API_${this.input.transactionId}`;
+    if (!this.first && !this.answeredProcessing && outcome.kind === 'failed')
+      this.publicId = `FAILED_API_${this.input.transactionId}`;
     await this.record(state, patch);
     this.first ??= outcome;
   }

@@ -5,6 +5,13 @@ import type { FirstPhaseOutcome, RecoveryState, StopReason } from '../domain/rec
 /** Answers with the first phase's outcome (the synchronous HTTP answer); the workflow carries on after. */
 export const executeUpdate = defineUpdate<FirstPhaseOutcome>('execute');
 
+/**
+ * The execute call stopped waiting for the first phase and is about to answer "still processing" under the
+ * bare transaction id: answers with the first phase's outcome if it ended after all (the call gives that
+ * instead), else null, and the recovery then keeps the id the merchant was given, whatever its outcome.
+ */
+export const answeredProcessingUpdate = defineUpdate<FirstPhaseOutcome | null>('answeredProcessing');
+
 /** The customer replaced the card through a hosted link: retry at once with the new token. */
 export const cardUpdatedSignal =
   defineSignal<[{ newToken: string; paymentMethodType: PaymentMethodType }]>('cardUpdated');

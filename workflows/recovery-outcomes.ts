@@ -114,11 +114,15 @@ export async function stop(ctx: RecoveryContext, reason: StopReason): Promise<vo
   });
 }
 
-/** Every strategy is exhausted (or the rest is predicted to fail). */
+/**
+ * Every strategy is exhausted (or the rest is predicted to fail). The primary card's `declineCode` sets the
+ * recommended action; `lastDeclineCode` is the latest decline of any card, for the status record.
+ */
 export async function fail(
   ctx: RecoveryContext,
   o: {
     declineCode: string | null;
+    lastDeclineCode: string;
     gatewaysAttempted: number;
     gatewayTransactionId: string | null;
     ai: Prediction;
@@ -140,7 +144,7 @@ export async function fail(
       recommendedActionReason: reason,
       ai: o.ai,
       nextAttemptAt: null,
-      ...(o.declineCode ? { lastDeclineCode: o.declineCode } : {}),
+      lastDeclineCode: o.lastDeclineCode,
     },
     {
       kind: 'failed',
@@ -240,6 +244,7 @@ export async function expire(
   });
   await fail(ctx, {
     declineCode: 'expired_card',
+    lastDeclineCode: 'expired_card',
     gatewaysAttempted: o.gatewaysAttempted,
     gatewayTransactionId: null,
     ai: o.ai,

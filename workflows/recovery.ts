@@ -223,6 +223,7 @@ async function finish(ctx: RecoveryContext, screen: Screen, outcome: LoopOutcome
       if (outcome.stopReason === 'high_risk') await skipHighRisk(ctx, outcome.ai);
       return fail(ctx, {
         declineCode: outcome.declineCode,
+        lastDeclineCode: outcome.lastDeclineCode,
         gatewaysAttempted: outcome.gatewaysAttempted,
         gatewayTransactionId: outcome.gatewayTransactionId,
         scaCountry: screen.scaCountry,

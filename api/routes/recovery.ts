@@ -10,6 +10,7 @@ import { reply, route } from '../route.js';
 import {
   BlockedBody,
   DuplicateBody,
+  EngineUnavailableBody,
   QueuedResult,
   RecoveryResult,
   StatusParams,
@@ -24,6 +25,7 @@ interface Deps {
   temporal: Client;
   queues: TaskQueues;
   clock: () => Date;
+  firstPhaseDeadlineMs?: number;
 }
 
 const statusResponses = {
@@ -66,6 +68,11 @@ export function recoveryRoutes(deps: Deps) {
         409: {
           description: 'Duplicate: same idempotency key, or same card and amount within 5 minutes',
           schema: DuplicateBody,
+        },
+        503: {
+          description:
+            'The recovery engine (Temporal) is unreachable: either nothing was started (safe to retry), or retry with the same idempotencyKey to resume the recovery (Retry-After: 5)',
+          schema: EngineUnavailableBody,
         },
       },
       async handle(ctx, { body: req }) {

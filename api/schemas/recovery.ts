@@ -152,3 +152,13 @@ export const RecoveryList = z.object({
   data: z.array(StatusRecord),
   hasMore: z.boolean().describe('Another page follows: ask again with before = the last transactionId'),
 });
+
+/** 503 from execute: Temporal could not be reached. */
+export const EngineUnavailableBody = z.object({
+  error: z.string(),
+  transactionId: z
+    .string()
+    .optional()
+    .describe('Present when the recovery was recorded: retry with the same idempotencyKey to resume it'),
+  requestId: z.string(),
+});

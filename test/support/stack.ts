@@ -56,6 +56,8 @@ export async function startStack(
     temporal?: { client: Client; nativeConnection: NativeConnection };
     /** Where the API's request metrics and the activities' metrics go (none are kept by default). */
     metrics?: { api: Registry; worker: WorkerMetrics };
+    /** How long execute waits for the first phase before answering 202 (25 s by default). */
+    firstPhaseDeadlineMs?: number;
   } = {},
 ): Promise<Stack> {
   const clock = opts.clock ?? (() => new Date());
@@ -85,6 +87,7 @@ export async function startStack(
       clock,
       events,
       ...(opts.metrics ? { metrics: opts.metrics.api } : {}),
+      ...(opts.firstPhaseDeadlineMs ? { firstPhaseDeadlineMs: opts.firstPhaseDeadlineMs } : {}),
     });
     server = app.listen(0, '127.0.0.1', () =>
       resolve(`http://127.0.0.1:${(server!.address() as AddressInfo).port}`),

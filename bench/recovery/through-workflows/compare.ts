@@ -23,7 +23,7 @@ function expectedEnd(outcome: LoopOutcome): string {
     case 'succeeded':
       return endOf('succeeded', outcome.strategy, null);
     case 'failed':
-      return endOf('failed', 'all_failed', outcome.declineCode);
+      return endOf('failed', 'all_failed', outcome.lastDeclineCode);
     case 'expired':
       return endOf('failed', 'all_failed', 'expired_card');
     case 'blocked':
