@@ -11,11 +11,12 @@ export const deliveryStatuses: readonly DeliveryStatus[] = [
 ];
 
 /**
- * When attempts 2..8 are due, each counted from the start of the previous attempt: three quick attempts
- * (0 s, +2 s, +8 s), then the durable schedule +1 m, +5 m, +30 m, +2 h, +24 h. Offsets from the first
- * attempt: 0 s, 2 s, 10 s, 70 s, 370 s, 2170 s, 9370 s, 95770 s (about 26.6 h).
+ * When each attempt is due, counted from the first: three quick attempts at 0 s, 2 s and 8 s, then the
+ * durable schedule at 1 m, 5 m, 30 m, 2 h and 24 h. An attempt that ends after the next one is due (a
+ * receiver that takes its 10 s) is followed at once: attempts never overlap.
  */
-export const webhookRetryDelaysMs: readonly number[] = [
+export const webhookAttemptOffsetsMs: readonly number[] = [
+  0,
   2_000,
   8_000,
   60_000,
@@ -25,8 +26,8 @@ export const webhookRetryDelaysMs: readonly number[] = [
   24 * 3_600_000,
 ];
 
-/** Attempts per delivery: the first plus one per retry delay. */
-export const webhookMaxAttempts = webhookRetryDelaysMs.length + 1;
+/** Attempts per delivery. */
+export const webhookMaxAttempts = webhookAttemptOffsetsMs.length;
 
 /** A receiver must answer 200 within this time; anything slower is a failed attempt. */
 export const webhookAcknowledgeTimeoutMs = 10_000;

@@ -123,13 +123,13 @@ function expectOnSchedule(offsets: number[], dueSeconds: number[]): void {
 }
 
 describe('webhook delivery schedule', () => {
-  it('a receiver that always fails gets 8 attempts at 0 s, 2 s, 10 s, +1 m, +5 m, +30 m, +2 h, +24 h', async () => {
+  it('a receiver that always fails gets 8 attempts at 0 s, 2 s, 8 s, 1 m, 5 m, 30 m, 2 h and 24 h', async () => {
     const { receiver, accountId, secret } = await merchant(() => ({ status: 500 }));
     const before = counted();
     const { eventId, result, offsets, record } = await publishAndSettle(accountId, receiver);
 
     expect(result).toEqual({ delivered: false, attempts: 8 });
-    const expected = [0, 2, 10, 70, 370, 2170, 9370, 95770];
+    const expected = [0, 2, 8, 60, 300, 1800, 7200, 86400];
     expectOnSchedule(offsets, expected);
 
     receiver.received.forEach((req, i) => {
@@ -160,7 +160,7 @@ describe('webhook delivery schedule', () => {
 
     expect(result).toEqual({ delivered: true, attempts: 5 });
     expect(receiver.received.map((r) => r.path)).toEqual(Array(5).fill('/webhooks'));
-    expectOnSchedule(offsets, [0, 2, 10, 70, 370]);
+    expectOnSchedule(offsets, [0, 2, 8, 60, 300]);
     expect(record?.deliveryStatus).toBe('delivered');
     expect(record?.deliveries[0]?.attempts.map((a) => [a.statusCode, a.error])).toEqual([
       [201, 'HTTP 201: only 200 acknowledges'],
@@ -175,6 +175,20 @@ describe('webhook delivery schedule', () => {
       lags: before.lags + 1,
       gaveUp: before.gaveUp,
     });
+  });
+});
+
+describe('attempts never overlap', () => {
+  it('an attempt due while the one before is still waiting for its answer follows it at once', async () => {
+    // The second attempt (at 2 s) is answered 7 s later, after the third was due (8 s).
+    const { receiver, accountId } = await merchant((_req, i) =>
+      i === 1 ? { status: 500, delayMs: 7_000 } : { status: i === 3 ? 200 : 500 },
+    );
+    const { result, offsets } = await publishAndSettle(accountId, receiver);
+    expect(result).toEqual({ delivered: true, attempts: 4 });
+    expect(offsets[2]).toBeGreaterThanOrEqual(offsets[1]! + 7);
+    expect(offsets[2]).toBeLessThan(offsets[1]! + 7 + 2);
+    expectOnSchedule([offsets[0]!, offsets[1]!, offsets[3]!], [0, 2, 60]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { AttemptOutcome } from '../activities/webhooks.js';
-import { webhookMaxAttempts, webhookRetryDelaysMs } from '../domain/webhooks.js';
+import { webhookAttemptOffsetsMs, webhookMaxAttempts } from '../domain/webhooks.js';
 
 /** One delivery of one stored event: ids only, the activity loads the body and the secret. */
 export interface WebhookDeliveryInput {
@@ -47,21 +47,18 @@ async function attempt(input: WebhookDeliveryInput, n: number): Promise<AttemptO
 }
 
 /**
- * Delivers an event on the schedule of the spec: at once, +2 s, +8 s, then +1 m, +5 m, +30 m, +2 h, +24 h,
- * each wait counted from the start of the previous attempt (never overlapping it), so a receiver that
- * fails at once sees attempts at 0 s, 2 s, 10 s, 70 s, ... Only a 200 acknowledges; after the last failure
- * the event is marked failed (the audit log's dead letter) for a manual resend.
+ * Delivers an event on the schedule of the spec: attempts at 0 s, 2 s, 8 s, 1 m, 5 m, 30 m, 2 h and 24 h
+ * from the first, never overlapping (an attempt due while the previous one still runs follows it at
+ * once). Only a 200 acknowledges; after the last failure the event is marked failed (the audit log's dead
+ * letter) for a manual resend.
  */
 export async function webhookDeliveryWorkflow(
   input: WebhookDeliveryInput,
 ): Promise<{ delivered: boolean; attempts: number }> {
-  let startedAt = Date.now(); // workflow time: deterministic, and virtual on the time-skipping server
+  const firstAt = Date.now(); // workflow time: deterministic, and virtual on the time-skipping server
   for (let n = 1; n <= webhookMaxAttempts; n++) {
-    if (n > 1) {
-      const due = startedAt + (webhookRetryDelaysMs[n - 2] ?? 0);
-      if (due > Date.now()) await sleep(due - Date.now());
-      startedAt = Math.max(due, Date.now());
-    }
+    const due = firstAt + (webhookAttemptOffsetsMs[n - 1] ?? 0);
+    if (due > Date.now()) await sleep(due - Date.now());
     const outcome = await attempt(input, n);
     // An acknowledged attempt also marks the event delivered, in the same write.
     await recordWebhookAttempt({
