@@ -76,6 +76,8 @@ export function linkActivities(deps: ActivityDeps) {
     async reportHighRiskSkip(input: {
       accountId: string;
       transactionId: string;
+      /** The id the failure that follows carries (FAILED_API_… when answered at once). */
+      skippedChargeId: string;
       eventId: string;
       successScore: number;
       confidence: number;
@@ -101,7 +103,7 @@ export function linkActivities(deps: ActivityDeps) {
           confidence: input.confidence,
           reasoning: input.reasoning,
           cardUpdateUrl: link.url,
-          skippedChargeId: recovery._id,
+          skippedChargeId: input.skippedChargeId,
           timestamp: clock().toISOString(),
         },
         { eventId: input.eventId },

@@ -1,3 +1,4 @@
+import { classifyDecline } from '../domain/declines.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
 import type { CardBrand, NetworkDecision } from '../domain/network-rules.js';
@@ -71,6 +72,15 @@ export function attemptActivities(deps: ActivityDeps) {
       gatewayTransactionId: outcome.kind === 'not_found' ? null : outcome.gatewayTransactionId,
     };
     await stores.recoveries.addAttempt(input.transactionId, record, clock());
+    // A card the issuer blocks (fraud, lost, stolen, authentication…) is remembered as itself, whichever
+    // role it played: a fallback card's block never falls on the primary, nor a new card's on the old one.
+    const decline = outcome.kind === 'declined' ? classifyDecline(outcome.code) : null;
+    if (decline?.stopsImmediately)
+      await stores.recoveries.rememberBlockedCard(cardKeyOf(input.accountId, input.option.token), {
+        transactionId: input.transactionId,
+        declineCode: decline.code,
+        at,
+      });
     if (outcome.kind === 'approved' || outcome.kind === 'declined') {
       await stores.learning.record({
         _id: input.attemptKey,

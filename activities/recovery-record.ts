@@ -3,7 +3,7 @@ import type { RecoveryPatch } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
 
 /** A read-model change as a workflow sends it: dates travel as ISO strings. */
-export type RecordPatch = Omit<RecoveryPatch, 'nextAttemptAt' | 'recoveredAt'> & {
+export type RecordPatch = Omit<RecoveryPatch, 'nextAttemptAt' | 'recoveredAt' | 'endedAt'> & {
   nextAttemptAt?: string | null;
   recoveredAt?: string | null;
 };
@@ -25,7 +25,11 @@ export function recordActivities(deps: ActivityDeps) {
       const patch: RecoveryPatch = { ...rest };
       if (dates.nextAttemptAt !== undefined) patch.nextAttemptAt = dates.nextAttemptAt;
       if (dates.recoveredAt !== undefined) patch.recoveredAt = dates.recoveredAt;
-      await deps.stores.recoveries.update(input.transactionId, patch, deps.clock());
+      const now = deps.clock();
+      // Kept apart from updatedAt: the Proof Mode report asks whether a payment stopped as paid elsewhere
+      // did so within its observation window, and an erasure later moves updatedAt.
+      if (input.ends) patch.endedAt = now;
+      await deps.stores.recoveries.update(input.transactionId, patch, now);
       if (input.ends && patch.state) deps.metrics.recoveryEnded(patch.state);
     },
 

@@ -8,6 +8,8 @@ import type { RecoveryInput } from '../domain/recovery.js';
 import { blockMemoryMs } from '../domain/risk.js';
 import type { OutcomeStats } from '../domain/success-model.js';
 import { cardKeyOf } from '../runtime/crypto.js';
+import type { GatewayConfig } from '../domain/settings.js';
+import type { Account } from '../store/accounts.js';
 import type { ActivityDeps } from './deps.js';
 import { adaptersFor } from './gateways/resolve.js';
 import type { GatewayCapabilities } from './gateways/types.js';
@@ -70,6 +72,14 @@ export function routeOptions(
 }
 
 export function screenActivities(deps: ActivityDeps) {
+  /** The account's gateway adapters, and its gateways as routing sees them, in the account's order. */
+  function routing(loaded: { account: Account; gateways: GatewayConfig[] }) {
+    const byName = adaptersFor(deps.stores, loaded.account.id, loaded.gateways, deps);
+    const adapters = loaded.account.gateways.map((g) => byName.get(g.name)!);
+    const gateways = loaded.account.gateways.map((g, i) => ({ ...g, ...adapters[i]!.capabilities }));
+    return { adapters, gateways };
+  }
+
   return {
     /** Screens a new recovery: decline group, risk, Proof Mode, routing and the customer's local clock. */
     async screenRecovery(input: ScreenInput): Promise<Screen> {
@@ -81,9 +91,7 @@ export function screenActivities(deps: ActivityDeps) {
       const s = account.settings;
       const now = new Date(input.now);
       const decline = classifyDecline(r.originalDeclineCode);
-      const byName = adaptersFor(stores, account.id, loaded.gateways, deps);
-      const adapters = account.gateways.map((g) => byName.get(g.name)!);
-      const gateways = account.gateways.map((g, i) => ({ ...g, ...adapters[i]!.capabilities }));
+      const { adapters, gateways } = routing(loaded);
       const simulate = account.testMode ? (r.simulateOutcome ?? null) : null;
 
       let block: Screen['block'] = null;
@@ -114,15 +122,26 @@ export function screenActivities(deps: ActivityDeps) {
         }
       }
 
-      const holdout =
-        block === null && s.proofMode.enabled
-          ? await stores.holdouts.assign(
-              account.id,
-              r.customerEmail ?? r.paymentMethodToken,
-              () => randomInt(10_000) < s.proofMode.controlPercent * 100,
-              now,
-            )
-          : false;
+      // The card is remembered as blocked, for the risk screen of its later recoveries.
+      if (block)
+        await stores.recoveries.rememberBlockedCard(cardKeyOf(account.id, r.paymentMethodToken), {
+          transactionId: input.transactionId,
+          declineCode: block.declineCode,
+          at: now,
+        });
+
+      // A recovery blocked here gets no attempt either way, so it is drawn into no Proof Mode group.
+      const inProofMode = block === null && s.proofMode.enabled;
+      const holdout = inProofMode
+        ? await stores.holdouts.assign(
+            account.id,
+            r.customerEmail ?? r.paymentMethodToken,
+            () => randomInt(10_000) < s.proofMode.controlPercent * 100,
+            now,
+          )
+        : false;
+      // Marked before any outcome: the report compares only recoveries drawn while Proof Mode was on.
+      if (inProofMode) await stores.recoveries.update(input.transactionId, { inProofMode }, now);
 
       return {
         decline,
@@ -149,6 +168,22 @@ export function screenActivities(deps: ActivityDeps) {
         scaCountry: r.cardOrigin !== undefined && scaCountries.has(r.cardOrigin),
         stats: await stores.learning.stats(account.id),
       };
+    },
+
+    /**
+     * The customer's new card (from a hosted link or the billing platform) on each of the account's gateways
+     * that can charge it — its kind, currency and wallet — in the account's order, as the screen routes the
+     * payment's own card.
+     */
+    async routeNewCard(input: {
+      accountId: string;
+      token: string;
+      paymentMethodType: PaymentMethodType;
+      currency: string;
+    }): Promise<PlanOption[]> {
+      const loaded = await deps.stores.accounts.withGateways(input.accountId);
+      if (!loaded) throw new Error(`Account ${input.accountId} not found`);
+      return routeOptions(routing(loaded).gateways, input.token, input.paymentMethodType, [], input.currency);
     },
 
     /** The account's outcome statistics, for planning a later attempt with what was learned since. */

@@ -108,7 +108,10 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     ).filter((r) => r.paymentMethodToken !== newToken);
     return {
       action: 'card_updated',
-      recoveriesRetried: await retryWithNewCard(temporal, log, queued, newToken),
+      recoveriesRetried: await retryWithNewCard(temporal, log, queued, {
+        newToken,
+        paymentMethodType: 'card',
+      }),
     };
   }
 

@@ -162,6 +162,18 @@ const knownCodes: Record<string, CodeEntry> = {
   duplicate_transaction: ['unknown', 4, suspectedDuplicate],
 };
 
+/**
+ * Soft declines a European or UK issuer gives for a payment it wanted authenticated without saying so (no
+ * `authentication_required`), which a customer-present 3-D Secure payment would likely clear; not a lack of
+ * funds, a technical failure, a suspected duplicate, nor a card that is dead or invalid.
+ */
+const unflaggedAuthentication = new Set(['do_not_honor', 'generic_decline', 'card_declined', 'call_issuer']);
+
+/** Whether 3-D Secure may clear this (canonical) decline from an issuer in a Strong Customer Authentication region. */
+export function mayBeUnflaggedAuthentication(code: string): boolean {
+  return unflaggedAuthentication.has(code);
+}
+
 /** ISO 8583 response codes (as Visa numbers its categories) some gateways pass through raw. */
 const isoAliases: Record<string, string> = {
   '01': 'call_issuer',

@@ -65,7 +65,14 @@ export type LoopOutcome =
       stopReason?: StopReason;
       trigger?: string;
     }
-  | { kind: 'blocked'; declineCode: string; reason: string; action: RecommendedAction }
+  | {
+      kind: 'blocked';
+      declineCode: string;
+      reason: string;
+      action: RecommendedAction;
+      /** The card the issuer blocked: the primary, or the customer's new card. */
+      token: string;
+    }
   | { kind: 'expired'; gatewaysAttempted: number; ai: Prediction; trigger?: string };
 
 /** What the driver must do next. */
@@ -209,7 +216,8 @@ export function nextStep(state: LoopState, now: number): { state: LoopState; ste
   }
   if (state.slot && state.slot.options.length > 0) {
     const [option, ...rest] = state.slot.options as [PlanOption, ...PlanOption[]];
-    const onPrimary = option.token === state.setup.primaryToken || option.role === 'primary';
+    // The payment's own card on any gateway (or the customer's new card, or the updater's), not a second card.
+    const onPrimary = option.role !== 'fallback_token';
     const attemptNo = state.attemptNo + 1;
     const facts = loopFacts(state, now);
     const history = optionHistory(facts, option);
@@ -241,13 +249,16 @@ export function nextStep(state: LoopState, now: number): { state: LoopState; ste
   return nextStep({ ...state, slot: { plan, options: plan.options } }, now);
 }
 
-/** Carries on after a wait, with the account's statistics reloaded and the customer's new card, if any. */
-export function resumeAfterWait(state: LoopState, o: { stats: OutcomeStats; newToken?: string }): LoopState {
-  const options = o.newToken
-    ? [
-        { gateway: state.setup.primaryGateway, token: o.newToken, role: 'primary' as const },
-        ...state.options.filter((x) => x.role === 'fallback_token'),
-      ]
+/**
+ * Carries on after a wait, with the account's statistics reloaded and the customer's new card, if any: its
+ * options (each gateway that can charge it, routed as the payment's own card) replace the old card's.
+ */
+export function resumeAfterWait(
+  state: LoopState,
+  o: { stats: OutcomeStats; newCard?: readonly PlanOption[] },
+): LoopState {
+  const options = o.newCard
+    ? [...o.newCard, ...state.options.filter((x) => x.role === 'fallback_token')]
     : state.options;
   return { ...state, waited: true, options, stats: o.stats };
 }
@@ -331,13 +342,16 @@ export function observe(
     advice: { ...next.advice, [option.token]: result.advice },
   };
   if (onPrimary) next = { ...next, code: info.code };
-  if (info.stopsImmediately)
+  if (info.stopsImmediately && onPrimary)
     return finishWith(next, {
       kind: 'blocked',
       declineCode: info.code,
       reason: info.reason,
       action: info.recommendedAction,
+      token: option.token,
     });
+  // A fallback card the issuer blocks is never charged again; the payment's own card may still recover.
+  if (info.stopsImmediately) return dropToken(next, option.token);
   if (next.setup.simulate) return finishWith(next, failure(next, { ai: plan.prediction }));
   if (info.group === 'expired')
     return { ...next, pending: refreshOf(next, option.token, onPrimary, plan.prediction) };

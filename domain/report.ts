@@ -13,6 +13,10 @@ export interface ReportedRecovery {
   customerEmail: string | null;
   createdAt: Date;
   recoveredAt: Date | null;
+  /** When it reached its final state; absent on recoveries that ended before this was recorded. */
+  endedAt?: Date;
+  /** Drawn into a Proof Mode group at intake (control: state `holdout`); absent or false otherwise. */
+  inProofMode?: boolean;
 }
 
 export interface ReportInput {
@@ -23,7 +27,7 @@ export interface ReportInput {
   recoveries: ReportedRecovery[];
   /** Organic successes (pulse) in [from, to). */
   organicSuccesses: number;
-  /** When each customer with a control payment paid on their own (pulse), by email. */
+  /** When each customer with a payment in the Proof Mode comparison paid on their own (pulse), by email. */
   paidOnTheirOwn: Map<string, Date[]>;
 }
 
@@ -32,25 +36,34 @@ export const share = (part: number, whole: number) =>
   whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null;
 
 /**
- * A control payment (Proof Mode: no attempts) counts as recovered when its customer paid on their own
- * (a pulse with the same email) within the observation window; a treated one when Recoup recovered it in
- * that window. A payment counts once its window has passed or it was recovered.
+ * Whether a recovery is in the Proof Mode comparison: drawn into a group at intake (so Proof Mode was on and
+ * it was not blocked there) and with a customer email. A control's outcome is seen only through a pulse
+ * with its customer's email; whether there is an email is known before the draw, so leaving out payments
+ * without one leaves the two groups alike.
+ */
+export const isCompared = (r: ReportedRecovery) => r.inProofMode === true && !!r.customerEmail;
+
+/**
+ * Treatment against control on one outcome: the payment was collected within its observation window —
+ * recovered by Recoup, stopped as paid elsewhere, or its customer paid on their own (a pulse with the same
+ * email). A control can only be collected the last way, having no attempts to be recovered or stopped by.
+ * A payment counts once its window has passed or it was collected within it.
  */
 function proofGroups(input: ReportInput) {
   const treatment = { trials: 0, successes: 0 };
   const control = { trials: 0, successes: 0 };
-  for (const r of input.recoveries) {
-    const closes = r.createdAt.getTime() + observationDays * day;
-    const recovered =
-      r.state === 'holdout'
-        ? (input.paidOnTheirOwn.get(r.customerEmail ?? '') ?? []).some(
-            (t) => t.getTime() >= r.createdAt.getTime() && t.getTime() <= closes,
-          )
-        : r.state === 'succeeded' && r.recoveredAt !== null && r.recoveredAt.getTime() <= closes;
-    if (!recovered && input.now.getTime() < closes) continue;
+  for (const r of input.recoveries.filter(isCompared)) {
+    const opens = r.createdAt.getTime();
+    const closes = opens + observationDays * day;
+    const within = (t: Date | null | undefined) => !!t && t.getTime() >= opens && t.getTime() <= closes;
+    const collected =
+      (r.state === 'succeeded' && within(r.recoveredAt)) ||
+      (r.state === 'paid_elsewhere' && within(r.endedAt)) ||
+      (input.paidOnTheirOwn.get(r.customerEmail ?? '') ?? []).some(within);
+    if (!collected && input.now.getTime() < closes) continue;
     const group = r.state === 'holdout' ? control : treatment;
     group.trials += 1;
-    if (recovered) group.successes += 1;
+    if (collected) group.successes += 1;
   }
   return { treatment, control };
 }
@@ -68,7 +81,6 @@ export function summaryReport(input: ReportInput) {
   const payments = input.organicSuccesses + input.recoveries.length;
   const organicRate = share(input.organicSuccesses, payments);
   const withRecoup = share(input.organicSuccesses + recovered.length, payments);
-  const holdouts = input.recoveries.length - treated.length;
   const groups = proofGroups(input);
   const proof: Comparison & { treatment: number; control: number } = {
     treatment: groups.treatment.trials,
@@ -90,6 +102,6 @@ export function summaryReport(input: ReportInput) {
       organicRate === null || withRecoup === null
         ? null
         : Math.round((withRecoup - organicRate) * 10_000) / 100,
-    proofMode: holdouts > 0 ? proof : null,
+    proofMode: input.recoveries.some((r) => r.inProofMode === true) ? proof : null,
   };
 }

@@ -51,12 +51,15 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
   const { stores, temporal, events, clock, log } = deps;
 
   /** Queued recoveries of the account on the old token (and the one the link names) retry at once. */
-  async function retryQueued(link: CardUpdateLink, newToken: string): Promise<void> {
+  async function retryQueued(
+    link: CardUpdateLink,
+    card: { newToken: string; paymentMethodType: PaymentMethodType },
+  ): Promise<void> {
     const { accountId, data } = link;
     const queued = await stores.recoveries.queuedOnToken(accountId, data.paymentMethodToken);
     const named = data.transactionId ? await stores.recoveries.find(accountId, data.transactionId) : null;
     if (named?.state === 'queued' && !queued.some((r) => r._id === named._id)) queued.push(named);
-    await retryWithNewCard(temporal, log, queued, newToken);
+    await retryWithNewCard(temporal, log, queued, card);
   }
 
   async function cardUpdated(
@@ -78,7 +81,7 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
       },
       { eventId: c.eventId },
     );
-    await retryQueued(link, newToken);
+    await retryQueued(link, { newToken, paymentMethodType: o.paymentMethodType ?? 'card' });
   }
 
   async function churned(

@@ -1,5 +1,5 @@
 import { breakdownReport } from '../domain/report-breakdown.js';
-import { observationDays, summaryReport } from '../domain/report.js';
+import { isCompared, observationDays, summaryReport } from '../domain/report.js';
 import { rangeOf, type ReportWindow } from '../domain/report-window.js';
 import type { Stores } from '../store/index.js';
 
@@ -15,14 +15,13 @@ export async function summaryOf(stores: Stores, accountId: string, window: Repor
     stores.recoveries.createdBetween(accountId, from, to),
     stores.pulses.countBetween(accountId, from, to),
   ]);
-  const controlEmails = [
-    ...new Set(
-      recoveries.flatMap((r) => (r.state === 'holdout' && r.customerEmail ? [r.customerEmail] : [])),
-    ),
+  // Either group's customer may pay on their own: the comparison reads both the same way.
+  const comparedEmails = [
+    ...new Set(recoveries.filter(isCompared).flatMap((r) => (r.customerEmail ? [r.customerEmail] : []))),
   ];
   const paidOnTheirOwn = await stores.pulses.paidBy(
     accountId,
-    controlEmails,
+    comparedEmails,
     from,
     new Date(to.getTime() + observationDays * day),
   );

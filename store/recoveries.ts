@@ -61,6 +61,14 @@ export interface RecoveryDoc {
   recoveredAt: Date | null;
   gatewayTransactionId: string | null;
   ai: Prediction | null;
+  /**
+   * Drawn into a Proof Mode group at intake (the control's state is `holdout`): only these take part in the
+   * report's comparison. Absent when Proof Mode was off, the recovery was blocked at intake, or it was
+   * screened before this mark was recorded.
+   */
+  inProofMode?: boolean;
+  /** When it reached its final state; unlike updatedAt, not moved by later writes (write-back, erasure). */
+  endedAt?: Date;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -82,6 +90,8 @@ export type RecoveryPatch = Partial<
     | 'paymentMethodToken'
     | 'startFailed'
     | 'writeBack'
+    | 'inProofMode'
+    | 'endedAt'
   >
 >;
 
@@ -94,7 +104,16 @@ export interface BlockedCardDoc {
 }
 
 /** What the summary report reads of a recovery; the breakdown also reads how it went. */
-const summaryFields = ['state', 'amount', 'currency', 'customerEmail', 'createdAt', 'recoveredAt'] as const;
+const summaryFields = [
+  'state',
+  'amount',
+  'currency',
+  'customerEmail',
+  'createdAt',
+  'recoveredAt',
+  'endedAt',
+  'inProofMode',
+] as const;
 const breakdownFields = [...summaryFields, 'originalDeclineCode', 'strategyUsed', 'attempts'] as const;
 
 /** The n-th recovery of one customer: `_id` is `${accountId}:${hash of email}:${n}`. */
@@ -214,21 +233,17 @@ export function createRecoveryStore(db: Db) {
 
     async update(transactionId: string, patch: RecoveryPatch, now: Date): Promise<void> {
       await recoveries.updateOne({ _id: transactionId }, { $set: { ...patch, updatedAt: now } });
-      if (patch.state === 'blocked') {
-        // Remembered per card, by _id, for the risk screen of later recoveries.
-        const doc = await recoveries.findOne(
-          { _id: transactionId },
-          { projection: { cardKey: 1, lastDeclineCode: 1 } },
-        );
-        if (doc)
-          await upsert(() =>
-            blocked.replaceOne(
-              { _id: doc.cardKey },
-              { transactionId, declineCode: doc.lastDeclineCode ?? 'fraudulent', at: now },
-              { upsert: true },
-            ),
-          );
-      }
+    },
+
+    /**
+     * Remembers a card that was blocked (its own decline, or the screen's), by _id, for the risk screen of
+     * later recoveries: the latest block stands.
+     */
+    async rememberBlockedCard(
+      cardKey: string,
+      block: { transactionId: string; declineCode: string; at: Date },
+    ): Promise<void> {
+      await upsert(() => blocked.replaceOne({ _id: cardKey }, block, { upsert: true }));
     },
 
     /**

@@ -370,7 +370,9 @@ describe('links minted by the engine', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: false });
-    const transactionId = String(res.body.transactionId).replace(/^FAILED_API_/, '');
+    // The id the merchant was given (FAILED_API_…, a failure answered at once) names the skipped charge.
+    const transactionId = String(res.body.transactionId);
+    expect(transactionId).toMatch(/^FAILED_API_/);
     const ai = res.body.ai as { score: number; confidence: number; reasoning: string };
     const events = await eventsOf(stack, account.account.id, [
       'recovery.skipped_high_risk',
@@ -760,6 +762,29 @@ describe("the merchant's own card form, for gateways whose form the page cannot 
     } finally {
       await paypal.close();
     }
+  });
+
+  it('a wallet saved in its place is retried only on the gateways that take that wallet', async () => {
+    const { apiKey, account } = await stack.createAccount({}, [
+      { name: 'test', kind: 'test', test: true, credentials: { wallets: '' } },
+      { name: 'test-2', kind: 'test', test: true, credentials: { wallets: 'paypal' } },
+    ]);
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { paymentMethodToken: 'tok_visa', amount: amount(), originalDeclineCode: 'insufficient_funds' },
+    });
+    expect(queued.status).toBe(202);
+    const transactionId = String(queued.body.transactionId);
+    const link = (await cardLink(apiKey, { paymentMethodToken: 'tok_visa', transactionId })).body;
+    const done = await complete(apiKey, {
+      token: link.token,
+      newPaymentMethodToken: 'tok_paypal_wallet',
+      paymentMethodType: 'paypal',
+    });
+    expect(done.status).toBe(200);
+    expect(await stateOnceSucceeded(account.id, transactionId)).toBe('succeeded');
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_paypal_wallet')).toBe(0);
+    expect(await stack.stores.sandbox.countForToken('test-2', 'tok_paypal_wallet')).toBe(1);
   });
 
   it('without a cardFormUrl the page of such a gateway is 501', async () => {

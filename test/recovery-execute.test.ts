@@ -404,17 +404,68 @@ describe('sandbox simulation', () => {
     expect(out.res.body).not.toHaveProperty('isSimulated');
   });
 
-  it('a failure from a European issuer also recommends 3-D Secure', async () => {
-    const out = await execute(
+  // A trial conversion is charged at once, and the card declines with the code each time.
+  const europeanFailure = (code: string, events: EventName[]) =>
+    execute(
       {
-        paymentMethodToken: 'tok_visa',
+        paymentMethodToken: `tok_decline_${code}`,
         cardOrigin: 'DE',
-        originalDeclineCode: 'try_again_later',
-        simulateOutcome: 'failed',
+        originalDeclineCode: code,
+        isTrialConversion: true,
       },
-      { events: ['recovery.failed', 'recovery.3ds_recommended'] },
+      { events },
     );
+
+  it('an issuer’s soft decline from a European issuer also recommends 3-D Secure', async () => {
+    const out = await europeanFailure('do_not_honor', ['recovery.failed', 'recovery.3ds_recommended']);
     expect(out.events).toEqual(['recovery.3ds_recommended', 'recovery.failed']);
+    expect(out.payloads.find((p) => p.event === 'recovery.3ds_recommended')).toMatchObject({
+      paymentMethodToken: 'tok_decline_do_not_honor',
+      declineCode: 'do_not_honor',
+    });
+  });
+
+  it.each(['insufficient_funds', 'try_again_later', 'duplicate_transaction'])(
+    'a European %s failure recommends no 3-D Secure: authentication would not clear it',
+    async (code) => {
+      const out = await europeanFailure(code, ['recovery.failed']);
+      expect(out.res.body).toMatchObject({ success: false });
+      expect(out.events).toEqual(['recovery.failed']);
+    },
+  );
+
+  it('a fallback card the issuer blocks is dropped and remembered as itself, not as the payment’s card', async () => {
+    const account = await stack.createAccount();
+    const send = (paymentMethodToken: string, body: Record<string, unknown> = {}) =>
+      call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: account.apiKey,
+        body: { paymentMethodToken, originalDeclineCode: 'do_not_honor', amount: amount(), ...body },
+      });
+    // A trial conversion spends its whole budget at once: the primary, its lost backup card, the primary…
+    const trial = await send('tok_decline_do_not_honor', {
+      fallbackPaymentMethodTokens: ['tok_decline_lost_card'],
+      isTrialConversion: true,
+    });
+    expect(trial.status).toBe(200);
+    expect(trial.body).toMatchObject({ success: false, strategyUsed: 'all_failed' });
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_decline_lost_card')).toBe(1);
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_decline_do_not_honor')).toBeGreaterThan(1);
+    const status = await call(
+      stack.baseUrl,
+      'GET',
+      `/api/recovery/status/${String(trial.body.transactionId)}`,
+      {
+        key: account.apiKey,
+      },
+    );
+    expect(status.body).toMatchObject({ status: 'failed', lastDeclineCode: 'do_not_honor' });
+
+    // The lost card is refused from now on; the payment's own card is not.
+    const lost = await send('tok_decline_lost_card', { originalDeclineCode: 'try_again_later' });
+    expect(lost.status).toBe(403);
+    expect(lost.body).toMatchObject({ declineCode: 'lost_card', action: 'blocked' });
+    const own = await send('tok_decline_do_not_honor', { originalDeclineCode: 'try_again_later' });
+    expect(own.status).not.toBe(403);
   });
 });
 

@@ -5,6 +5,7 @@ import { compareProportions } from '../domain/two-proportions.js';
 const day = 86_400_000;
 const t0 = new Date('2026-10-01T00:00:00Z');
 const at = (days: number) => new Date(t0.getTime() + days * day);
+const email = 'customer@example.com';
 
 describe('two-proportion comparison (Proof Mode)', () => {
   it('60 of 100 treated against 40 of 100 controls: +20 points, 95% CI 6.4–33.6, p = 0.0047', () => {
@@ -113,12 +114,27 @@ describe('summary report', () => {
       to: at(40),
       now: at(40),
       recoveries: [
-        recovery({ state: 'holdout', customerEmail: 'paid@example.com' }),
-        recovery({ state: 'holdout', customerEmail: 'late@example.com' }),
-        recovery({ state: 'holdout', customerEmail: 'open@example.com', createdAt: at(20) }),
-        recovery({ state: 'succeeded', recoveredAt: at(3) }),
-        recovery({ state: 'succeeded', recoveredAt: at(35) }),
-        recovery({ state: 'queued', createdAt: at(25) }),
+        recovery({ state: 'holdout', inProofMode: true, customerEmail: 'paid@example.com' }),
+        recovery({ state: 'holdout', inProofMode: true, customerEmail: 'late@example.com' }),
+        recovery({
+          state: 'holdout',
+          inProofMode: true,
+          customerEmail: 'open@example.com',
+          createdAt: at(20),
+        }),
+        recovery({
+          state: 'succeeded',
+          inProofMode: true,
+          customerEmail: 't1@example.com',
+          recoveredAt: at(3),
+        }),
+        recovery({
+          state: 'succeeded',
+          inProofMode: true,
+          customerEmail: 't2@example.com',
+          recoveredAt: at(35),
+        }),
+        recovery({ state: 'queued', inProofMode: true, customerEmail: 't3@example.com', createdAt: at(25) }),
       ],
       paidOnTheirOwn: new Map([
         ['paid@example.com', [at(12)]],
@@ -145,5 +161,119 @@ describe('summary report', () => {
       liftPoints: null,
       proofMode: null,
     });
+  });
+
+  it('the Proof Mode section is there once a payment was drawn into a group, not for holdouts before the mark', () => {
+    const unmarked = recovery({ state: 'holdout', customerEmail: email });
+    expect(report({ recoveries: [unmarked] }).proofMode).toBeNull();
+    const treated = recovery({ state: 'failed', inProofMode: true, customerEmail: email });
+    expect(report({ recoveries: [unmarked, treated] }).proofMode).toMatchObject({ treatment: 1, control: 0 });
+  });
+});
+
+/**
+ * How the Proof Mode comparison counts one payment (failed on day 0 unless given), its customer having paid
+ * on their own on `paidOn` days, in a report as of day 60: next to one decided, unpaid control of another
+ * customer, so that the section is there whatever the payment is.
+ */
+function countedAs(r: Partial<ReportedRecovery>, paidOn: number[] = []): string {
+  const other = recovery({ state: 'holdout', inProofMode: true, customerEmail: 'other@example.com' });
+  const proof = report({
+    to: at(60),
+    now: at(60),
+    recoveries: [recovery(r), other],
+    paidOnTheirOwn: new Map([[email, paidOn.map(at)]]),
+  }).proofMode;
+  if (proof === null) throw new Error('No Proof Mode section');
+  if (proof.treatment === 1) return `treatment: ${proof.treatmentRate === 1 ? 'collected' : 'not collected'}`;
+  if (proof.control === 2) return `control: ${proof.controlRate === 0.5 ? 'collected' : 'not collected'}`;
+  return 'not counted';
+}
+
+describe('who the Proof Mode comparison counts, and how', () => {
+  const drawn = { inProofMode: true, customerEmail: email } as const;
+  it.each<[string, string, Partial<ReportedRecovery>, number[]]>([
+    ['a control paid on their own on day 12', 'control: collected', { ...drawn, state: 'holdout' }, [12]],
+    [
+      'a control paid on day 31, after its window',
+      'control: not collected',
+      { ...drawn, state: 'holdout' },
+      [31],
+    ],
+    [
+      'a control still watched (failed on day 45)',
+      'not counted',
+      { ...drawn, state: 'holdout', createdAt: at(45) },
+      [],
+    ],
+    [
+      'a control without an email (its own payment cannot be seen)',
+      'not counted',
+      { state: 'holdout', inProofMode: true },
+      [],
+    ],
+    [
+      'a treated payment without an email, left out like the controls',
+      'not counted',
+      { state: 'succeeded', inProofMode: true, recoveredAt: at(1) },
+      [],
+    ],
+    [
+      'a treated payment Recoup recovered on day 3',
+      'treatment: collected',
+      { ...drawn, state: 'succeeded', recoveredAt: at(3) },
+      [],
+    ],
+    [
+      'a treated payment Recoup recovered on day 35',
+      'treatment: not collected',
+      { ...drawn, state: 'succeeded', recoveredAt: at(35) },
+      [],
+    ],
+    [
+      'a treated payment stopped as paid elsewhere on day 5',
+      'treatment: collected',
+      { ...drawn, state: 'paid_elsewhere', endedAt: at(5) },
+      [],
+    ],
+    [
+      'a treated payment stopped as paid elsewhere on day 40',
+      'treatment: not collected',
+      { ...drawn, state: 'paid_elsewhere', endedAt: at(40) },
+      [],
+    ],
+    [
+      'a treated payment that failed, its customer paying on their own on day 12',
+      'treatment: collected',
+      { ...drawn, state: 'failed' },
+      [12],
+    ],
+    [
+      'a treated payment stopped as no longer owed',
+      'treatment: not collected',
+      { ...drawn, state: 'stopped', endedAt: at(5) },
+      [],
+    ],
+    [
+      'a treated payment blocked after an attempt',
+      'treatment: not collected',
+      { ...drawn, state: 'blocked' },
+      [],
+    ],
+    [
+      'a payment blocked at intake (no group is drawn for it)',
+      'not counted',
+      { state: 'blocked', customerEmail: email },
+      [],
+    ],
+    [
+      'a payment from before Proof Mode was on',
+      'not counted',
+      { state: 'succeeded', customerEmail: email, recoveredAt: at(1) },
+      [],
+    ],
+    ['a holdout recorded before the mark', 'not counted', { state: 'holdout', customerEmail: email }, [12]],
+  ])('%s: %s', (_, expected, r, paidOn) => {
+    expect(countedAs(r, paidOn)).toBe(expected);
   });
 });

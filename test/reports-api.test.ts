@@ -83,6 +83,18 @@ describe('GET /api/reports/summary', () => {
     }
     expect(holdouts.length).toBeGreaterThan(0);
     expect(holdouts.length).toBeLessThan(16);
+    // Neither a payment blocked at intake nor one without a customer email takes part in the comparison.
+    const blocked = await execute(apiKey, {
+      paymentMethodToken: 'tok_mastercard',
+      originalDeclineCode: 'stolen_card',
+      customerEmail: 'blocked@example.com',
+    });
+    expect(blocked.status).toBe(403);
+    const anonymous = await execute(apiKey, {
+      paymentMethodToken: 'tok_card',
+      originalDeclineCode: 'try_again_later',
+    });
+    const anonymousRecovered = anonymous.body.holdout === true ? 0 : 1;
     // Half the control customers pay on their own.
     const paid = holdouts.filter((_, i) => i % 2 === 0);
     for (const email of paid) await pulse(apiKey, { customerEmail: email });
@@ -100,7 +112,31 @@ describe('GET /api/reports/summary', () => {
       controlRate: paid.length / holdouts.length,
       insufficientData: true,
     });
-    expect(res.body).toMatchObject({ failedPayments: 16, recovered: 16 - holdouts.length, recoveryRate: 1 });
+    expect(res.body).toMatchObject({
+      failedPayments: 18,
+      recovered: 16 - holdouts.length + anonymousRecovered,
+    });
+  });
+
+  it('counts a treated payment stopped as paid elsewhere as collected, like a control that paid on its own', async () => {
+    offsetMs = 0;
+    const { apiKey } = await stack.createAccount({ proofMode: { enabled: true, controlPercent: 0 } });
+    const queued = await execute(apiKey, {
+      paymentMethodToken: 'tok_decline_insufficient_funds',
+      originalDeclineCode: 'insufficient_funds',
+      customerEmail: 'elsewhere@example.com',
+    });
+    expect(queued.status).toBe(202);
+    const stopped = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: apiKey,
+      body: { transactionId: queued.body.transactionId, reason: 'paid_elsewhere' },
+    });
+    expect(stopped.body).toMatchObject({ state: 'paid_elsewhere' });
+    expect((await summary(apiKey)).body.proofMode).toMatchObject({
+      treatment: 1,
+      control: 0,
+      treatmentRate: 1,
+    });
   });
 
   it.each([

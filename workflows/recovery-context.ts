@@ -83,10 +83,14 @@ export class RecoveryContext {
    * processing" with the bare id, which its webhook must then carry.
    */
   async conclude(state: RecoveryState, patch: RecordPatch, outcome: FirstPhaseOutcome): Promise<void> {
-    if (!this.first && !this.answeredProcessing && outcome.kind === 'failed')
-      this.publicId = `FAILED_API_${this.input.transactionId}`;
+    if (outcome.kind === 'failed') this.publicId = this.failureId;
     await this.record(state, patch);
     this.first ??= outcome;
+  }
+
+  /** The id a failure concluded now carries: FAILED_API_ while its synchronous answer is still open. */
+  get failureId(): string {
+    return !this.first && !this.answeredProcessing ? `FAILED_API_${this.input.transactionId}` : this.publicId;
   }
 
   /** Moves to `state`: read model first, then search attributes for operators. */

@@ -1,6 +1,6 @@
 import { isCancellation, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { classifyDecline, type RecommendedAction } from '../domain/declines.js';
+import { classifyDecline, mayBeUnflaggedAuthentication, type RecommendedAction } from '../domain/declines.js';
 import type { Prediction, StopReason, Strategy } from '../domain/recovery.js';
 import type { RecoveryContext } from './recovery-context.js';
 
@@ -23,6 +23,8 @@ export async function skipHighRisk(ctx: RecoveryContext, ai: Prediction): Promis
   await reportHighRiskSkip({
     accountId: ctx.input.accountId,
     transactionId: ctx.input.transactionId,
+    // The failure that follows the skip names the recovery so; the merchant is given that id.
+    skippedChargeId: ctx.failureId,
     eventId: uuid4(),
     successScore: ai.score,
     confidence: ai.confidence,
@@ -167,8 +169,9 @@ export async function fail(
     recommendedActionReason: reason,
     ...(o.trigger ? { trigger: o.trigger } : {}),
   });
-  // A soft decline from a European or UK issuer is often an unflagged authentication request.
-  if (o.scaCountry && info.group !== 'invalid_card' && info.group !== 'expired') {
+  // An issuer's soft decline in a Strong Customer Authentication region is often an unflagged request to
+  // authenticate.
+  if (o.scaCountry && mayBeUnflaggedAuthentication(info.code)) {
     await ctx.emit({
       event: 'recovery.3ds_recommended',
       paymentMethodToken: r.paymentMethodToken,
@@ -188,12 +191,16 @@ export async function fail(
     });
 }
 
-/** Stopped without (further) retries: blocked group, risk block, authentication required, card dead. */
+/**
+ * Stopped without (further) retries: blocked group, risk block, authentication required, card dead. The
+ * events name the card that was blocked (`token`: the customer's new card, say), else the request's.
+ */
 export async function block(
   ctx: RecoveryContext,
-  o: { declineCode: string; reason: string; action: RecommendedAction; fromAttempt: boolean },
+  o: { declineCode: string; reason: string; action: RecommendedAction; fromAttempt: boolean; token?: string },
 ): Promise<void> {
   const { request: r } = ctx.input;
+  const paymentMethodToken = o.token ?? r.paymentMethodToken;
   await ctx.conclude(
     'blocked',
     {
@@ -210,7 +217,7 @@ export async function block(
     reason: o.reason,
     recommendedAction: o.action,
     recommendedActionReason: o.reason,
-    paymentMethodToken: r.paymentMethodToken,
+    paymentMethodToken,
     amount: r.amount,
     currency: r.currency,
     timestamp: nowIso(),
@@ -218,7 +225,7 @@ export async function block(
   if (o.fromAttempt && classifyDecline(o.declineCode).group === 'authentication_required') {
     await ctx.emit({
       event: 'recovery.authentication_required',
-      paymentMethodToken: r.paymentMethodToken,
+      paymentMethodToken,
       amount: r.amount,
       currency: r.currency,
       declineCode: o.declineCode,

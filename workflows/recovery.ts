@@ -10,6 +10,7 @@ import type { Activities } from '../activities/index.js';
 import type { Screen } from '../activities/recovery-screen.js';
 import { classifyDecline } from '../domain/declines.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
+import type { PlanOption } from '../domain/plan.js';
 import {
   currentPrediction,
   nextStep,
@@ -28,7 +29,7 @@ import { block, expire, fail, holdOut, skipHighRisk, stop, succeed } from './rec
 
 // Short steps run as local activities in the worker that runs the workflow: the whole first phase is one
 // workflow task instead of a server round trip per step, which is what the synchronous answer waits on.
-const { screenRecovery, loadStats } = proxyLocalActivities<Activities>({
+const { screenRecovery, loadStats, routeNewCard } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -177,16 +178,22 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       // Paid elsewhere or no longer owed meanwhile: charging now would take money that is not owed.
       const stopped = ctx.stopRequested;
       if (stopped) return stop(ctx, stopped);
-      let newToken: string | undefined;
+      let newCard: PlanOption[] | undefined;
       if (cardUpdate) {
-        // The customer's new card replaces the old one and is tried at once.
-        newToken = cardUpdate.newToken;
+        // The customer's new card replaces the old one and is tried at once, on each gateway that takes it.
+        const { newToken } = cardUpdate;
         paymentMethodType = cardUpdate.paymentMethodType;
         cardUpdate = undefined;
         await ctx.record('processing', { paymentMethodToken: newToken, nextAttemptAt: null });
+        newCard = await routeNewCard({
+          accountId: input.accountId,
+          token: newToken,
+          paymentMethodType,
+          currency: r.currency,
+        });
       }
       const stats = await loadStats(input.accountId);
-      loop = resumeAfterWait(loop, { stats, ...(newToken ? { newToken } : {}) });
+      loop = resumeAfterWait(loop, { stats, ...(newCard ? { newCard } : {}) });
     } else {
       loop = await charge(step);
     }
@@ -210,6 +217,7 @@ async function finish(ctx: RecoveryContext, screen: Screen, outcome: LoopOutcome
         declineCode: outcome.declineCode,
         reason: outcome.reason,
         action: outcome.action,
+        token: outcome.token,
         fromAttempt: true,
       });
     case 'expired':

@@ -130,6 +130,7 @@ export function runEngine(
         declineCode: decline.code,
         reason: decline.reason,
         action: decline.recommendedAction,
+        token: tokens.primary,
       };
     return session;
   }
