@@ -42,7 +42,7 @@ const enrichment = new Set(['customerEmail', 'cardOrigin', 'binPrefix', 'origina
 export type ConnectorReceipt =
   | { action: 'recovery_started' | 'already_received'; transactionId: string }
   | { action: 'card_updated'; recoveriesRetried: number }
-  | { action: 'paid_elsewhere'; transactionId: string | null }
+  | { action: 'paid_elsewhere' | 'control_paid'; transactionId: string | null }
   | { action: 'card_expiring'; eventId: string }
   | { action: 'ignored'; reason: string };
 
@@ -123,6 +123,12 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     const recovery = await stores.recoveries.findByKey(account.id, invoiceId);
     if (!recovery || recovery.connector?.platform !== platform)
       return { action: 'ignored', reason: 'Recoup holds no recovery of this invoice' };
+    // A Proof Mode control, which Recoup left alone: the customer paid on their own.
+    if (recovery.state === 'holdout') {
+      if (!recovery.paidOnTheirOwnAt)
+        await stores.recoveries.update(recovery._id, { paidOnTheirOwnAt: clock() }, clock());
+      return { action: 'control_paid', transactionId: recovery.publicId };
+    }
     if (statusOf(recovery.state) !== 'unknown')
       return { action: 'ignored', reason: `The invoice's recovery has ended (${recovery.state})` };
     try {

@@ -48,9 +48,12 @@ export function statusOf(state: RecoveryState): RecoveryStatus {
   return state === 'holdout' || state === 'stopped' ? 'failed' : 'unknown';
 }
 
-/** Whether the customer still owes the payment of a recovery in `state` (the paywall's past due). */
-export function stillOwed(state: RecoveryState): boolean {
-  return statusOf(state) !== 'succeeded' && state !== 'stopped';
+/**
+ * Whether the customer still owes the payment of a recovery (the paywall's past due): not when it was paid
+ * (by Recoup or elsewhere, a Proof Mode control included) or written off.
+ */
+export function stillOwed(r: { state: RecoveryState; paidOnTheirOwnAt?: Date }): boolean {
+  return statusOf(r.state) !== 'succeeded' && r.state !== 'stopped' && r.paidOnTheirOwnAt === undefined;
 }
 
 /** What the recovery workflow is started with: ids and request data, never secrets. */

@@ -17,6 +17,8 @@ export interface ReportedRecovery {
   endedAt?: Date;
   /** Drawn into a Proof Mode group at intake (control: state `holdout`); absent or false otherwise. */
   inProofMode?: boolean;
+  /** A control the billing platform reports paid: when. */
+  paidOnTheirOwnAt?: Date;
 }
 
 export interface ReportInput {
@@ -59,6 +61,7 @@ function proofGroups(input: ReportInput) {
     const collected =
       (r.state === 'succeeded' && within(r.recoveredAt)) ||
       (r.state === 'paid_elsewhere' && within(r.endedAt)) ||
+      within(r.paidOnTheirOwnAt) ||
       (input.paidOnTheirOwn.get(r.customerEmail ?? '') ?? []).some(within);
     if (!collected && input.now.getTime() < closes) continue;
     const group = r.state === 'holdout' ? control : treatment;

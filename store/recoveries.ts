@@ -69,6 +69,11 @@ export interface RecoveryDoc {
   inProofMode?: boolean;
   /** When it reached its final state; unlike updatedAt, not moved by later writes (write-back, erasure). */
   endedAt?: Date;
+  /**
+   * A Proof Mode control (`holdout`: Recoup made no attempt) whose invoice the billing platform reports
+   * paid: when it said so. The customer no longer owes it, and the report counts the control collected.
+   */
+  paidOnTheirOwnAt?: Date;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -92,6 +97,7 @@ export type RecoveryPatch = Partial<
     | 'writeBack'
     | 'inProofMode'
     | 'endedAt'
+    | 'paidOnTheirOwnAt'
   >
 >;
 
@@ -113,6 +119,7 @@ const summaryFields = [
   'recoveredAt',
   'endedAt',
   'inProofMode',
+  'paidOnTheirOwnAt',
 ] as const;
 const breakdownFields = [...summaryFields, 'originalDeclineCode', 'strategyUsed', 'attempts'] as const;
 

@@ -28,14 +28,14 @@ afterAll(async () => {
 });
 
 /** An account charging through Stripe (the emulator) with a Stripe Billing connector that reuses its key. */
-async function connectedAccount() {
+async function connectedAccount(settings: Record<string, unknown> = {}) {
   const gateway: GatewayConfig = {
     name: 'stripe',
     kind: 'stripe',
     test: false,
     credentials: { secretKey: stripe.secretKey, apiBase: stripe.url },
   };
-  const created = await stack.createAccount({}, [gateway]);
+  const created = await stack.createAccount(settings, [gateway]);
   await stack.stores.accounts.setConnector(created.account.id, 'stripe-billing', { webhookSecret });
   return { id: created.account.id, apiKey: created.apiKey };
 }
@@ -272,6 +272,45 @@ describe('Stripe Billing connector: after the failure', () => {
       { key: account.apiKey },
     );
     expect(paywall.body).toMatchObject({ isPastDue: false });
+  });
+
+  it('an invoice Stripe collected for a Proof Mode control counts as paid on the customer’s own: not past due, a collected control', async () => {
+    const account = await connectedAccount({ proofMode: { enabled: true, controlPercent: 50 } });
+    // Half the customers fall in the control group: failures until one does.
+    let control: ReturnType<typeof failedInvoice> | undefined;
+    for (let i = 0; i < 30 && !control; i += 1) {
+      const failed = failedInvoice([{ decline: 'do_not_honor' }]);
+      await postWebhook(stack, 'stripe-billing', account.id, failed.event.body, failed.event.headers);
+      const doc = await recoveryOfInvoice(
+        stack,
+        account.id,
+        failed.invoice.id,
+        (d) => d.state !== 'processing',
+      );
+      if (doc?.state === 'holdout') control = failed;
+    }
+    if (!control) throw new Error('no failure fell in the control group');
+    const doc = await recoveryOfInvoice(stack, account.id, control.invoice.id, () => true);
+
+    const paid = signed('payment_intent.succeeded', stripe.payInvoiceAtStripe(control.invoice.id));
+    const res = await postWebhook(stack, 'stripe-billing', account.id, paid.body, paid.headers);
+    expect(res.body).toEqual({ received: true, action: 'control_paid', transactionId: doc!.publicId });
+    // Still a control Recoup never charged, now paid: not past due, and collected in the comparison.
+    const byRecoup = stripe
+      .intents()
+      .filter((i) => i.customer === control.customer && i.metadata[attemptKeyField]);
+    expect(byRecoup).toHaveLength(0);
+    const after = await recoveryOfInvoice(stack, account.id, control.invoice.id, () => true);
+    expect(after).toMatchObject({ state: 'holdout', paidOnTheirOwnAt: expect.any(Date) });
+    const paywall = await call(
+      stack.baseUrl,
+      'GET',
+      `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(after!.customerEmail!)}`,
+      { key: account.apiKey },
+    );
+    expect(paywall.body).toMatchObject({ isPastDue: false });
+    const summary = await call(stack.baseUrl, 'GET', '/api/reports/summary', { key: account.apiKey });
+    expect(summary.body.proofMode).toMatchObject({ control: 1, controlRate: 1 });
   });
 
   it('ignores Recoup’s own payments, payments of no invoice, invoices with no payment and other events', async () => {

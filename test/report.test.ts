@@ -207,6 +207,18 @@ describe('who the Proof Mode comparison counts, and how', () => {
       [],
     ],
     [
+      'a control its billing platform reports paid on day 6',
+      'control: collected',
+      { ...drawn, state: 'holdout', paidOnTheirOwnAt: at(6) },
+      [],
+    ],
+    [
+      'a control its billing platform reports paid on day 33, after its window',
+      'control: not collected',
+      { ...drawn, state: 'holdout', paidOnTheirOwnAt: at(33) },
+      [],
+    ],
+    [
       'a control without an email (its own payment cannot be seen)',
       'not counted',
       { state: 'holdout', inProofMode: true },

@@ -30,7 +30,7 @@ interface Deps {
  */
 export function paywallStatus(recoveries: RecoveryDoc[], fallbackCurrency: string) {
   const owed = recoveries
-    .filter((r) => stillOwed(r.state))
+    .filter(stillOwed)
     .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   const byCurrency: Record<string, number> = {};
   for (const r of owed) byCurrency[r.currency] = (byCurrency[r.currency] ?? 0) + r.amount;
