@@ -29,9 +29,7 @@ interface Deps {
  * off by the merchant is still owed.
  */
 export function paywallStatus(recoveries: RecoveryDoc[], fallbackCurrency: string) {
-  const owed = recoveries
-    .filter(stillOwed)
-    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  const owed = recoveries.filter(stillOwed).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   const byCurrency: Record<string, number> = {};
   for (const r of owed) byCurrency[r.currency] = (byCurrency[r.currency] ?? 0) + r.amount;
   const currency = owed[0]?.currency ?? fallbackCurrency;
