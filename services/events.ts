@@ -161,12 +161,13 @@ export function createEventPublisher(deps: {
               'under_way',
               'A delivery of this event is still under way; resend it once it has ended.',
             );
-          // Recorded but never started (a process died in between): start that delivery now.
-          if (state === 'missing') {
+          // Recorded but never started (a process died in between): start that delivery now. One with
+          // attempts did run, and its history is gone (Temporal's retention): a new delivery, below.
+          if (state === 'missing' && lastDelivery.attempts.length === 0) {
             await startDelivery(record, last, resendNumberOf(lastDelivery.deliveryId));
             return { eventId, deliveryId: lastDelivery.deliveryId, workflowId };
           }
-          // Ended without a word (terminated by hand): a new delivery, as after any other end.
+          // Ended without a word (terminated by hand): a new delivery too, as after any other end.
         }
         const resend = record.deliveries.filter((d) => d.deliveryId !== deliveryIdOf()).length + 1;
         const delivery = { deliveryId: deliveryIdOf(resend), startedAt: clock(), attempts: [] };
