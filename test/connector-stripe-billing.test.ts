@@ -40,6 +40,17 @@ async function connectedAccount(settings: Record<string, unknown> = {}) {
   return { id: created.account.id, apiKey: created.apiKey };
 }
 
+/** Whether the paywall holds the customer past due. */
+async function isPastDue(apiKey: string, customerEmail: string): Promise<unknown> {
+  const paywall = await call(
+    stack.baseUrl,
+    'GET',
+    `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(customerEmail)}`,
+    { key: apiKey },
+  );
+  return paywall.body.isPastDue;
+}
+
 /** A Stripe event as Stripe sends it: JSON body and a Stripe-Signature header made by Stripe's own library. */
 function signed(
   type: string,
@@ -265,13 +276,7 @@ describe('Stripe Billing connector: after the failure', () => {
     expect(status.body).toMatchObject({ status: 'succeeded', state: 'paid_elsewhere', recovered: false });
     expect(stripe.intents().filter((i) => i.payment_method === card)).toHaveLength(charged);
     // The customer no longer owes anything.
-    const paywall = await call(
-      stack.baseUrl,
-      'GET',
-      `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(doc!.customerEmail!)}`,
-      { key: account.apiKey },
-    );
-    expect(paywall.body).toMatchObject({ isPastDue: false });
+    expect(await isPastDue(account.apiKey, doc!.customerEmail!)).toBe(false);
   });
 
   it('an invoice Stripe collected for a Proof Mode control counts as paid on the customer’s own: not past due, a collected control', async () => {
@@ -302,13 +307,7 @@ describe('Stripe Billing connector: after the failure', () => {
     expect(byRecoup).toHaveLength(0);
     const after = await recoveryOfInvoice(stack, account.id, control.invoice.id, () => true);
     expect(after).toMatchObject({ state: 'holdout', paidOnTheirOwnAt: expect.any(Date) });
-    const paywall = await call(
-      stack.baseUrl,
-      'GET',
-      `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(after!.customerEmail!)}`,
-      { key: account.apiKey },
-    );
-    expect(paywall.body).toMatchObject({ isPastDue: false });
+    expect(await isPastDue(account.apiKey, after!.customerEmail!)).toBe(false);
     const summary = await call(stack.baseUrl, 'GET', '/api/reports/summary', { key: account.apiKey });
     expect(summary.body.proofMode).toMatchObject({ control: 1, controlRate: 1 });
   });
