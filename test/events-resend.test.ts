@@ -259,6 +259,17 @@ describe('a resend after a delivery that never ran or was cut short', () => {
     expect(record?.deliveries.map((d) => d.deliveryId)).toEqual(['initial']);
   });
 
+  it('starts a new delivery when a delivery with attempts is gone from Temporal (its history expired)', async () => {
+    const { id, key } = await merchant();
+    const [eventId] = await deadLetters(id, ['card.updated']);
+    // Pending on a delivery that made its attempts, whose workflow Temporal no longer holds.
+    await stack.stores.events.setStatus(eventId ?? '', 'pending');
+    const res = await call(stack.baseUrl, 'POST', `/api/events/${eventId}/resend`, { key });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ eventId, deliveryId: 'resend-1' });
+    await postedEach([eventId ?? ''], 1);
+  });
+
   it('starts a new delivery of an event whose delivery was terminated by hand', async () => {
     const { id, key } = await merchant({ webhookUrl: unreachableWebhookUrl });
     const { eventId } = await stack.events.publish(id, sampleEvent('recovery.success'));
