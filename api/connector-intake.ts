@@ -125,8 +125,10 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
       return { action: 'ignored', reason: 'Recoup holds no recovery of this invoice' };
     // A Proof Mode control, which Recoup left alone: the customer paid on their own.
     if (recovery.state === 'holdout') {
-      if (!recovery.paidOnTheirOwnAt)
-        await stores.recoveries.update(recovery._id, { paidOnTheirOwnAt: clock() }, clock());
+      if (!recovery.paidOnTheirOwnAt) {
+        const now = clock();
+        await stores.recoveries.update(recovery._id, { paidOnTheirOwnAt: now }, now);
+      }
       return { action: 'control_paid', transactionId: recovery.publicId };
     }
     if (statusOf(recovery.state) !== 'unknown')

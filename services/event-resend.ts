@@ -5,18 +5,12 @@ import type { Stores } from '../store/index.js';
 import { oldestFirst, pageOf, type PagePlace } from '../store/paging.js';
 import { EventNotFoundError, notSentReason, ResendRefusedError, type EventPublisher } from './events.js';
 
-/** Which of an account's events to send again, oldest first, a batch at a time. */
-export interface ResendSelection {
-  status: ResendFilter['status'];
-  /** Only this kind; without it every kind but `webhook.test` (a check, not something to catch up on). */
-  type?: EventName;
-  /** Only events created at or after `from` and before `to`. */
-  from?: Date;
-  to?: Date;
-  /** Carry on after this event: the previous batch's `last`. */
-  after?: PagePlace;
-  limit: number;
-}
+/**
+ * Which of an account's events to send again (status, kind and creation time, as the API and the CLI take
+ * them), oldest first, a batch at a time: at most `limit`, carrying on after `after` (the previous batch's
+ * `last`). Without a kind, every kind but `webhook.test` (a check, not something to catch up on).
+ */
+export type ResendSelection = ResendFilter & { after?: PagePlace; limit: number };
 
 /** What a batch did. */
 export interface ResendBatch {
@@ -67,8 +61,8 @@ export async function resendBatch(
       accountId,
       status: selection.status,
       types,
-      ...(selection.from ? { from: selection.from } : {}),
-      ...(selection.to ? { to: selection.to } : {}),
+      ...(selection.from ? { from: new Date(selection.from) } : {}),
+      ...(selection.to ? { to: new Date(selection.to) } : {}),
       ...(selection.after ? { after: selection.after } : {}),
       order: oldestFirst,
       limit,

@@ -63,6 +63,15 @@ export function eventRoutes({ stores, events, clock }: Deps) {
     return record;
   }
 
+  /** The account's event a page carries on from (`field` names it in a 400), or null without one. */
+  async function placeOf(accountId: string, field: string, eventId: string | undefined) {
+    if (!eventId) return null;
+    const record = await stores.events.get(eventId);
+    if (record?.accountId !== accountId)
+      throw badRequest({ [field]: ['must be an eventId of this account'] });
+    return record;
+  }
+
   return [
     route({
       method: 'get',
@@ -74,9 +83,7 @@ export function eventRoutes({ stores, events, clock }: Deps) {
       responses: { 200: { description: 'A page of events', schema: EventList } },
       async handle(ctx, { query }) {
         const accountId = accountOf(ctx).id;
-        const before = query.before ? await stores.events.get(query.before) : null;
-        if (query.before && before?.accountId !== accountId)
-          throw badRequest({ before: ['must be an eventId of this account'] });
+        const before = await placeOf(accountId, 'before', query.before);
         const page = await pageOf(query.limit, (limit) =>
           stores.events.list({
             accountId,
@@ -129,17 +136,11 @@ export function eventRoutes({ stores, events, clock }: Deps) {
       },
       async handle(ctx, { body }) {
         const accountId = accountOf(ctx).id;
-        const after = body.after ? await stores.events.get(body.after) : null;
-        if (body.after && after?.accountId !== accountId)
-          throw badRequest({ after: ['must be an eventId of this account'] });
+        const after = await placeOf(accountId, 'after', body.after);
         try {
           const batch = await resendBatch({ stores, events }, accountId, {
-            status: body.status,
-            type: body.type,
-            from: body.from ? new Date(body.from) : undefined,
-            to: body.to ? new Date(body.to) : undefined,
+            ...body,
             after: after ?? undefined,
-            limit: body.limit,
           });
           return reply(202, batch);
         } catch (error) {

@@ -104,10 +104,7 @@ async function resendAll(argv: string[], ctx: CliContext): Promise<void> {
   let after: EventRecord | null = null;
   for (;;) {
     const batch = await resendBatch(deps, clientId, {
-      status: filter.status,
-      type: filter.type,
-      from: filter.from ? new Date(filter.from) : undefined,
-      to: filter.to ? new Date(filter.to) : undefined,
+      ...filter,
       after: after ?? undefined,
       limit: resendBatchSize,
     });
