@@ -1,18 +1,15 @@
 import { randomInt } from 'node:crypto';
 import { classifyDecline, type DeclineInfo, type RecommendedAction } from '../domain/declines.js';
-import { tokenFitsKind, type GatewayKind, type PaymentMethodType } from '../domain/gateway-kinds.js';
+import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 import { customerTimeZone, scaCountries, utcOffsetMinutes } from '../domain/local-time.js';
 import { brandFromBin, type CardBrand } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import type { RecoveryInput } from '../domain/recovery.js';
 import { blockMemoryMs } from '../domain/risk.js';
-import type { GatewayConfig } from '../domain/settings.js';
 import type { OutcomeStats } from '../domain/success-model.js';
 import { cardKeyOf } from '../runtime/crypto.js';
-import type { Account } from '../store/accounts.js';
 import type { ActivityDeps } from './deps.js';
-import { adaptersFor } from './gateways/resolve.js';
-import type { GatewayCapabilities } from './gateways/types.js';
+import { routeOptions, routing } from './gateways/routing.js';
 
 /** What the workflow learns before planning: the decline, routing, the customer's clock and the risk screen. */
 export interface Screen {
@@ -36,50 +33,7 @@ export interface Screen {
 /** The recovery to screen, and the workflow's clock at intake (epoch ms): the screen's time everywhere. */
 export type ScreenInput = RecoveryInput & { now: number };
 
-/** A gateway as routing sees it: its name, its kind (token shapes) and what it can charge. */
-export interface RouteGateway extends GatewayCapabilities {
-  name: string;
-  kind: GatewayKind;
-}
-
-/**
- * Cascade order (spec): the primary token on each gateway that can charge it, then each fallback token. A
- * gateway that cannot charge the currency (a Braintree account without a merchant account in it) or the
- * token (a PayPal reference transaction without NVP credentials) is skipped.
- */
-export function routeOptions(
-  gateways: RouteGateway[],
-  primary: string,
-  paymentMethodType: PaymentMethodType,
-  fallbacks: string[],
-  currency: string,
-): PlanOption[] {
-  const options: PlanOption[] = [];
-  const charges = (g: RouteGateway, token: string) =>
-    (g.currencies === null || g.currencies.includes(currency)) &&
-    tokenFitsKind(g.kind, token) &&
-    (g.takesToken?.(token) ?? true);
-  gateways.forEach((g, i) => {
-    const walletOk = paymentMethodType === 'card' || g.wallets.includes(paymentMethodType);
-    if (walletOk && charges(g, primary))
-      options.push({ gateway: g.name, token: primary, role: i === 0 ? 'primary' : 'backup_gateway' });
-  });
-  for (const token of fallbacks) {
-    for (const g of gateways)
-      if (charges(g, token)) options.push({ gateway: g.name, token, role: 'fallback_token' });
-  }
-  return options;
-}
-
 export function screenActivities(deps: ActivityDeps) {
-  /** The account's gateway adapters, and its gateways as routing sees them, in the account's order. */
-  function routing(loaded: { account: Account; gateways: GatewayConfig[] }) {
-    const byName = adaptersFor(deps.stores, loaded.account.id, loaded.gateways, deps);
-    const adapters = loaded.account.gateways.map((g) => byName.get(g.name)!);
-    const gateways = loaded.account.gateways.map((g, i) => ({ ...g, ...adapters[i]!.capabilities }));
-    return { adapters, gateways };
-  }
-
   return {
     /** Screens a new recovery: decline group, risk, Proof Mode, routing and the customer's local clock. */
     async screenRecovery(input: ScreenInput): Promise<Screen> {
@@ -91,7 +45,7 @@ export function screenActivities(deps: ActivityDeps) {
       const s = account.settings;
       const now = new Date(input.now);
       const decline = classifyDecline(r.originalDeclineCode);
-      const { adapters, gateways } = routing(loaded);
+      const { adapters, gateways } = routing(stores, loaded, deps);
       const simulate = account.testMode ? (r.simulateOutcome ?? null) : null;
 
       let block: Screen['block'] = null;
@@ -183,7 +137,13 @@ export function screenActivities(deps: ActivityDeps) {
     }): Promise<PlanOption[]> {
       const loaded = await deps.stores.accounts.withGateways(input.accountId);
       if (!loaded) throw new Error(`Account ${input.accountId} not found`);
-      return routeOptions(routing(loaded).gateways, input.token, input.paymentMethodType, [], input.currency);
+      return routeOptions(
+        routing(deps.stores, loaded, deps).gateways,
+        input.token,
+        input.paymentMethodType,
+        [],
+        input.currency,
+      );
     },
 
     /** The account's outcome statistics, for planning a later attempt with what was learned since. */

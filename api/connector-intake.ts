@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
+import { gatewaysCharging } from '../activities/gateways/routing.js';
 import { daysUntilExpiry } from '../domain/card-health.js';
 import type {
   ConnectorAction,
@@ -7,7 +8,6 @@ import type {
   ExpiringCard,
   ReportedFailure,
 } from '../domain/connectors.js';
-import { tokenFitsKind } from '../domain/gateway-kinds.js';
 import { recoveryRequestFor } from '../domain/recovery-request.js';
 import { statusOf } from '../domain/recovery.js';
 import { stableEventId } from '../runtime/crypto.js';
@@ -23,9 +23,11 @@ import { HttpError } from './http-error.js';
 import { launchRecovery } from './launch-recovery.js';
 import { formatIssues } from './validate.js';
 
-/** What the connector intake needs; the route adds the public base URL. */
+/** What the connector intake needs. */
 export interface ConnectorIntakeDeps {
   stores: Stores;
+  /** Recoup's public URL, which gateway adapters are made with. */
+  publicBaseUrl: string;
   temporal: Client;
   queues: TaskQueues;
   clock: () => Date;
@@ -97,10 +99,11 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     customerId: string,
     newToken: string,
   ): Promise<ConnectorReceipt> {
-    if (!tokenFitsKind(account.gateways[0]?.kind ?? 'test', newToken))
+    const card = { token: newToken, paymentMethodType: 'card' as const };
+    if ((await gatewaysCharging(stores, account.id, card, deps)).length === 0)
       return {
         action: 'ignored',
-        reason: "The new payment method is not one the account's gateway can charge",
+        reason: "The new payment method is not one the account's gateways can charge",
       };
     // A recovery already on this card (the customer saved it through Recoup's own page) is not retried twice.
     const queued = (
@@ -110,7 +113,7 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
       action: 'card_updated',
       recoveriesRetried: await retryWithNewCard(temporal, log, queued, {
         newToken,
-        paymentMethodType: 'card',
+        paymentMethodType: card.paymentMethodType,
       }),
     };
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GatewayKind, tokenFitsKind } from './gateway-kinds.js';
+import { GatewayKind } from './gateway-kinds.js';
 
 const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
 const hostname = z
@@ -109,14 +109,6 @@ export const Settings = z
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;
-
-/** Names of the gateways whose kind takes `token`: where a new card can be charged. */
-export function gatewaysTaking(
-  gateways: Array<Pick<GatewayConfig, 'name' | 'kind'>>,
-  token: string,
-): string[] {
-  return gateways.filter((g) => tokenFitsKind(g.kind, token)).map((g) => g.name);
-}
 
 /** Gateways of an account: one primary (first) plus up to two backups, with unique names. */
 export const Gateways = z

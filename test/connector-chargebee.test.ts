@@ -274,6 +274,37 @@ describe('Chargebee connector: payment_source_updated', () => {
   });
 });
 
+describe('Chargebee connector: a new card no gateway of the account can charge', () => {
+  it('is ignored, and the queued recovery stays on its card', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_decline_do_not_honor_x2');
+    await post(accountId, failed.body);
+    await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.state === 'queued');
+    const updated = event('payment_source_updated', {
+      customer: { id: failed.customerId },
+      payment_source: {
+        id: `pm_stripe${n}`,
+        customer_id: failed.customerId,
+        type: 'card',
+        // A Stripe payment method, on an account whose only gateway is the test gateway.
+        reference_id: 'cus_1/pm_1Nabc',
+        status: 'valid',
+        deleted: false,
+      },
+    });
+    const res = await post(accountId, JSON.stringify(updated));
+    expect(res.body).toMatchObject({
+      received: true,
+      action: 'ignored',
+      reason: expect.stringMatching(/gateways can charge/),
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toMatchObject({
+      state: 'queued',
+      paymentMethodToken: 'tok_decline_do_not_honor_x2',
+    });
+  });
+});
+
 describe('Chargebee connector: authentication, addressing and other events', () => {
   it('refuses a missing, wrong or non-Basic authorization with 401 and records nothing', async () => {
     const accountId = await connectedAccount();

@@ -776,12 +776,27 @@ describe("the merchant's own card form, for gateways whose form the page cannot 
     expect(queued.status).toBe(202);
     const transactionId = String(queued.body.transactionId);
     const link = (await cardLink(apiKey, { paymentMethodToken: 'tok_visa', transactionId })).body;
+    // A wallet none of the gateways charges for recurring payments is refused, and the link stays usable.
+    expect(
+      await complete(apiKey, {
+        token: link.token,
+        newPaymentMethodToken: 'tok_venmo_wallet',
+        paymentMethodType: 'venmo',
+      }),
+    ).toMatchObject({
+      status: 400,
+      body: { details: { newPaymentMethodToken: [expect.stringMatching(/venmo token/)] } },
+    });
+    const cardUpdates = async () =>
+      (await stack.stores.events.list({ accountId: account.id })).filter((e) => e.type === 'card.updated');
+    expect(await cardUpdates()).toEqual([]);
     const done = await complete(apiKey, {
       token: link.token,
       newPaymentMethodToken: 'tok_paypal_wallet',
       paymentMethodType: 'paypal',
     });
-    expect(done.status).toBe(200);
+    expect(done).toMatchObject({ status: 200, body: { eligibleGateways: ['test-2'] } });
+    expect((await cardUpdates()).map((e) => e.payload)).toMatchObject([{ eligibleGateways: ['test-2'] }]);
     expect(await stateOnceSucceeded(account.id, transactionId)).toBe('succeeded');
     expect(await stack.stores.sandbox.countForToken('test', 'tok_paypal_wallet')).toBe(0);
     expect(await stack.stores.sandbox.countForToken('test-2', 'tok_paypal_wallet')).toBe(1);

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPayPalGateway, PayPalCredentials } from '../activities/gateways/paypal.js';
 import { credentialsProblem } from '../activities/gateways/registry.js';
 import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
-import { routeOptions } from '../activities/recovery-screen.js';
+import { routeOptions } from '../activities/gateways/routing.js';
 import { parseGateways } from '../cli/gateway-spec.js';
 import { classifyDecline } from '../domain/declines.js';
 import { startPayPalEmulator, type PayPalEmulator, type PayPalScript } from './support/paypal-emulator.js';

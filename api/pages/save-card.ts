@@ -1,4 +1,4 @@
-import { gatewaysTaking } from '../../domain/settings.js';
+import { gatewaysCharging } from '../../activities/gateways/routing.js';
 import type { AppContext } from '../context.js';
 import type { PageMessages } from './i18n/index.js';
 import { cardSaved } from './card-update-views.js';
@@ -24,10 +24,10 @@ export async function saveCard(
   card: { token: string; label: string },
 ): Promise<void> {
   const { account, brand, link, messages } = loaded;
+  const method = { token: card.token, paymentMethodType: 'card' as const };
   const used = await deps.outcomes.updateCard(link, {
-    token: card.token,
-    paymentMethodType: 'card',
-    eligibleGateways: gatewaysTaking(account.gateways, card.token),
+    ...method,
+    eligibleGateways: await gatewaysCharging(deps.stores, account.id, method, deps),
   });
   if (!used) return goneLinkPage(ctx, loaded, 'used');
   sendPage(ctx, 200, {

@@ -6,8 +6,6 @@ import { rawBodyOf } from '../middleware/json-body.js';
 import { reply, route } from '../route.js';
 import { ConnectorParams, ConnectorReceipt } from '../schemas/connectors.js';
 
-type Deps = ConnectorIntakeDeps & { publicBaseUrl: string };
-
 /** Node gives header names in lower case; a repeated header becomes one comma-joined value. */
 const headersOf = (raw: Record<string, string | string[] | undefined>) =>
   Object.fromEntries(
@@ -15,7 +13,7 @@ const headersOf = (raw: Record<string, string | string[] | undefined>) =>
   );
 
 /** The no-code path: a billing platform's own failed-payment webhooks, one intake URL per account and platform. */
-export function connectorRoutes(deps: Deps) {
+export function connectorRoutes(deps: ConnectorIntakeDeps) {
   const { stores, clock } = deps;
   const intake = createConnectorIntake(deps);
   return [

@@ -1,4 +1,4 @@
-import { gatewaysTaking } from '../../domain/settings.js';
+import { gatewaysCharging } from '../../activities/gateways/routing.js';
 import { createLinkOutcomes, type LinkOutcomeDeps } from '../../services/link-outcomes.js';
 import { createLinkService, type LinkServiceDeps } from '../../services/links.js';
 import { accountOf } from '../context.js';
@@ -75,16 +75,17 @@ export function linkRoutes(deps: LinkDeps) {
           await outcomes.finishInterrupted(link, opened.consumption);
           throw gone(opened.state);
         }
-        const eligibleGateways = gatewaysTaking(account.gateways, body.newPaymentMethodToken);
+        const method = { token: body.newPaymentMethodToken, paymentMethodType: body.paymentMethodType };
+        const eligibleGateways = await gatewaysCharging(deps.stores, account.id, method, deps);
         if (eligibleGateways.length === 0)
           throw badRequest({
-            newPaymentMethodToken: ["must be a token one of the account's gateways can charge"],
+            newPaymentMethodToken: [
+              method.paymentMethodType === 'card'
+                ? "must be a token one of the account's gateways can charge"
+                : `must be a ${method.paymentMethodType} token one of the account's gateways charges for recurring payments`,
+            ],
           });
-        const used = await outcomes.updateCard(link, {
-          token: body.newPaymentMethodToken,
-          paymentMethodType: body.paymentMethodType,
-          eligibleGateways,
-        });
+        const used = await outcomes.updateCard(link, { ...method, eligibleGateways });
         if (!used) throw gone('used');
         return reply(200, {
           cardUpdated: true as const,

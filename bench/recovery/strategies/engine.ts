@@ -1,4 +1,4 @@
-import { routeOptions } from '../../../activities/recovery-screen.js';
+import { routeOptions } from '../../../activities/gateways/routing.js';
 import { classifyDecline } from '../../../domain/declines.js';
 import { paymentMethodTypes } from '../../../domain/gateway-kinds.js';
 import { customerTimeZone, localParts, utcOffsetMinutes } from '../../../domain/local-time.js';
