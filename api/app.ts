@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Client } from '@temporalio/client';
@@ -72,7 +73,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     }),
   );
 
-  const router = new Router<AppState>();
+  // Every method Node parses is one the router knows: one no route has (TRACE, PROPFIND…) is a client's
+  // mistake — 405 where the path has routes, 404 where it has none — never a 501 counted as a server error.
+  const router = new Router<AppState>({ methods: METHODS });
   mount(router, routes, {
     auth: (mode) => authenticate(deps.stores.accounts, mode),
     rateLimit: (kind) => rateLimit(deps.stores.rateLimits, kind, deps.clock),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
+import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createApp } from '../api/app.js';
@@ -45,6 +45,25 @@ describe('errors', () => {
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: 'Not found' });
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers a method no route has with a JSON 405 on a known path and 404 elsewhere, never a 5xx', async () => {
+    const send = (method: string, path: string) =>
+      new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+        const req = request(`${stack.baseUrl}${path}`, { method }, (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+        });
+        req.on('error', reject).end();
+      });
+    for (const method of ['TRACE', 'PROPFIND', 'PUT', 'PATCH', 'DELETE'])
+      expect(await send(method, '/api/health'), method).toEqual({
+        status: 405,
+        body: { error: 'Method Not Allowed' },
+      });
+    for (const method of ['TRACE', 'PROPFIND'])
+      expect(await send(method, '/api/nope'), method).toEqual({ status: 404, body: { error: 'Not found' } });
   });
 
   it('echoes a sane caller X-Request-Id', async () => {

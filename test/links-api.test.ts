@@ -275,6 +275,16 @@ describe('hosted pages: lifetime, single use and trust', () => {
     expect((await postForm(url, { _form: token, ...goodCard })).status).toBe(200);
   });
 
+  it('a form over 64 KiB is refused with a 413 page and changes nothing', async () => {
+    const { apiKey } = await stack.createAccount();
+    const url = onServer(stack.baseUrl, (await cardLink(apiKey)).body.url);
+    const token = formTokenOf((await getPage(url)).html);
+    const res = await postForm(url, { _form: token, ...goodCard, padding: 'x'.repeat(70_000) });
+    expect(res.status).toBe(413);
+    expect(res.html).toContain('Reload the page');
+    expect((await postForm(url, { _form: token, ...goodCard })).status).toBe(200);
+  });
+
   it('the card number is never stored', async () => {
     const { apiKey } = await stack.createAccount();
     const url = onServer(stack.baseUrl, (await cardLink(apiKey)).body.url);

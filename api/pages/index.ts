@@ -8,16 +8,24 @@ import type { LinkDeps } from '../routes/links.js';
 import { cancelFlowPage } from './cancel-flow.js';
 import { cardUpdatePage } from './card-update.js';
 import { messagesFor } from './i18n/index.js';
-import { errorPage } from './notices.js';
+import { HttpError } from '../http-error.js';
+import { neutralBrand } from './layout.js';
+import { errorPage, staleFormPage } from './notices.js';
 import { stylesheet, stylesheetPath } from './styles.js';
 
-/** Renders unexpected failures as a friendly HTML page (the API's JSON error body would mean nothing here). */
+/**
+ * Renders failures as a friendly HTML page (the API's JSON error body would mean nothing here): a request
+ * the page cannot take (a form over 64 KiB) as a form to send again with its status, anything else as 500.
+ */
 async function htmlErrors(ctx: AppContext, next: Next): Promise<void> {
   try {
     await next();
   } catch (error) {
+    const messages = messagesFor(ctx);
+    if (error instanceof HttpError && error.status < 500)
+      return staleFormPage(ctx, { messages, brand: neutralBrand(messages) }, ctx.path, error.status);
     ctx.state.log.error({ err: error }, 'hosted page failed');
-    errorPage(ctx, messagesFor(ctx), ctx.state.requestId);
+    errorPage(ctx, messages, ctx.state.requestId);
   }
 }
 

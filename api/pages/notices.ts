@@ -36,10 +36,13 @@ export function unavailablePage(ctx: AppContext, look: NoticeLook): void {
   notice(ctx, 501, look, title, text(look.brand.name), contact(look.brand.name));
 }
 
-/** 403: the form was not one this server rendered for this link (CSRF), or it is too old. */
-export function staleFormPage(ctx: AppContext, look: NoticeLook, path: string): void {
+/**
+ * 403: the form was not one this server rendered for this link (CSRF), or it is too old; or another status
+ * for a form that could not be read (413: a body over 64 KiB, which no rendered form comes near).
+ */
+export function staleFormPage(ctx: AppContext, look: NoticeLook, path: string, status = 403): void {
   const { title, text, reload } = look.messages.links.stale;
-  sendPage(ctx, 403, {
+  sendPage(ctx, status, {
     title,
     ...look,
     body: html`<h1>${title}</h1>
