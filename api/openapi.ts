@@ -37,7 +37,8 @@ export function buildOpenApi(routes: Route[], serverUrl: string): Record<string,
       ...(def.body
         ? {
             requestBody: {
-              required: true,
+              // No body reads as {}: required only when {} is not a valid body.
+              required: !def.body.safeParse({}).success,
               content: { 'application/json': { schema: jsonSchema(def.body, 'input') } },
             },
           }

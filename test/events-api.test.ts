@@ -188,6 +188,28 @@ describe('POST /api/events/:eventId/resend', () => {
     expect((await one(quiet.key, suppressed.eventId)).body.deliveryStatus).toBe('suppressed');
   });
 
+  it('takes no body but {}: a field is 400, another content type 415, over 64 KiB 413, and nothing is sent', async () => {
+    const { id, key } = await merchant();
+    const { eventId } = await stack.events.publish(id, sampleEvent('card.updated'));
+    expect((await settled(key, eventId)).deliveryStatus).toBe('delivered');
+    const path = `/api/events/${eventId}/resend`;
+    const json = { 'Content-Type': 'application/json' };
+    for (const [opts, status] of [
+      [{ body: { deliveryId: 'x' } }, 400],
+      [{ raw: 'resend', headers: { 'Content-Type': 'text/plain' } }, 415],
+      [{ raw: JSON.stringify({ pad: 'x'.repeat(70_000) }), headers: json }, 413],
+    ] as const) {
+      const refused = await call(stack.baseUrl, 'POST', path, { key, ...opts });
+      expect(refused.status).toBe(status);
+      expect(refused.body.error).toEqual(expect.any(String));
+    }
+    expect((await one(key, eventId)).body.attempts).toHaveLength(1);
+    expect(await call(stack.baseUrl, 'POST', path, { key, body: {} })).toMatchObject({ status: 202 });
+    expect(
+      (await call(stack.baseUrl, 'POST', '/api/events/test', { key, body: { url: 'https://x.test' } })).body,
+    ).toMatchObject({ details: { url: expect.any(Array) } });
+  });
+
   it('404 for an unknown event, 400 for a malformed id', async () => {
     const { key } = await merchant();
     expect((await resend(key, 'evt_unknown')).status).toBe(404);

@@ -14,6 +14,7 @@ import {
   EventList,
   EventParams,
   EventsQuery,
+  NoFields,
   ResendBody,
   ResendRefusedBody,
 } from '../schemas/events.js';
@@ -105,6 +106,7 @@ export function eventRoutes({ stores, events, clock }: Deps) {
         'Delivered like every event (same signature, headers and retry schedule). 200 once the first attempt has an outcome (see deliveryStatus and attempts: delivered, or the status code or error the endpoint answered); 202 when no worker made it within 15 s. At most 10 a minute per key.',
       auth: 'secret',
       rateLimit: 'webhookTest',
+      body: NoFields,
       responses: {
         200: { description: 'The test event with its first attempt', schema: EventBody },
         202: {
@@ -171,6 +173,7 @@ export function eventRoutes({ stores, events, clock }: Deps) {
         'Refused (409) while a delivery of the event is still under way, and for events that are not sent at all (recovery.failed with dunning off; an account without an https webhook URL).',
       auth: 'secret',
       params: EventParams,
+      body: NoFields,
       responses: {
         202: { description: 'A new delivery has started', schema: ResendBody },
         404: { description: 'No event of this account has this id' },

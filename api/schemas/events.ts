@@ -49,6 +49,9 @@ export const ResendBody = z.object({
   deliveryId: z.string().describe('resend-<n>: its attempts appear on the event as they are made'),
 });
 
+/** The body of an action that takes no input: none, or `{}`; a field is refused like any unknown field. */
+export const NoFields = z.object({}).strict().describe('No fields: send no body, or {}');
+
 export const ResendRefusedBody = z.object({ error: z.string(), message: z.string() });
 
 /** Body of POST /api/events/resend: which events to send again, a batch at a time, oldest first. */
