@@ -22,12 +22,15 @@ export function onePositional(positionals: string[], name: string, usage: string
   return value;
 }
 
-/** A JSON value from a flag, or a usage error naming the flag. */
+/**
+ * A JSON value from a flag, or a usage error naming the flag. The value is not repeated in the error (nor
+ * the parser's message, which quotes it): it may hold credentials, and errors end up in shell and CI logs.
+ */
 export function parseJsonFlag(flag: string, text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new UsageError(`${flag} must be valid JSON, got: ${text}`);
+    throw new UsageError(`${flag} must be valid JSON (not repeated here: it may hold credentials)`);
   }
 }
 

@@ -41,7 +41,8 @@ function safeUri(uri: string): string {
 
 function configOrUsageError(): Config {
   try {
-    return loadConfig();
+    // Never a new master key: secrets sealed with a key the service does not have could not be opened.
+    return loadConfig(process.env, { createMasterKey: false });
   } catch (error) {
     throw new UsageError(errorLine(error));
   }

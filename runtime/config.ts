@@ -52,11 +52,18 @@ export interface Config {
   metrics: { host: string; port: number } | null;
 }
 
-/** Reads the master key from the environment, else from (or into) the data directory. */
-function loadMasterKey(fromEnv: string | undefined, dataDir: string): Buffer {
+/**
+ * Reads the master key from the environment, else from the data directory; the service creates it there on
+ * its first start (`create`), a tool that must use the service's key (the CLI) is refused instead.
+ */
+function loadMasterKey(fromEnv: string | undefined, dataDir: string, create: boolean): Buffer {
   if (fromEnv) return Buffer.from(fromEnv, 'base64');
   const file = join(dataDir, 'master.key');
   if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  if (!create)
+    throw new Error(
+      `No master key: RECOUP_MASTER_KEY is not set and ${file} does not exist. Set DATA_DIR to the service's data directory, or RECOUP_MASTER_KEY to its key.`,
+    );
   mkdirSync(dataDir, { recursive: true });
   const key = randomBytes(32);
   writeFileSync(file, key.toString('base64'), { mode: 0o600, flag: 'wx' });
@@ -64,7 +71,10 @@ function loadMasterKey(fromEnv: string | undefined, dataDir: string): Buffer {
 }
 
 /** Parses environment variables into a typed Config; throws one error naming every bad variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { createMasterKey: boolean } = { createMasterKey: true },
+): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
@@ -84,7 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiPort: e.TEMPORAL_UI_PORT,
     },
     mongoUri: e.MONGODB_URI,
-    masterKey: loadMasterKey(e.RECOUP_MASTER_KEY, dataDir),
+    masterKey: loadMasterKey(e.RECOUP_MASTER_KEY, dataDir, opts.createMasterKey),
     logLevel: e.LOG_LEVEL,
     accountCacheMs: e.ACCOUNT_CACHE_SECONDS * 1000,
     metrics: e.METRICS_PORT === undefined ? null : { host: e.METRICS_HOST, port: e.METRICS_PORT },

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +75,38 @@ describe('recoup <group> <subcommand>', () => {
     const run = await recoup(group, 'frobnicate');
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`unknown ${group} command "frobnicate" (one of: ${names})`);
+  });
+
+  it('refuses to run without the service’s master key rather than make a new one (exit 2)', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'recoup-cli-nokey-'));
+    try {
+      const run = await runCli(['accounts', 'list'], {
+        MONGODB_URI: `${inject('mongoUri')}${dbName}`,
+        DATA_DIR: elsewhere,
+      });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain('No master key');
+      expect(existsSync(join(elsewhere, 'master.key'))).toBe(false);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it('never repeats a malformed JSON flag, which may hold credentials', async () => {
+    const secret = `sk_live_${randomBytes(8).toString('hex')}`;
+    const run = await recoup(
+      'accounts',
+      'create',
+      '--name',
+      'A',
+      '--webhook-url',
+      'https://127.0.0.1:9/hooks',
+      '--gateway',
+      `stripe:{"secretKey":"${secret}"`,
+    );
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('must be valid JSON');
+    expect(run.stderr).not.toContain(secret);
   });
 
   it('takes no name of an object’s own machinery for a command', async () => {
@@ -267,6 +299,12 @@ describe('authentication of a protected route with the keys the CLI issued', () 
     expect(keys.apiKey).not.toBe(created.apiKey);
     expect((await statusOfUnknown({ 'X-API-KEY': created.apiKey })).status).toBe(401);
     expect((await statusOfUnknown({ 'X-API-KEY': keys.apiKey ?? '' })).status).toBe(404);
+    // The publishable key is rotated with it (the paywall status takes one).
+    const paywall = (key: string) =>
+      call(stack.baseUrl, 'GET', '/api/recovery/paywall-status?customerEmail=a%40example.com', { key });
+    expect((await paywall(created.publishableKey)).status).toBe(401);
+    expect(keys.publishableKey).toMatch(/^pk_/);
+    expect((await paywall(keys.publishableKey ?? '')).status).toBe(200);
   });
 });
 

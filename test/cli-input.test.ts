@@ -45,7 +45,7 @@ describe('parseGateways (--gateway and --backup-gateway)', () => {
   it.each([
     ['an unknown kind', 'square:{}', [], /unknown gateway kind "square"/],
     ['credentials its kind does not take', 'paypal:{"clientId":"x"}', [], /paypal credentials: clientSecret/],
-    ['credentials that are not JSON', 'test:{nope', [], /must be valid JSON/],
+    ['credentials that are not JSON', 'test:{nope', [], /must be valid JSON \(not repeated/],
     ['credentials that are not strings', 'test:{"latencyMs":5}', [], /JSON object of strings/],
     ['more than two backups', 'test', ['test', 'test', 'test'], /at most two backups/],
   ])('refuses %s as a usage error', (_name, primary, backups, message) => {
