@@ -12,8 +12,8 @@ export interface PurgeCounts {
 }
 
 /**
- * Deletes an account's records older than its `dataRetentionDays` as of `asOf`: recoveries that ended
- * before the cutoff, webhook events whose delivery has ended, pulses, hosted links that expired before it
+ * Deletes an account's records older than its `dataRetentionDays` as of `asOf`: recoveries settled
+ * before the cutoff (a payment still owed stays: the paywall reads it), webhook events whose delivery has ended, pulses, hosted links that expired before it
  * and billing-platform events. Temporal's own histories follow the namespace's retention. Safe to repeat;
  * the daily data retention workflow's activity runs it for each account.
  */
@@ -24,7 +24,7 @@ export async function purgeAccountData(
 ): Promise<PurgeCounts> {
   const cutoff = new Date(asOf.getTime() - account.days * dayMs);
   return {
-    recoveries: await stores.recoveries.purgeEndedBefore(account.id, cutoff),
+    recoveries: await stores.recoveries.purgeSettledBefore(account.id, cutoff),
     events: await stores.events.purgeBefore(account.id, cutoff),
     pulses: await stores.pulses.purgeBefore(account.id, cutoff),
     links: await stores.links.purgeExpiredBefore(account.id, cutoff),

@@ -4,6 +4,7 @@ import type { RecommendedAction } from '../domain/declines.js';
 import {
   recoveryStates,
   statusOf,
+  stillOwed,
   type Prediction,
   type RecoveryState,
   type Strategy,
@@ -133,6 +134,17 @@ const maxPerCustomer = 500;
 
 /** States a recovery never leaves. */
 const endedStates = recoveryStates.filter((s) => statusOf(s) !== 'unknown');
+
+/**
+ * Ended recoveries whose payment is no longer owed (`stillOwed`): paid (by Recoup or elsewhere), written
+ * off, or a Proof Mode control the customer paid on their own.
+ */
+const settled: Filter<RecoveryDoc> = {
+  $or: [
+    { state: { $in: endedStates.filter((state) => !stillOwed({ state }) && state !== 'holdout') } },
+    { state: 'holdout', paidOnTheirOwnAt: { $exists: true } },
+  ],
+};
 
 /** What an erased customer's payment-method tokens read as. */
 export const erasedToken = 'erased';
@@ -340,16 +352,13 @@ export function createRecoveryStore(db: Db) {
     },
 
     /**
-     * Deletes the account's recoveries that ended before `cutoff` (data retention). Their idempotency keys
-     * stay claimed (a key is never used twice: it names the workflow and the gateway's attempt keys), and
-     * customer index entries that led to them now lead nowhere.
+     * Deletes the account's recoveries that were settled before `cutoff` (data retention); a payment still
+     * owed stays, however old: the paywall reads it. Their idempotency keys stay claimed (a key is never used
+     * twice: it names the workflow and the gateway's attempt keys), and customer index entries that led to
+     * them now lead nowhere.
      */
-    async purgeEndedBefore(accountId: string, cutoff: Date): Promise<number> {
-      const result = await recoveries.deleteMany({
-        accountId,
-        updatedAt: { $lt: cutoff },
-        state: { $in: endedStates },
-      });
+    async purgeSettledBefore(accountId: string, cutoff: Date): Promise<number> {
+      const result = await recoveries.deleteMany({ accountId, updatedAt: { $lt: cutoff }, ...settled });
       return result.deletedCount;
     },
 

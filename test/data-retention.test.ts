@@ -107,6 +107,47 @@ describe('data retention', () => {
       );
   });
 
+  it('keeps a payment the customer still owes, however old: the paywall still reads it as past due', async () => {
+    const { account, apiKey } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      dataRetentionDays: 90,
+    });
+    const customerEmail = 'owes@example.com';
+    const execute = (body: Record<string, unknown>) =>
+      call<{ transactionId: string }>(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: apiKey,
+        body: { paymentMethodToken: 'tok_visa', amount: 3100, customerEmail, ...body },
+      });
+    const blocked = await execute({ originalDeclineCode: 'lost_card' });
+    const written = await execute({
+      paymentMethodToken: 'tok_mastercard',
+      originalDeclineCode: 'insufficient_funds',
+      amount: 3200,
+    });
+    expect([blocked.status, written.status]).toEqual([403, 202]);
+    const stop = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: apiKey,
+      body: { transactionId: written.body.transactionId, reason: 'not_owed' },
+    });
+    expect(stop.status).toBe(200);
+
+    // The written-off payment goes; the blocked one is still owed and stays.
+    const purged = await purgeAccountData(
+      stack.stores,
+      { id: account.id, days: 90 },
+      new Date(Date.now() + 94 * day),
+    );
+    expect(purged.recoveries).toBe(1);
+    expect(await stack.stores.recoveries.find(account.id, written.body.transactionId)).toBeNull();
+    const paywall = await call(
+      stack.baseUrl,
+      'GET',
+      `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(customerEmail)}`,
+      { key: apiKey },
+    );
+    expect(paywall.body).toMatchObject({ isPastDue: true, totalOwedCents: 3100 });
+  });
+
   it.each([
     [null, true],
     [90, true],
