@@ -1,4 +1,5 @@
 import { proactiveRetention, recentFailureCount } from '../domain/retention.js';
+import { createLinkOutcomes } from '../services/link-outcomes.js';
 import { createLinkService } from '../services/links.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -9,6 +10,7 @@ import type { ActivityDeps } from './deps.js';
 export function linkActivities(deps: ActivityDeps) {
   const { stores, events, clock } = deps;
   const links = createLinkService(deps);
+  const outcomes = createLinkOutcomes(deps);
 
   async function load(accountId: string, transactionId: string) {
     const account = await stores.accounts.find(accountId);
@@ -70,6 +72,15 @@ export function linkActivities(deps: ActivityDeps) {
         },
         { eventId: input.eventId },
       );
+    },
+
+    /**
+     * Finishes the effects of a link's use that its request left undone (linkUseWorkflow); nothing when
+     * they are done, or the link was never used (or is gone).
+     */
+    async finishLinkUse(input: { hash: string }): Promise<void> {
+      const found = await stores.links.find(input.hash);
+      if (found?.consumption) await outcomes.finishUse(found.link, found.consumption);
     },
 
     /** A retry skipped as too unlikely to succeed: mints a card-update link and emits recovery.skipped_high_risk. */

@@ -10,6 +10,17 @@ export const linkLifetimesMs = {
   cardExpiry: 14 * 24 * hour,
 } as const;
 
+/**
+ * A use whose effects are still undone after this long was interrupted (the request died): the link's
+ * follow-up workflow, or the next visit of the link, finishes it.
+ */
+export const interruptedUseAfterMs = 60_000;
+
+/** The follow-up workflow of one use of a link (its hash: never the token itself). */
+export function linkUseWorkflowId(hash: string): string {
+  return `link-use-${hash}`;
+}
+
 /** The two kinds of hosted link and the page path each lives under. */
 export type LinkKind = 'card_update' | 'cancel_flow';
 

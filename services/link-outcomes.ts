@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { EventPayload } from '../domain/events.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
-import type { ChurnOutcome } from '../domain/links.js';
+import { searchAttributeKeys } from '../domain/search-attributes.js';
+import { interruptedUseAfterMs, linkUseWorkflowId, type ChurnOutcome } from '../domain/links.js';
 import type { CancelOffer } from '../domain/settings.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Stores } from '../store/index.js';
 import type { ConsumptionDoc, LinkDoc, LinkOutcome } from '../store/links.js';
+import type { TaskQueues } from '../worker/task-queues.js';
+import { linkUseWorkflow } from '../workflows/link-use.js';
 import { retryWithNewCard } from './card-retry.js';
 import type { EventPublisher } from './events.js';
-
-/** A use whose effects are still undone after this long was interrupted (the request died): finish it. */
-const interruptedAfterMs = 60_000;
 
 type CardUpdateLink = Extract<LinkDoc, { kind: 'card_update' }>;
 type CancelFlowLink = Extract<LinkDoc, { kind: 'cancel_flow' }>;
@@ -41,6 +41,7 @@ function churnEvent(
 export interface LinkOutcomeDeps {
   stores: Stores;
   temporal: Client;
+  queues: TaskQueues;
   events: EventPublisher;
   clock: () => Date;
   log: Logger;
@@ -48,7 +49,7 @@ export interface LinkOutcomeDeps {
 
 /** Consuming a link and what follows from it: the event, and for a new card the retry of queued recoveries. */
 export function createLinkOutcomes(deps: LinkOutcomeDeps) {
-  const { stores, temporal, events, clock, log } = deps;
+  const { stores, temporal, queues, events, clock, log } = deps;
 
   /** Queued recoveries of the account on the old token (and the one the link names) retry at once. */
   async function retryQueued(
@@ -107,10 +108,29 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
   }
 
   /**
+   * Starts the use's follow-up workflow (once per link: a concurrent use finds it started), which finishes
+   * the effects should this request die or fail after recording the use.
+   */
+  async function followUp(link: LinkDoc): Promise<void> {
+    try {
+      await temporal.workflow.start(linkUseWorkflow, {
+        workflowId: linkUseWorkflowId(link._id),
+        taskQueue: queues.recovery,
+        args: [{ hash: link._id }],
+        typedSearchAttributes: [{ key: searchAttributeKeys.accountId, value: link.accountId }],
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+  }
+
+  /**
    * Uses the link once: the consumption insert that wins decides, every concurrent use gets null.
-   * The winner then completes the effects.
+   * The winner then completes the effects; the follow-up workflow, started first, completes them if the
+   * winner cannot.
    */
   async function consumeLink(link: LinkDoc, outcome: LinkOutcome): Promise<ConsumptionDoc | null> {
+    await followUp(link);
     const consumption: ConsumptionDoc = {
       _id: link._id,
       accountId: link.accountId,
@@ -128,8 +148,8 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
     consumeLink,
 
     /**
-     * Uses a card-update link once for the customer's new card, with the account's gateways whose kind takes
-     * its token: card.updated, and queued recoveries retry with it. Null when another use won.
+     * Uses a card-update link once for the customer's new card, with the account's gateways that can charge
+     * it: card.updated, and queued recoveries retry with it. Null when another use won.
      */
     async updateCard(
       link: CardUpdateLink,
@@ -146,8 +166,13 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
     /** Finishes the effects of a use that was interrupted after consuming the link (crash, lost database). */
     async finishInterrupted(link: LinkDoc, consumption: ConsumptionDoc | null): Promise<void> {
       if (!consumption || consumption.effectsDoneAt) return;
-      if (clock().getTime() - consumption.at.getTime() < interruptedAfterMs) return;
+      if (clock().getTime() - consumption.at.getTime() < interruptedUseAfterMs) return;
       await complete(link, consumption);
+    },
+
+    /** Finishes the effects of a use unless they are done (the follow-up workflow, after waiting its turn). */
+    async finishUse(link: LinkDoc, consumption: ConsumptionDoc): Promise<void> {
+      if (!consumption.effectsDoneAt) await complete(link, consumption);
     },
   };
 }

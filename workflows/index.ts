@@ -3,3 +3,4 @@ export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { recoveryWorkflow } from './recovery.js';
 export { cardHealthSweepWorkflow, cardSweepWorkflow } from './card-health-sweep.js';
 export { dataRetentionWorkflow } from './data-retention.js';
+export { linkUseWorkflow } from './link-use.js';
