@@ -327,11 +327,26 @@ describe('Chargebee connector: authentication, addressing and other events', () 
   it('answers 404 for an unknown client and for an account that has not configured Chargebee', async () => {
     const failed = paymentFailed('cus_1/tok_visa');
     const unconfigured = (await stack.createAccount()).account.id;
-    for (const client of ['acct_nobody', unconfigured]) {
+    for (const client of ['acct_nobody', unconfigured, `acct_${'x'.repeat(300)}`]) {
       const res = await post(client, failed.body);
       expect(res.status, client).toBe(404);
       expect(res.body.error).toEqual(expect.any(String));
     }
+  });
+
+  it('takes an event of up to 1 MiB (whole invoices), and answers 413 over that', async () => {
+    const accountId = await connectedAccount();
+    const padded = (bytes: number) =>
+      JSON.stringify(
+        event('subscription_created', { subscription: { id: 'sub_1', notes: 'x'.repeat(bytes) } }),
+      );
+    expect((await post(accountId, padded(900_000))).body).toMatchObject({
+      received: true,
+      action: 'ignored',
+    });
+    const res = await post(accountId, padded(1_100_000));
+    expect(res.status).toBe(413);
+    expect(res.body.error).toEqual(expect.stringContaining('1024 KiB'));
   });
 
   it('answers 200 and ignores events it does not act on, and an authenticated body that is no event', async () => {

@@ -5,6 +5,7 @@ import { HttpError, notFound } from '../http-error.js';
 import { rawBodyOf } from '../middleware/json-body.js';
 import { reply, route } from '../route.js';
 import { ConnectorParams, ConnectorReceipt } from '../schemas/connectors.js';
+import { ErrorBody } from '../schemas/errors.js';
 
 /** Node gives header names in lower case; a repeated header becomes one comma-joined value. */
 const headersOf = (raw: Record<string, string | string[] | undefined>) =>
@@ -30,6 +31,7 @@ export function connectorRoutes(deps: ConnectorIntakeDeps) {
         401: { description: 'The platform signature or credentials do not match the configured secret' },
         404: { description: 'Unknown platform or client, or the platform is not configured for the client' },
         409: { description: 'The same card and amount arrived within 5 minutes for another invoice' },
+        413: { description: 'Request body too large (1 MiB)', schema: ErrorBody },
         422: {
           description: 'The failed payment cannot be recovered through this account (details name why)',
         },
@@ -37,7 +39,8 @@ export function connectorRoutes(deps: ConnectorIntakeDeps) {
       async handle(ctx, { params }) {
         const platform = ConnectorPlatform.safeParse(params.platform);
         const connector = platform.success ? connectorFor(platform.data) : null;
-        if (!platform.success || !connector) throw notFound(`Unknown platform "${params.platform}"`);
+        if (!platform.success || !connector)
+          throw notFound(`Unknown platform "${params.platform.slice(0, 64)}"`);
         const loaded = await stores.accounts.withConnector(params.clientId, platform.data);
         if (!loaded) throw notFound('Unknown client, or this platform is not configured for it');
         const now = clock();

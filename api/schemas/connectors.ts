@@ -1,9 +1,12 @@
 import { z } from 'zod';
 
-/** Path of the intake URL; the platform is checked by the handler, so an unknown one is a 404. */
+/**
+ * Path of the intake URL. The platform and client are checked by the handler, so an unknown one (of any
+ * length) is a 404, as decisions.md has it.
+ */
 export const ConnectorParams = z.object({
-  platform: z.string().max(64),
-  clientId: z.string().min(1).max(200),
+  platform: z.string(),
+  clientId: z.string().min(1),
 });
 
 export const ConnectorReceipt = z.object({

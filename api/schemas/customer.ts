@@ -34,7 +34,9 @@ export const PaywallStatus = z.object({
   currency: z.string(),
   failedPaymentCount: z.int(),
   oldestFailureAt: z.iso.datetime().nullable(),
-  byCurrency: z.record(z.string(), z.int()).describe('Totals per currency when failures are in several'),
+  byCurrency: z
+    .record(z.string(), z.int())
+    .describe('Totals owed per currency (every currency owed; {} when nothing is)'),
 });
 
 export { CustomerIdentity } from '../../domain/customer-identity.js';

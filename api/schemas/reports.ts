@@ -30,7 +30,9 @@ export const Summary = z.object({
       insufficientData: z.boolean(),
     })
     .nullable()
-    .describe('Present when the range has Proof Mode controls; payments count once decided (30 days)'),
+    .describe(
+      'Present when failures in the range were drawn into a Proof Mode group (treated or control); payments count once decided (30 days)',
+    ),
 });
 
 const count = z.int().nonnegative();
