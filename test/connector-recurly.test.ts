@@ -1,7 +1,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
-import { cardUpdateRecovers, postWebhook, redeliveryIsDuplicate, writtenBack } from './support/connectors.js';
+import {
+  cardUpdateRecovers,
+  postWebhook,
+  recoveryOfInvoice,
+  redeliveryIsDuplicate,
+  writtenBack,
+} from './support/connectors.js';
 import { startRecurlyEmulator, type RecurlyEmulator } from './support/recurly-emulator.js';
 import { startStack, type Stack } from './support/stack.js';
 
@@ -45,8 +51,8 @@ const notification = (objectType: string, eventType: string, ids: Record<string,
     ...ids,
   });
 
-/** Recurly's renewal of a $49.00 invoice declined (`try_again`) on `token`; its `payment.failed` notification. */
-function renewalFailed(token: string) {
+/** Recurly's renewal of a $49.00 invoice declined (`try_again` unless told) on `token`; its `payment.failed` notification. */
+function renewalFailed(token: string, statusCode = 'Try_Again') {
   n += 1;
   const accountCode = `verena-${n}`;
   const { transactionUuid, invoiceId } = recurly.addFailedRenewal({
@@ -55,7 +61,7 @@ function renewalFailed(token: string) {
     token,
     amount: 49,
     currency: 'USD',
-    statusCode: 'Try_Again',
+    statusCode,
     firstSix: '411111',
     country: 'de',
   });
@@ -110,6 +116,21 @@ describe('Recurly connector: payment.failed', () => {
     });
     expect(doc?.request).toMatchObject({ binPrefix: '411111', cardOrigin: 'DE' });
     expect(recurly.markedSuccessful().filter((id) => id === failed.invoiceId)).toHaveLength(1);
+  });
+
+  it.each([
+    ['fraud_stolen_card', 'stolen_card'],
+    ['fraud_gateway', 'fraudulent'],
+    ['cardholder_requested_stop', 'stop_payment_order'],
+  ])('a renewal Recurly declined with %s is blocked as %s: the card is not charged', async (status, code) => {
+    const accountId = await connectedAccount();
+    const token = `tok_recurly_${status}_${n}`;
+    const failed = renewalFailed(token, status);
+    const res = await post(accountId, failed.body);
+    expect(res).toMatchObject({ status: 200, body: { received: true, action: 'recovery_started' } });
+    const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.state === 'blocked');
+    expect(doc).toMatchObject({ state: 'blocked', originalDeclineCode: code });
+    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(0);
   });
 
   it('a redelivery of the notification is a duplicate: 200, one recovery, one write-back', async () => {

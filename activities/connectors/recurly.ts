@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
 import { tokenFitsKind } from '../../domain/gateway-kinds.js';
 import { minorUnitsOf } from '../../domain/money.js';
+import { declineCodeOfRecurly } from './recurly-declines.js';
 import type { ConnectorContext, PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
 import { jsonOf } from './webhook-body.js';
 
@@ -76,17 +77,6 @@ function clientOf(config: RecurlyConfig): Recurly.Client {
   });
 }
 
-/**
- * Recurly's own decline codes (its "API transaction errors" reference) where Recoup names the same decline
- * differently; the rest (insufficient_funds, call_issuer, expired_card, …) already agree.
- */
-const declineCodes: Record<string, string> = {
-  declined: 'generic_decline',
-  declined_saveable: 'generic_decline',
-  temporary_hold: 'do_not_honor',
-  try_again: 'try_again_later',
-};
-
 /** The account's card on Recurly as the account's primary gateway charges it, or null. */
 async function cardOf(client: Recurly.Client, accountCode: string, ctx: ConnectorContext) {
   const kind = ctx.gateways[0]?.kind ?? 'test';
@@ -125,8 +115,7 @@ async function paymentFailed(
   if (!token) return { kind: 'ignored', reason: "The account has no card the account's gateway can charge" };
   const currency = invoice.currency ?? transaction.currency ?? '';
   const method = transaction.paymentMethod;
-  const status = transaction.statusCode?.toLowerCase();
-  const code = status ? (declineCodes[status] ?? status) : undefined;
+  const code = transaction.statusCode ? declineCodeOfRecurly(transaction.statusCode) : undefined;
   const email = transaction.account?.email;
   return {
     kind: 'failure',
