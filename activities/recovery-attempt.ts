@@ -1,7 +1,12 @@
 import { classifyDecline } from '../domain/declines.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
-import type { CardBrand, NetworkDecision } from '../domain/network-rules.js';
+import {
+  isStopAdvice,
+  underCardNetworkRules,
+  type CardBrand,
+  type NetworkDecision,
+} from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import type { AttemptRecord } from '../store/recoveries.js';
@@ -74,13 +79,17 @@ export function attemptActivities(deps: ActivityDeps) {
     await stores.recoveries.addAttempt(input.transactionId, record, clock());
     // A card the issuer blocks (fraud, lost, stolen, authentication…) is remembered as itself, whichever
     // role it played: a fallback card's block never falls on the primary, nor a new card's on the old one.
+    const cardKey = cardKeyOf(input.accountId, input.option.token);
     const decline = outcome.kind === 'declined' ? classifyDecline(outcome.code) : null;
     if (decline?.stopsImmediately)
-      await stores.recoveries.rememberBlockedCard(cardKeyOf(input.accountId, input.option.token), {
+      await stores.recoveries.rememberBlockedCard(cardKey, {
         transactionId: input.transactionId,
         declineCode: decline.code,
         at,
       });
+    // Mastercard's 03 or 21 is for the card, not this payment: later recoveries' claims on it are refused.
+    if (outcome.kind === 'declined' && isStopAdvice(outcome.advice))
+      await stores.cardBudgets.rememberStop(cardKey, { advice: outcome.advice, at });
     if (outcome.kind === 'approved' || outcome.kind === 'declined') {
       await stores.learning.record({
         _id: input.attemptKey,
@@ -95,6 +104,21 @@ export function attemptActivities(deps: ActivityDeps) {
         at,
       });
     }
+  }
+
+  /** Asks the card networks' rules, with the account's caps, for one more attempt on the card, and counts it. */
+  async function claimCardBudget(input: AttemptInput, now: Date): Promise<NetworkDecision> {
+    const account = await stores.accounts.find(input.accountId);
+    return stores.cardBudgets.claim({
+      cardKey: cardKeyOf(input.accountId, input.option.token),
+      brand: input.brand,
+      declineCode: input.fromCode,
+      advice: input.advice,
+      attemptKey: input.attemptKey,
+      now,
+      // Accounts stored before the setting existed have none: the claim then applies the defaults.
+      rules: account?.settings.networkRules,
+    });
   }
 
   /** Sends one request to a gateway, timing it and counting its outcome; an error is rethrown (retried). */
@@ -117,24 +141,20 @@ export function attemptActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * One charge: claims the card's network budget, then charges with the attempt's idempotency key, so a
-     * retried activity or a restarted worker replays the same charge instead of making a second one.
+     * One charge: claims the card's network budget (cards only: see `underCardNetworkRules`), then charges
+     * with the attempt's idempotency key, so a retried activity or a restarted worker replays the same
+     * charge instead of making a second one.
      */
     async attemptCharge(input: AttemptInput): Promise<AttemptResult> {
       const now = new Date(input.now);
-      const decision: NetworkDecision = await stores.cardBudgets.claim({
-        cardKey: cardKeyOf(input.accountId, input.option.token),
-        brand: input.brand,
-        declineCode: input.fromCode,
-        advice: input.advice,
-        attemptKey: input.attemptKey,
-        now,
-      });
-      if (!decision.allowed) {
-        metrics.heldByNetworkRules(input.brand);
-        return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
-      }
       const { adapter, kind } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
+      if (underCardNetworkRules(kind, input.paymentMethodType)) {
+        const decision = await claimCardBudget(input, now);
+        if (!decision.allowed) {
+          metrics.heldByNetworkRules(input.brand);
+          return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
+        }
+      }
       const outcome = await measured(kind, 'charge', () =>
         adapter.charge({
           token: input.option.token,

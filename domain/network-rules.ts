@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { classifyDecline } from './declines.js';
+import type { GatewayKind, PaymentMethodType } from './gateway-kinds.js';
 
 const hourMs = 3_600_000;
 const dayMs = 24 * hourMs;
@@ -49,29 +50,70 @@ export function parseAdvice(code: string | null | undefined): Advice | null {
   return adviceCodes[trimmed.padStart(2, '0')] ?? null;
 }
 
-const cap = z.int().min(1);
+/** Whether a merchant advice code forbids any further attempt on the card (03 or 21), in any recovery. */
+export function isStopAdvice(code: string | null | undefined): code is string {
+  return parseAdvice(code)?.kind === 'stop';
+}
 
-/** Per-brand attempt caps per card, counted over rolling windows across every recovery of that card. */
-export const NetworkRules = z
-  .object({
-    visa: z.object({ maxPer30Days: cap }).strict(),
-    mastercard: z.object({ maxPer24h: cap, maxPer30Days: cap }).strict(),
-    amex: z.object({ maxPer30Days: cap }).strict(),
-    discover: z.object({ maxPer30Days: cap }).strict(),
-    unknown: z.object({ maxPer30Days: cap }).strict(),
-  })
-  .strict();
-export type NetworkRules = z.infer<typeof NetworkRules>;
+/**
+ * Whether the card networks' retry rules govern a charge: not a GoCardless mandate, nor a PayPal or Venmo
+ * account (through PayPal itself or a wallet-capable gateway such as Braintree), which have no card brand.
+ */
+export function underCardNetworkRules(kind: GatewayKind, paymentMethodType: PaymentMethodType): boolean {
+  return (
+    kind !== 'gocardless' &&
+    kind !== 'paypal' &&
+    paymentMethodType !== 'paypal' &&
+    paymentMethodType !== 'venmo'
+  );
+}
+
+/**
+ * The largest cap a rule may set: the card budget store reads back this many of a card's claims in a
+ * window, which is exactly enough to judge any cap up to it.
+ */
+export const maxNetworkCap = 64;
 
 /** The caps of decisions.md; Amex, Discover and unknown brands have no published cap, so Visa's is assumed. */
-export const defaultNetworkRules: NetworkRules = {
+const defaults = {
   // Visa raised the cap to 20 from May 2025 (research §5); Recoup keeps the stricter 15 decisions.md settles on.
   visa: { maxPer30Days: 15 },
   mastercard: { maxPer24h: 10, maxPer30Days: 35 },
   amex: { maxPer30Days: 15 },
   discover: { maxPer30Days: 15 },
   unknown: { maxPer30Days: 15 },
-};
+} as const;
+
+const cap = (fallback: number) => z.int().min(1).max(maxNetworkCap).default(fallback);
+const monthly = (brand: 'visa' | 'amex' | 'discover' | 'unknown') =>
+  z
+    .object({ maxPer30Days: cap(defaults[brand].maxPer30Days) })
+    .strict()
+    .default(defaults[brand]);
+
+/**
+ * Per-brand attempt caps per card, counted over rolling windows across every recovery of that card (an
+ * account setting); a brand or cap left out keeps its default.
+ */
+export const NetworkRules = z
+  .object({
+    visa: monthly('visa'),
+    mastercard: z
+      .object({
+        maxPer24h: cap(defaults.mastercard.maxPer24h),
+        maxPer30Days: cap(defaults.mastercard.maxPer30Days),
+      })
+      .strict()
+      .default(defaults.mastercard),
+    amex: monthly('amex'),
+    discover: monthly('discover'),
+    unknown: monthly('unknown'),
+  })
+  .strict();
+export type NetworkRules = z.infer<typeof NetworkRules>;
+
+/** The rules of an account that sets none: the caps of decisions.md. */
+export const defaultNetworkRules: NetworkRules = NetworkRules.parse({});
 
 export interface NetworkInput {
   brand: CardBrand;

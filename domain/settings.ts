@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { GatewayKind } from './gateway-kinds.js';
+import { NetworkRules, defaultNetworkRules } from './network-rules.js';
 
 const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
 const hostname = z
@@ -101,6 +102,8 @@ export const Settings = z
       .object({ maxAttempts: z.int().min(1).max(20).default(8), maxDays: z.int().min(1).max(60).default(21) })
       .strict()
       .default({ maxAttempts: 8, maxDays: 21 }),
+    /** The card networks' per-card attempt caps, counted across every recovery of the card. */
+    networkRules: NetworkRules.default(defaultNetworkRules),
     /**
      * Days the account's records are kept (null: for ever): each day, ended recoveries, webhook events,
      * pulses, hosted links and platform events older than this are deleted.

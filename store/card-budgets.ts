@@ -1,11 +1,13 @@
 import type { Db } from 'mongodb';
 import {
+  maxNetworkCap,
   networkDecision,
   type CardBrand,
   type NetworkDecision,
   type NetworkRules,
 } from '../domain/network-rules.js';
 import { collections } from './collections.js';
+import { upsert } from './mongo.js';
 import { sequence, type SequenceDoc } from './sequence.js';
 
 interface ClaimDoc extends SequenceDoc {
@@ -15,10 +17,22 @@ interface ClaimDoc extends SequenceDoc {
   attemptKey: string;
 }
 
+/**
+ * Mastercard's "never again" for a card (merchant advice 03 or 21), kept for good beside its claims:
+ * `_id` is `${cardKey}:stop`, which no claim number can be. It has no attemptKey, so the claims' unique
+ * (cardKey, attemptKey) index holds one per card.
+ */
+interface StopDoc {
+  _id: string;
+  cardKey: string;
+  advice: string;
+  at: Date;
+}
+
 /** The longest window any network rule counts over. */
 const windowMs = 30 * 24 * 3_600_000;
-/** More claims than any cap allows in a window: reading this many back always covers the window. */
-const maxWindowClaims = 64;
+/** As many claims as the largest cap allows in a window: reading this many back judges any cap exactly. */
+const maxWindowClaims = maxNetworkCap;
 
 export interface CardClaim {
   /**
@@ -48,7 +62,9 @@ export interface CardClaim {
  */
 export function createCardBudgetStore(db: Db) {
   const claims = db.collection<ClaimDoc>(collections.cardBudgets);
+  const stops = db.collection<StopDoc>(collections.cardBudgets);
   const numbered = sequence(claims, { remember: true });
+  const stopIdOf = (cardKey: string) => `${cardKey}:stop`;
 
   /** The card's claims after `since`, newest first. */
   async function recent(cardKey: string, since: Date): Promise<ClaimDoc[]> {
@@ -59,6 +75,9 @@ export function createCardBudgetStore(db: Db) {
     /** Asks the network rules for one more attempt on the card and, if allowed, records it. */
     async claim(input: CardClaim): Promise<NetworkDecision> {
       const { cardKey, attemptKey, now } = input;
+      // A stop the card met in any recovery stands as this attempt's advice: it outlasts every window.
+      const stop = await stops.findOne({ _id: stopIdOf(cardKey) });
+      const advice = stop?.advice ?? input.advice;
       let decision: NetworkDecision = { allowed: true };
       await numbered.claim(
         cardKey,
@@ -77,7 +96,7 @@ export function createCardBudgetStore(db: Db) {
           decision = networkDecision({
             brand: input.brand,
             declineCode: input.declineCode,
-            advice: input.advice,
+            advice,
             priorAttemptsAt: inWindow.map((c) => c.at.getTime()),
             lastAttemptAt: (input.lastAttemptAt ?? inWindow[0]?.at)?.getTime() ?? null,
             now: now.getTime(),
@@ -88,6 +107,16 @@ export function createCardBudgetStore(db: Db) {
         () => ({ cardKey, at: now, attemptKey }),
       );
       return decision;
+    },
+
+    /**
+     * Remembers that the card got Mastercard's advice 03 or 21: every later claim on it, in any recovery, is
+     * refused as the advice's own recovery refuses it.
+     */
+    async rememberStop(cardKey: string, stop: { advice: string; at: Date }): Promise<void> {
+      await upsert(() =>
+        stops.replaceOne({ _id: stopIdOf(cardKey) }, { cardKey, ...stop }, { upsert: true }),
+      );
     },
 
     /** Epoch ms of the card's claimed attempts after `since`, oldest first. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { maxNetworkCap, NetworkRules } from '../domain/network-rules.js';
 import { createCardBudgetStore, type CardBudgetStore, type CardClaim } from '../store/card-budgets.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
@@ -131,5 +132,49 @@ describe('Mastercard advice waits', () => {
     expect(await claim(card, { ...mc, advice: '25', attemptKey: 'wf-c/2', now: nextDay })).toEqual({
       allowed: true,
     });
+  });
+});
+
+describe('Mastercard stop advice across recoveries', () => {
+  const mc = { brand: 'mastercard' as const, declineCode: 'do_not_honor' };
+
+  it('refuses every later claim on the card for good; the attempt that met it still replays', async () => {
+    const card = newCard();
+    expect(await claim(card, { ...mc, attemptKey: 'rec-1/1' })).toEqual({ allowed: true });
+    await budgets.rememberStop(card, { advice: '03', at: start });
+
+    // Another recovery of the card, with no advice of its own, now and a year later.
+    for (const now of [new Date(start.getTime() + day), new Date(start.getTime() + 365 * day)])
+      expect(await claim(card, { ...mc, attemptKey: `rec-2/${now.getTime()}`, now })).toEqual({
+        allowed: false,
+        reason: mentioning('advice code 03'),
+        retryAt: null,
+      });
+    expect(await claim(card, { ...mc, attemptKey: 'rec-1/1' })).toEqual({ allowed: true });
+    expect(await budgets.attemptsSince(card, new Date(0))).toEqual([start.getTime()]);
+  });
+
+  it('is kept per card: each card has its own, and other cards are unaffected', async () => {
+    const [stopped, alsoStopped, other] = [newCard(), newCard(), newCard()];
+    await budgets.rememberStop(stopped, { advice: '21', at: start });
+    await budgets.rememberStop(alsoStopped, { advice: '03', at: start });
+    await budgets.rememberStop(alsoStopped, { advice: '03', at: start });
+    expect(await claim(stopped, mc)).toMatchObject({ allowed: false, reason: mentioning('21') });
+    expect(await claim(alsoStopped, mc)).toMatchObject({ allowed: false, reason: mentioning('03') });
+    expect(await claim(other, mc)).toEqual({ allowed: true });
+  });
+});
+
+describe('configured caps', () => {
+  it('count up to the largest cap a setting may give exactly', async () => {
+    const card = newCard();
+    const rules = NetworkRules.parse({ visa: { maxPer30Days: maxNetworkCap } });
+    for (let i = 0; i < maxNetworkCap; i += 1)
+      expect(
+        await claim(card, { attemptKey: `big/${i}`, now: new Date(start.getTime() + i * 1000), rules }),
+      ).toEqual({ allowed: true });
+    expect(
+      await claim(card, { attemptKey: 'big/last', now: new Date(start.getTime() + day), rules }),
+    ).toMatchObject({ allowed: false, retryAt: start.getTime() + 30 * day });
   });
 });

@@ -1,13 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import type { GatewayKind, PaymentMethodType } from '../domain/gateway-kinds.js';
 import {
   brandFromBin,
   defaultNetworkRules,
+  isStopAdvice,
+  maxNetworkCap,
   networkDecision,
   NetworkRules,
   parseAdvice,
+  underCardNetworkRules,
   type CardBrand,
   type NetworkInput,
 } from '../domain/network-rules.js';
+import { Settings } from '../domain/settings.js';
 
 /** An asymmetric matcher for a refusal reason naming `text`. */
 const mentioning = (text: string): string => expect.stringContaining(text) as string;
@@ -252,5 +257,76 @@ describe('Amex, Discover and unknown brands assume 15 per 30 days', () => {
     expect(decide({ brand, priorAttemptsAt: attemptsBefore(15, 10 * day) })).toMatchObject({
       allowed: false,
     });
+  });
+});
+
+describe('stop advice', () => {
+  it.each([
+    ['03', true],
+    [' 21 ', true],
+    ['3', true],
+    ['02', false],
+    ['24', false],
+    [null, false],
+  ])('%j forbids the card for good: %s', (code, stops) => {
+    expect(isStopAdvice(code)).toBe(stops);
+  });
+});
+
+describe('which charges the card networks govern', () => {
+  it.each<[GatewayKind, PaymentMethodType, boolean]>([
+    ['test', 'card', true],
+    ['stripe', 'card', true],
+    ['adyen', 'apple_pay', true],
+    ['braintree', 'google_pay', true],
+    ['braintree', 'paypal', false],
+    ['braintree', 'venmo', false],
+    ['test', 'paypal', false],
+    ['gocardless', 'card', false],
+    ['paypal', 'card', false],
+    ['paypal', 'paypal', false],
+  ])('%s gateway, %s payment: governed %s', (kind, type, governed) => {
+    expect(underCardNetworkRules(kind, type)).toBe(governed);
+  });
+});
+
+describe('the networkRules account setting', () => {
+  const settingsWith = (networkRules: unknown) =>
+    Settings.safeParse({ webhookUrl: 'https://merchant.example/hooks', networkRules });
+
+  it("defaults to decisions.md's caps", () => {
+    expect(Settings.parse({ webhookUrl: 'https://merchant.example/hooks' }).networkRules).toEqual(
+      defaultNetworkRules,
+    );
+    expect(defaultNetworkRules).toEqual({
+      visa: { maxPer30Days: 15 },
+      mastercard: { maxPer24h: 10, maxPer30Days: 35 },
+      amex: { maxPer30Days: 15 },
+      discover: { maxPer30Days: 15 },
+      unknown: { maxPer30Days: 15 },
+    });
+  });
+
+  it('keeps the default of every brand and cap left out', () => {
+    expect(settingsWith({ mastercard: { maxPer24h: 2 } }).data?.networkRules).toEqual({
+      ...defaultNetworkRules,
+      mastercard: { maxPer24h: 2, maxPer30Days: 35 },
+    });
+  });
+
+  it.each([
+    ['a cap above what the card budget counts', { visa: { maxPer30Days: maxNetworkCap + 1 } }, 'visa'],
+    ['a cap of 0', { mastercard: { maxPer24h: 0 } }, 'mastercard'],
+    ['a fractional cap', { amex: { maxPer30Days: 1.5 } }, 'amex'],
+    ['an unknown brand', { jcb: { maxPer30Days: 10 } }, 'jcb'],
+    ['an unknown window', { discover: { maxPer7Days: 10 } }, 'maxPer7Days'],
+  ])('refuses %s', (_, rules, named) => {
+    const parsed = settingsWith(rules);
+    expect(parsed.success).toBe(false);
+    expect(JSON.stringify(parsed.error?.issues)).toContain(named);
+  });
+
+  it(`allows caps up to ${maxNetworkCap}`, () => {
+    expect(settingsWith({ visa: { maxPer30Days: maxNetworkCap } }).success).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cardKeyOf } from '../runtime/crypto.js';
 import { startPayPalEmulator, type PayPalEmulator, type PayPalScript } from './support/paypal-emulator.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
@@ -18,19 +19,34 @@ afterAll(async () => {
 async function executeOnPayPal(
   answers: PayPalScript[],
   originalDeclineCode: string,
-  opts: { via?: 'billing-agreement' | 'reference'; credentials?: Record<string, string> } = {},
+  opts: {
+    via?: 'billing-agreement' | 'reference';
+    credentials?: Record<string, string>;
+    /** Attempts the card-budget store already counts on the token (as it would on a card). */
+    claimedBefore?: number;
+  } = {},
 ) {
   n += 1;
   const via = opts.via ?? 'billing-agreement';
   const source = via === 'billing-agreement' ? `B-${n}STACK0000000000` : `7STACK${n}0000000`;
+  const token = `${via}|${source}`;
   paypal.addSource(source, answers);
   const account = await stack.createAccount({}, [
     { name: 'paypal', kind: 'paypal', test: false, credentials: opts.credentials ?? paypal.credentials },
   ]);
+  for (let i = 0; i < (opts.claimedBefore ?? 0); i += 1)
+    await stack.stores.cardBudgets.claim({
+      cardKey: cardKeyOf(account.account.id, token),
+      brand: 'unknown',
+      declineCode: 'generic_decline',
+      advice: null,
+      attemptKey: `earlier/${i}`,
+      now: new Date(),
+    });
   const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
     key: account.apiKey,
     body: {
-      paymentMethodToken: `${via}|${source}`,
+      paymentMethodToken: token,
       paymentMethodType: 'paypal',
       amount: 2500,
       currency: 'eur',
@@ -75,6 +91,13 @@ describe('a recovery on an account whose gateway is PayPal', () => {
       recommendedAction: 'request_card_update',
     });
     expect(out.payments).toHaveLength(0);
+  });
+
+  it('no card network rule applies to an agreement: charged even past the 15 attempts a card of unknown brand gets', async () => {
+    const out = await executeOnPayPal(['complete'], 'processing_error', { claimedBefore: 15 });
+    expect(out.res.status).toBe(200);
+    expect(out.res.body).toMatchObject({ success: true });
+    expect(out.payments).toHaveLength(1);
   });
 
   it('a reference transaction goes through the NVP API', async () => {

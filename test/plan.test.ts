@@ -31,6 +31,13 @@ describe('planNextAttempt', () => {
     expect(plan).toMatchObject({ kind: 'stop', reason });
   });
 
+  it('stops when the risk of losing the payment is exactly riskSkipThreshold (100, certain loss)', () => {
+    const now = at('2026-03-10T10:00:00Z');
+    // Five years of decay leave the card a chance no double tells from 0: the risk is exactly 100.
+    const lost = facts(now, { failedAt: now - 5 * 365 * day, riskSkipThreshold: 100 });
+    expect(planNextAttempt(lost)).toMatchObject({ kind: 'stop', reason: 'high_risk' });
+  });
+
   it('waits for the payday window for insufficient funds (the 12th → the 15th, customer daytime)', () => {
     const plan = planNextAttempt(facts(at('2026-03-12T10:00:00Z')));
     expect(plan.kind).toBe('attempt');

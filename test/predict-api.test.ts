@@ -107,6 +107,22 @@ describe('POST /api/predict/risk', () => {
     expect(events.map((e) => e.payload)).toEqual([expect.objectContaining({ riskScore: 8 })]);
   });
 
+  it('a risk score exactly at riskAlertThreshold is high (delay, predict.risk.high); just below it is not', async () => {
+    const at = await stack.createAccount({ riskAlertThreshold: 8 });
+    const res = await predict(at.apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: '2026-12-09' });
+    expect(prediction(res)).toMatchObject({ riskScore: 8, recommendation: 'delay' });
+    const events = await eventsOf(stack, at.account.id, ['predict.risk.high']);
+    expect(events.map((e) => e.payload)).toEqual([expect.objectContaining({ riskScore: 8 })]);
+
+    const above = await stack.createAccount({ riskAlertThreshold: 8.1 });
+    const below = await predict(above.apiKey, {
+      paymentMethodToken: 'tok_visa',
+      scheduledDate: '2026-12-09',
+    });
+    expect(prediction(below)).toMatchObject({ riskScore: 8, recommendation: 'proceed' });
+    expect(await stack.stores.events.list({ accountId: above.account.id })).toEqual([]);
+  });
+
   it("reads the hour on the customer's clock: the card's country, else the account's time zone", async () => {
     const { apiKey } = await stack.createAccount({ timezone: 'America/New_York' });
     const at = '2026-12-09T02:30:00Z';

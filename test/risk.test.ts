@@ -46,6 +46,11 @@ describe('risk prediction before a charge', () => {
     expect(risk.factors.map((f) => f.factor)).toEqual([factor]);
   });
 
+  it('a risk score exactly at the alert threshold recommends delay; just below it does not', () => {
+    expect(assessRisk(quiet, { alert: 8 })).toMatchObject({ riskScore: 8, recommendation: 'delay' });
+    expect(assessRisk(quiet, { alert: 8.1 })).toMatchObject({ riskScore: 8, recommendation: 'proceed' });
+  });
+
   it('a merchant billing cycle day is not a payday of its own: it leaves the risk unchanged', () => {
     expect(assess({ billingCycleDay: 10 }).riskScore).toBe(8);
   });

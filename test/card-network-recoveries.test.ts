@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startStack, type Stack } from './support/stack.js';
+
+let stack: Stack;
+let n = 0;
+/** A fresh amount per request keeps the 5-minute velocity rule (same card and amount) out of the way. */
+const amount = () => 1000 + (n += 1);
+const mastercardBin = '555555';
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(() => stack.close());
+
+/** One recovery of a renewal on a Mastercard `token`, declined `try_again_later` (charged at once). */
+async function recover(apiKey: string, token: string) {
+  const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+    key: apiKey,
+    body: {
+      paymentMethodToken: token,
+      binPrefix: mastercardBin,
+      originalDeclineCode: 'try_again_later',
+      amount: amount(),
+    },
+  });
+  const id = String(res.body.transactionId);
+  const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key: apiKey });
+  return { res, status };
+}
+
+const charges = (token: string) => stack.stores.sandbox.countForToken('test', token);
+
+describe('Mastercard advice 03 and 21 across recoveries of one card', () => {
+  it.each(['03', '21'])(
+    'a card one recovery got advice %s for is never charged by the next recovery: it fails uncharged',
+    async (advice) => {
+      const { apiKey } = await stack.createAccount();
+      const token = `tok_decline_do_not_honor_mac${advice}`;
+
+      const first = await recover(apiKey, token);
+      expect(first.res.status).toBe(202);
+      expect(first.status.body).toMatchObject({ state: 'queued', lastDeclineCode: 'do_not_honor' });
+      expect(await charges(token)).toBe(1);
+
+      // The next invoice of the same card: its recovery starts with no advice of its own.
+      const next = await recover(apiKey, token);
+      expect(next.res.status).toBe(200);
+      expect(next.res.body).toMatchObject({ success: false });
+      expect(next.status.body).toMatchObject({ status: 'failed', state: 'failed' });
+      expect(await charges(token)).toBe(1);
+    },
+  );
+
+  it('the stop is the card’s: another card of the account is charged', async () => {
+    const { apiKey } = await stack.createAccount();
+    await recover(apiKey, 'tok_decline_do_not_honor_mac03');
+    const other = await recover(apiKey, 'tok_mastercard_other');
+    expect(other.res.body).toMatchObject({ success: true });
+    expect(await charges('tok_mastercard_other')).toBe(1);
+  });
+});
+
+describe("the account's networkRules", () => {
+  it('Mastercard maxPer24h 2: the third charge of a card in 24 hours waits for the first to age out', async () => {
+    const { apiKey } = await stack.createAccount({ networkRules: { mastercard: { maxPer24h: 2 } } });
+    const token = 'tok_mastercard_capped';
+    const started = Date.now();
+    for (const _ of [1, 2]) expect((await recover(apiKey, token)).res.body).toMatchObject({ success: true });
+
+    const third = await recover(apiKey, token);
+    expect(third.res.status).toBe(202);
+    expect(third.status.body).toMatchObject({ state: 'queued' });
+    expect(Date.parse(String(third.status.body.nextAttemptAt))).toBeGreaterThanOrEqual(started + 86_400_000);
+    expect(await charges(token)).toBe(2);
+  });
+
+  it('the defaults still allow the third', async () => {
+    const { apiKey } = await stack.createAccount();
+    const token = 'tok_mastercard_default_caps';
+    for (const _ of [1, 2, 3])
+      expect((await recover(apiKey, token)).res.body).toMatchObject({ success: true });
+    expect(await charges(token)).toBe(3);
+  });
+});
