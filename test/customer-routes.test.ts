@@ -127,6 +127,61 @@ describe('GET /api/recovery/paywall-status', () => {
     expect(secret.body).toEqual(res.body);
   });
 
+  it('counts a Proof Mode control and a payment whose gateway answer is unknown as past due', async () => {
+    const proof = await stack.createAccount({ proofMode: { enabled: true, controlPercent: 50 } });
+    const owes = async (customerEmail: string) =>
+      (
+        await call(
+          stack.baseUrl,
+          'GET',
+          `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(customerEmail)}`,
+          { key: proof.publishableKey },
+        )
+      ).body;
+    // Drawn at random per customer: half of them are controls, left alone and still owing.
+    let control: { email: string; amount: number } | null = null;
+    for (let i = 0; control === null && i < 40; i += 1) {
+      const customer = { email: `control${i}@example.com`, amount: 1200 + i };
+      const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: proof.apiKey,
+        body: {
+          customerEmail: customer.email,
+          paymentMethodToken: 'tok_visa',
+          amount: customer.amount,
+          originalDeclineCode: 'insufficient_funds',
+        },
+      });
+      expect([200, 202]).toContain(res.status);
+      if (res.body.holdout === true) control = customer;
+    }
+    expect(control).not.toBeNull();
+    expect(await owes(control!.email)).toMatchObject({
+      isPastDue: true,
+      totalOwedCents: control!.amount,
+      failedPaymentCount: 1,
+    });
+
+    // The gateway failed before charging: the outcome is unknown until reconciled, and the payment owed.
+    const unknown = 'unknown@example.com';
+    const ambiguous = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: keys.apiKey,
+      body: {
+        customerEmail: unknown,
+        paymentMethodToken: 'tok_server_error',
+        amount: 1300,
+        originalDeclineCode: 'try_again_later',
+      },
+    });
+    expect(ambiguous.body).toMatchObject({ status: 'unknown' });
+    const res = await call(
+      stack.baseUrl,
+      'GET',
+      `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(unknown)}`,
+      { key: keys.publishableKey },
+    );
+    expect(res.body).toMatchObject({ isPastDue: true, totalOwedCents: 1300, failedPaymentCount: 1 });
+  });
+
   it('is open to browsers: CORS on answers and errors, and a preflight', async () => {
     const ok = await call(stack.baseUrl, 'GET', path, { key: keys.publishableKey });
     expect(ok.headers.get('access-control-allow-origin')).toBe('*');
