@@ -63,7 +63,8 @@ export async function launchRecovery(
       throw new HttpError(
         503,
         {
-          error: 'The recovery engine is unavailable; nothing was started, so it is safe to retry',
+          error: 'Internal error',
+          message: 'The recovery engine is unavailable; nothing was started, so it is safe to retry.',
           requestId,
         },
         { 'Retry-After': '5' },
@@ -73,8 +74,9 @@ export async function launchRecovery(
     throw new HttpError(
       503,
       {
-        error:
-          'The recovery engine is unavailable; retry with the same idempotencyKey to resume this recovery',
+        error: 'Internal error',
+        message:
+          'The recovery engine is unavailable; retry with the same idempotencyKey to resume this recovery.',
         transactionId: doc._id,
         requestId,
       },

@@ -55,7 +55,8 @@ it('answers 503 when Temporal is unreachable, and the same idempotency key resum
   expect(failed.status).toBe(503);
   // What to do, and nothing internal (no error class, no stack).
   expect(failed.body).toEqual({
-    error: expect.stringContaining('same idempotencyKey'),
+    error: 'Internal error',
+    message: expect.stringContaining('same idempotencyKey'),
     transactionId: expect.stringMatching(/^[0-9a-f-]{36}$/),
     requestId: failed.headers.get('x-request-id'),
   });

@@ -155,7 +155,8 @@ export const RecoveryList = z.object({
 
 /** 503 from execute: Temporal could not be reached. */
 export const EngineUnavailableBody = z.object({
-  error: z.string(),
+  error: z.literal('Internal error').describe('As every 5xx answer'),
+  message: z.string().describe('What to do: retry, and with which idempotencyKey'),
   transactionId: z
     .string()
     .optional()
