@@ -12,6 +12,8 @@ export interface RiskFacts {
   expiredBy: boolean;
   /** A decline that blocked this card in an earlier recovery of the account (lost, stolen, closed, …). */
   blockedCode: string | null;
+  /** Mastercard's merchant advice never to charge this card again (03 or 21), from any earlier recovery. */
+  networkStop: string | null;
   /** The card's latest decline while a recovery of it is still waiting for a retry. */
   failingCode: string | null;
   /** The customer's unrecovered payments on other cards. */
@@ -70,6 +72,12 @@ function decisive(f: RiskFacts): RiskFactor | null {
       factor: 'card_blocked_before',
       effect: 1,
       description: `The card was blocked (${f.blockedCode}) on an earlier recovery.`,
+    };
+  if (f.networkStop)
+    return {
+      factor: 'card_network_stop',
+      effect: 1,
+      description: `Mastercard advised (merchant advice code ${f.networkStop}) never to charge this card again.`,
     };
   if (f.expiredBy)
     return {

@@ -66,6 +66,11 @@ export function createCardBudgetStore(db: Db) {
   const numbered = sequence(claims, { remember: true });
   const stopIdOf = (cardKey: string) => `${cardKey}:stop`;
 
+  /** The advice code (03 or 21) that stopped every attempt on the card, or null. */
+  async function stopOf(cardKey: string): Promise<string | null> {
+    return (await stops.findOne({ _id: stopIdOf(cardKey) }))?.advice ?? null;
+  }
+
   /** The card's claims after `since`, newest first. */
   async function recent(cardKey: string, since: Date): Promise<ClaimDoc[]> {
     return numbered.readDown(cardKey, await numbered.highest(cardKey), (c) => c.at > since, maxWindowClaims);
@@ -76,8 +81,7 @@ export function createCardBudgetStore(db: Db) {
     async claim(input: CardClaim): Promise<NetworkDecision> {
       const { cardKey, attemptKey, now } = input;
       // A stop the card met in any recovery stands as this attempt's advice: it outlasts every window.
-      const stop = await stops.findOne({ _id: stopIdOf(cardKey) });
-      const advice = stop?.advice ?? input.advice;
+      const advice = (await stopOf(cardKey)) ?? input.advice;
       let decision: NetworkDecision = { allowed: true };
       await numbered.claim(
         cardKey,
@@ -118,6 +122,8 @@ export function createCardBudgetStore(db: Db) {
         stops.replaceOne({ _id: stopIdOf(cardKey) }, { cardKey, ...stop }, { upsert: true }),
       );
     },
+
+    stopOf,
 
     /** Epoch ms of the card's claimed attempts after `since`, oldest first. */
     async attemptsSince(cardKey: string, since: Date): Promise<number[]> {

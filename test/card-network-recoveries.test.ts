@@ -51,6 +51,23 @@ describe('Mastercard advice 03 and 21 across recoveries of one card', () => {
     },
   );
 
+  it('a risk prediction for the stopped card says block, naming the advice', async () => {
+    const { apiKey } = await stack.createAccount();
+    const token = 'tok_decline_do_not_honor_mac21';
+    await recover(apiKey, token);
+    const res = await call(stack.baseUrl, 'POST', '/api/predict/risk', {
+      key: apiKey,
+      body: { paymentMethodToken: token, amount: amount(), binPrefix: mastercardBin },
+    });
+    expect(res.body).toMatchObject({
+      prediction: {
+        recommendation: 'block',
+        riskScore: 99,
+        factors: [{ factor: 'card_network_stop', description: expect.stringContaining('21') }],
+      },
+    });
+  });
+
   it('the stop is the card’s: another card of the account is charged', async () => {
     const { apiKey } = await stack.createAccount();
     await recover(apiKey, 'tok_decline_do_not_honor_mac03');

@@ -6,6 +6,7 @@ const quiet: RiskFacts = {
   local: { hour: 14, dayOfMonth: 10, weekday: 2, daysInMonth: 30 },
   expiredBy: false,
   blockedCode: null,
+  networkStop: null,
   failingCode: null,
   pastDueElsewhere: 0,
   billingCycleDay: null,
@@ -22,6 +23,7 @@ describe('risk prediction before a charge', () => {
 
   it.each([
     ['a card blocked on an earlier recovery', { blockedCode: 'stolen_card' }, 'card_blocked_before'],
+    ['a card Mastercard advised never to charge again', { networkStop: '21' }, 'card_network_stop'],
     ['a card that expires before the charge', { expiredBy: true }, 'card_expires_before_charge'],
   ])('%s is blocked with a 99 risk score', (_, facts, factor) => {
     const risk = assess(facts);

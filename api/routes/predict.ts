@@ -31,11 +31,10 @@ async function factsOf(stores: Stores, account: Account, body: RiskRequest, now:
   const at = scheduledAt(body.scheduledDate, zone, now);
   const local = localParts(at, utcOffsetMinutes(zone, at));
   const date = new Date(at + utcOffsetMinutes(zone, at) * 60_000);
-  const [blocked, queued, customer, calibration] = await Promise.all([
-    stores.recoveries.blockedCard(
-      cardKeyOf(account.id, body.paymentMethodToken),
-      new Date(now.getTime() - blockMemoryMs),
-    ),
+  const cardKey = cardKeyOf(account.id, body.paymentMethodToken);
+  const [blocked, networkStop, queued, customer, calibration] = await Promise.all([
+    stores.recoveries.blockedCard(cardKey, new Date(now.getTime() - blockMemoryMs)),
+    stores.cardBudgets.stopOf(cardKey),
     stores.recoveries.queuedOnToken(account.id, body.paymentMethodToken),
     body.customerEmail ? stores.recoveries.forCustomer(account.id, body.customerEmail) : [],
     stores.predictions.calibration(account.id),
@@ -48,6 +47,7 @@ async function factsOf(stores: Stores, account: Account, body: RiskRequest, now:
       body.expiryMonth !== undefined &&
       date.getUTCFullYear() * 12 + date.getUTCMonth() + 1 > body.expiryYear * 12 + body.expiryMonth,
     blockedCode: blocked?.declineCode ?? null,
+    networkStop,
     failingCode: latest ? (latest.lastDeclineCode ?? latest.originalDeclineCode ?? 'unknown') : null,
     pastDueElsewhere: customer.filter(
       (r) => statusOf(r.state) !== 'succeeded' && r.paymentMethodToken !== body.paymentMethodToken,
