@@ -10,15 +10,28 @@ const hostname = z
     'must be a hostname such as pay.example.com',
   );
 
-/** IANA time zone names, validated against the runtime's Intl database. */
-export const TimeZone = z.string().refine((tz) => {
+/** The runtime's canonical name of an IANA time zone (Europe/Paris for europe/paris), or null for none. */
+function canonicalZone(tz: string): string | null {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
+    return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return null;
   }
-}, 'must be an IANA time zone such as Europe/Berlin');
+}
+
+const zoneName = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
+
+/**
+ * IANA time zone names, validated against the runtime's Intl database and stored as it names them. A bare
+ * offset (+02:00), which newer runtimes accept, is no zone: it knows no daylight saving time.
+ */
+export const TimeZone = z
+  .string()
+  .refine(
+    (tz) => zoneName.test(tz) && canonicalZone(tz) !== null,
+    'must be an IANA time zone such as Europe/Berlin',
+  )
+  .transform((tz) => canonicalZone(tz) ?? tz);
 
 export const CancelOffer = z.discriminatedUnion('type', [
   z.object({ type: z.literal('pause'), months: z.int().min(1).max(12) }).strict(),
