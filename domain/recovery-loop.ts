@@ -72,6 +72,12 @@ export type LoopOutcome =
       action: RecommendedAction;
       /** The card the issuer blocked: the primary, or the customer's new card. */
       token: string;
+      /**
+       * What the recovery ends as when the merchant already holds its 202 (a later retry was blocked): the
+       * spec's final outcome of a queued recovery is recovery.success or recovery.failed. Absent for a
+       * block before any attempt.
+       */
+      failure?: Extract<LoopOutcome, { kind: 'failed' }>;
     }
   | { kind: 'expired'; gatewaysAttempted: number; ai: Prediction; trigger?: string };
 
@@ -349,6 +355,7 @@ export function observe(
       reason: info.reason,
       action: info.recommendedAction,
       token: option.token,
+      failure: failure(next, { ai: plan.prediction, reason: info.reason }),
     });
   // A fallback card the issuer blocks is never charged again; the payment's own card may still recover.
   if (info.stopsImmediately) return dropToken(next, option.token);
@@ -377,7 +384,7 @@ function finishWith(state: LoopState, outcome: LoopOutcome): LoopState {
 function failure(
   state: LoopState,
   o: { ai: Prediction; reason?: string; stopReason?: StopReason },
-): LoopOutcome {
+): Extract<LoopOutcome, { kind: 'failed' }> {
   return {
     kind: 'failed',
     declineCode: state.code,

@@ -128,6 +128,38 @@ describe('smart retries on the time-skipping server', () => {
     });
   });
 
+  it.each([
+    ['stolen_card', 'manual_review', []],
+    ['authentication_required', 'request_card_update', ['recovery.authentication_required']],
+  ])(
+    'a queued retry the issuer answers %s ends failed (the 202’s final outcome), not blocked, and the card is not tried again',
+    async (code, action, alsoSent) => {
+      await skipToBeforePayday();
+      const { apiKey, account } = await stack.createAccount();
+      const token = `tok_decline_${code}`;
+      const out = await runToEnd(apiKey, account.id, {
+        paymentMethodToken: token,
+        originalDeclineCode: 'insufficient_funds',
+      });
+      expect(out.answer.status).toBe(202);
+      expect(out.final).toMatchObject({
+        state: 'failed',
+        lastDeclineCode: code,
+        recommendedAction: action,
+      });
+      expect(out.final.attempts).toHaveLength(1);
+      expect(out.events.map((e) => e.type).sort()).toEqual([...alsoSent, 'recovery.failed'].sort());
+      expect(out.events.find((e) => e.type === 'recovery.failed')!.payload).toMatchObject({
+        serviceTransactionId: out.answer.body.transactionId,
+        recommendedAction: action,
+      });
+      const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${out.final._id}`, {
+        key: apiKey,
+      });
+      expect(status.body).toMatchObject({ status: 'failed', state: 'failed' });
+    },
+  );
+
   it('an ambiguous attempt is reconciled at the gateway, never charged twice, and reported with trigger reconciliation', async () => {
     const { apiKey, account } = await stack.createAccount();
     const out = await runToEnd(apiKey, account.id, {

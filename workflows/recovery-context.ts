@@ -88,9 +88,14 @@ export class RecoveryContext {
     this.first ??= outcome;
   }
 
+  /** The merchant holds an answer already: the first phase's, or execute's "still processing" (202). */
+  get answered(): boolean {
+    return this.first !== undefined || this.answeredProcessing;
+  }
+
   /** The id a failure concluded now carries: FAILED_API_ while its synchronous answer is still open. */
   get failureId(): string {
-    return !this.first && !this.answeredProcessing ? `FAILED_API_${this.input.transactionId}` : this.publicId;
+    return this.answered ? this.publicId : `FAILED_API_${this.input.transactionId}`;
   }
 
   /** Moves to `state`: read model first, then search attributes for operators. */

@@ -120,20 +120,20 @@ export async function stop(ctx: RecoveryContext, reason: StopReason): Promise<vo
  * Every strategy is exhausted (or the rest is predicted to fail). The primary card's `declineCode` sets the
  * recommended action; `lastDeclineCode` is the latest decline of any card, for the status record.
  */
-export async function fail(
-  ctx: RecoveryContext,
-  o: {
-    declineCode: string | null;
-    lastDeclineCode: string;
-    gatewaysAttempted: number;
-    gatewayTransactionId: string | null;
-    ai: Prediction;
-    reason?: string;
-    action?: RecommendedAction;
-    trigger?: string;
-    scaCountry: boolean;
-  },
-): Promise<void> {
+/** What ending a recovery as failed needs. */
+interface Failure {
+  declineCode: string | null;
+  lastDeclineCode: string;
+  gatewaysAttempted: number;
+  gatewayTransactionId: string | null;
+  ai: Prediction;
+  reason?: string;
+  action?: RecommendedAction;
+  trigger?: string;
+  scaCountry: boolean;
+}
+
+export async function fail(ctx: RecoveryContext, o: Failure): Promise<void> {
   const { request: r } = ctx.input;
   const info = classifyDecline(o.declineCode);
   const action = o.action ?? info.recommendedAction;
@@ -222,17 +222,39 @@ export async function block(
     currency: r.currency,
     timestamp: nowIso(),
   });
-  if (o.fromAttempt && classifyDecline(o.declineCode).group === 'authentication_required') {
-    await ctx.emit({
-      event: 'recovery.authentication_required',
-      paymentMethodToken,
-      amount: r.amount,
-      currency: r.currency,
-      declineCode: o.declineCode,
-      customerAuthRequired: true,
-      reason: 'The issuer requires the customer to authenticate; a merchant-initiated retry cannot clear it.',
-    });
-  }
+  if (o.fromAttempt) await authenticationRequired(ctx, paymentMethodToken, o.declineCode);
+}
+
+/** recovery.authentication_required, when an attempt's decline is the issuer demanding authentication. */
+async function authenticationRequired(
+  ctx: RecoveryContext,
+  token: string,
+  declineCode: string,
+): Promise<void> {
+  if (classifyDecline(declineCode).group !== 'authentication_required') return;
+  const { request: r } = ctx.input;
+  await ctx.emit({
+    event: 'recovery.authentication_required',
+    paymentMethodToken: token,
+    amount: r.amount,
+    currency: r.currency,
+    declineCode,
+    customerAuthRequired: true,
+    reason: 'The issuer requires the customer to authenticate; a merchant-initiated retry cannot clear it.',
+  });
+}
+
+/**
+ * A retry after the merchant's 202 met a blocking decline: the card is not charged again (the attempt
+ * remembered it), and the recovery ends failed with the block's recommended action — recovery.blocked is
+ * for a stop before any retry.
+ */
+export async function failBlocked(
+  ctx: RecoveryContext,
+  o: Failure & { declineCode: string; token: string },
+): Promise<void> {
+  await authenticationRequired(ctx, o.token, o.declineCode);
+  await fail(ctx, o);
 }
 
 /** The card is expired and the account updater had nothing newer. */

@@ -25,7 +25,16 @@ import {
 import { attemptKeyOf, type RecoveryInput } from '../domain/recovery.js';
 import { cardUpdatedSignal } from './recovery-definitions.js';
 import { RecoveryContext } from './recovery-context.js';
-import { block, expire, fail, holdOut, skipHighRisk, stop, succeed } from './recovery-outcomes.js';
+import {
+  block,
+  expire,
+  fail,
+  failBlocked,
+  holdOut,
+  skipHighRisk,
+  stop,
+  succeed,
+} from './recovery-outcomes.js';
 
 // Short steps run as local activities in the worker that runs the workflow: the whole first phase is one
 // workflow task instead of a server round trip per step, which is what the synchronous answer waits on.
@@ -213,6 +222,14 @@ async function finish(ctx: RecoveryContext, screen: Screen, outcome: LoopOutcome
         ...trigger,
       });
     case 'blocked':
+      // A retry after the 202 the merchant holds ends as the spec's final outcome of a queued recovery.
+      if (ctx.answered && outcome.failure)
+        return failBlocked(ctx, {
+          ...outcome.failure,
+          action: outcome.action,
+          token: outcome.token,
+          scaCountry: screen.scaCountry,
+        });
       return block(ctx, {
         declineCode: outcome.declineCode,
         reason: outcome.reason,
