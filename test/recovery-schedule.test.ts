@@ -160,6 +160,35 @@ describe('smart retries on the time-skipping server', () => {
     },
   );
 
+  it('a planned retry reads processing, with no next attempt time, while its charge is under way', async () => {
+    await skipToBeforePayday();
+    // The gateway takes 1.5 s (wall clock, which the time-skipping server does not skip) to answer.
+    const { apiKey, account } = await stack.createAccount({}, [
+      { name: 'test', kind: 'test', test: true, credentials: { latencyMs: '1500' } },
+    ]);
+    const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { amount: amount(), paymentMethodToken: 'tok_visa', originalDeclineCode: 'insufficient_funds' },
+    });
+    expect(answer.body).toMatchObject({ status: 'queued' });
+    const id = String(answer.body.transactionId);
+    const doc = await stack.stores.recoveries.find(account.id, id);
+    const seen = new Set<string>();
+    let ended = false;
+    const watch = (async () => {
+      while (!ended) {
+        const now = await stack.stores.recoveries.find(account.id, id);
+        seen.add(`${now!.state} ${now!.nextAttemptAt === null ? 'none' : 'planned'}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    await env.client.workflow.getHandle(doc!.workflowId).result();
+    ended = true;
+    await watch;
+    expect([...seen]).toEqual(['queued planned', 'processing none']);
+    expect(await stack.stores.recoveries.find(account.id, id)).toMatchObject({ state: 'succeeded' });
+  });
+
   it('an ambiguous attempt is reconciled at the gateway, never charged twice, and reported with trigger reconciliation', async () => {
     const { apiKey, account } = await stack.createAccount();
     const out = await runToEnd(apiKey, account.id, {

@@ -2,6 +2,7 @@ import {
   condition,
   proxyActivities,
   proxyLocalActivities,
+  patched,
   setHandler,
   sleep,
   workflowInfo,
@@ -50,6 +51,12 @@ const { attemptCharge, refreshCard } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '45 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
+/**
+ * Workflow version: the state is recorded `processing` when a planned retry's time comes and when a
+ * reconciled charge turns out never made, not only after a decline.
+ */
+const processingStatePatch = 'processing-state-on-retry';
+
 /** Lookups of an ambiguous charge back off while the gateway is unreachable; nothing else happens meanwhile. */
 const { resolveCharge } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -148,11 +155,13 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     }
     const reconciled = sent.kind === 'ambiguous';
     const next = observe(loop, result, { sentAt, now: Date.now(), reconciled });
-    if (result.kind === 'declined') {
-      const code = classifyDecline(result.code).code;
-      if (ctx.state === 'reconciling') await ctx.record('processing', { lastDeclineCode: code });
-      else ctx.tagDecline(code);
-    }
+    const code = result.kind === 'declined' ? classifyDecline(result.code).code : null;
+    // Resolved without a payment (declined, or never charged): no longer reconciling, at work again.
+    // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
+    const resolvedNow = code !== null || patched(processingStatePatch);
+    if (ctx.state === 'reconciling' && result.kind !== 'approved' && resolvedNow)
+      await ctx.record('processing', code ? { lastDeclineCode: code } : {});
+    else if (code) ctx.tagDecline(code);
     return next;
   }
 
@@ -200,7 +209,8 @@ async function recover(ctx: RecoveryContext): Promise<void> {
           paymentMethodType,
           currency: r.currency,
         });
-      }
+      } else if (patched(processingStatePatch)) await ctx.record('processing', { nextAttemptAt: null });
+
       const stats = await loadStats(input.accountId);
       loop = resumeAfterWait(loop, { stats, ...(newCard ? { newCard } : {}) });
     } else {
