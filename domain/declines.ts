@@ -34,9 +34,17 @@ export interface DeclineInfo {
   /** One human sentence, used as recommendedActionReason. */
   reason: string;
   visaCategory: VisaCategory;
+  /**
+   * The code a blocked answer (403) and recovery.blocked name: the spec's `card_no_longer_chargeable` for
+   * every decline of a card that can no longer be charged, else the code itself.
+   */
+  blockedAs: string;
 }
 
-type GroupPolicy = Omit<DeclineInfo, 'code' | 'group' | 'visaCategory'>;
+type GroupPolicy = Omit<DeclineInfo, 'code' | 'group' | 'visaCategory' | 'blockedAs'> & {
+  /** A name the group's codes are blocked under (null: their own). */
+  blockedAs: string | null;
+};
 
 const groupPolicies: Record<DeclineGroup, GroupPolicy> = {
   recoverable: {
@@ -45,6 +53,7 @@ const groupPolicies: Record<DeclineGroup, GroupPolicy> = {
     stopsImmediately: false,
     recommendedAction: 'retry_later',
     reason: 'The decline is soft or temporary, so a later retry or a card update may succeed.',
+    blockedAs: null,
   },
   unknown: {
     retryable: true,
@@ -52,6 +61,7 @@ const groupPolicies: Record<DeclineGroup, GroupPolicy> = {
     stopsImmediately: false,
     recommendedAction: 'monitor',
     reason: 'The decline reason is not one Recoup recognises, so recovery was attempted conservatively.',
+    blockedAs: null,
   },
   authentication_required: {
     retryable: false,
@@ -59,6 +69,7 @@ const groupPolicies: Record<DeclineGroup, GroupPolicy> = {
     stopsImmediately: true,
     recommendedAction: 'request_card_update',
     reason: 'The issuer requires the customer to authenticate this payment; ask them to re-confirm the card.',
+    blockedAs: null,
   },
   blocked: {
     retryable: false,
@@ -66,6 +77,7 @@ const groupPolicies: Record<DeclineGroup, GroupPolicy> = {
     stopsImmediately: true,
     recommendedAction: 'manual_review',
     reason: 'The issuer flagged the card for fraud; do not retry and review the account.',
+    blockedAs: null,
   },
   no_longer_chargeable: {
     retryable: false,
@@ -73,6 +85,7 @@ const groupPolicies: Record<DeclineGroup, GroupPolicy> = {
     stopsImmediately: true,
     recommendedAction: 'request_card_update',
     reason: 'The card can no longer be charged for this payment; ask the customer for a new payment method.',
+    blockedAs: 'card_no_longer_chargeable',
   },
   expired: {
     retryable: false,
@@ -80,6 +93,7 @@ const groupPolicies: Record<DeclineGroup, GroupPolicy> = {
     stopsImmediately: false,
     recommendedAction: 'request_card_update',
     reason: 'The card has expired; ask the customer to update it.',
+    blockedAs: null,
   },
   invalid_card: {
     retryable: false,
@@ -87,6 +101,7 @@ const groupPolicies: Record<DeclineGroup, GroupPolicy> = {
     stopsImmediately: false,
     recommendedAction: 'request_card_update',
     reason: 'The card details on file are invalid or outdated; ask the customer to update them.',
+    blockedAs: null,
   },
 };
 
@@ -97,6 +112,8 @@ const newCardNeeded: Partial<GroupPolicy> = {
   reason: 'The issuer will not accept this card any more; ask the customer for a new card.',
 };
 const nothingOwed: Partial<GroupPolicy> = {
+  // Not a card that cannot be charged: a payment no longer owed.
+  blockedAs: null,
   recommendedAction: 'monitor',
   reason:
     'The subscription no longer owes this payment (collected or cancelled on the billing platform); nothing was charged.',
@@ -348,8 +365,17 @@ export function classifyDecline(code: string | null | undefined): DeclineInfo {
     const reason = normal
       ? policy.reason
       : 'No decline code was given, so recovery was attempted conservatively.';
-    return { code: normal || 'unknown', group: 'unknown', visaCategory: 4, ...policy, reason };
+    const unknownCode = normal || 'unknown';
+    return {
+      code: unknownCode,
+      group: 'unknown',
+      visaCategory: 4,
+      ...policy,
+      reason,
+      blockedAs: unknownCode,
+    };
   }
   const [group, visaCategory, overrides] = entry;
-  return { code: normal, group, visaCategory, ...groupPolicies[group], ...overrides };
+  const policy = { ...groupPolicies[group], ...overrides };
+  return { code: normal, group, visaCategory, ...policy, blockedAs: policy.blockedAs ?? normal };
 }

@@ -57,7 +57,7 @@ async function executeOnPayPal(
   const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key: account.apiKey });
   const record = await stack.stores.recoveries.find(account.account.id, id);
   const payments = paypal.payments().filter((p) => p.source === source);
-  return { res, status, record, payments };
+  return { res, status, record, payments, accountId: account.account.id };
 }
 
 describe('a recovery on an account whose gateway is PayPal', () => {
@@ -85,10 +85,17 @@ describe('a recovery on an account whose gateway is PayPal', () => {
   it('a cancelled billing agreement blocks the recovery: 403, the merchant is told to get a new payment method', async () => {
     const out = await executeOnPayPal([{ refuse: 'AGREEMENT_ALREADY_CANCELLED' }], 'processing_error');
     expect(out.res.status).toBe(403);
+    // The spec's name for a card (here an agreement) that can no longer be charged; the record keeps PayPal's.
     expect(out.res.body).toMatchObject({
       action: 'blocked',
-      declineCode: 'revocation_of_authorization',
+      declineCode: 'card_no_longer_chargeable',
       recommendedAction: 'request_card_update',
+    });
+    const [blocked] = await stack.stores.recoveries.page(out.accountId, { limit: 1 });
+    expect(blocked).toMatchObject({
+      state: 'blocked',
+      lastDeclineCode: 'revocation_of_authorization',
+      recommendedActionReason: expect.stringContaining('(decline code revocation_of_authorization)'),
     });
     expect(out.payments).toHaveLength(0);
   });

@@ -77,6 +77,23 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
     });
   });
 
+  it.each(['account_closed', 'stop_payment_order', 'revocation_of_authorization'])(
+    '%s is blocked as the spec names it, card_no_longer_chargeable; the status record keeps the issuer’s code',
+    async (code) => {
+      const out = await execute(
+        { paymentMethodToken: 'tok_visa', originalDeclineCode: code },
+        { events: ['recovery.blocked'] },
+      );
+      expect(out.res).toMatchObject({ status: 403, body: { declineCode: 'card_no_longer_chargeable' } });
+      expect(out.payloads[0]).toMatchObject({
+        declineCode: 'card_no_longer_chargeable',
+        reason: expect.stringContaining(`(decline code ${code})`),
+      });
+      const [blocked] = await stack.stores.recoveries.page(out.account.account.id, { limit: 1 });
+      expect(blocked).toMatchObject({ state: 'blocked', lastDeclineCode: code });
+    },
+  );
+
   it('a card blocked on an earlier recovery is blocked again for a recoverable code; the customer’s other card is not', async () => {
     const account = await stack.createAccount();
     const send = (paymentMethodToken: string, originalDeclineCode: string, idempotencyKey: string) =>

@@ -201,22 +201,26 @@ export async function block(
 ): Promise<void> {
   const { request: r } = ctx.input;
   const paymentMethodToken = o.token ?? r.paymentMethodToken;
+  // The answer and the event name the spec's code (card_no_longer_chargeable for a dead card); the status
+  // record's lastDeclineCode and the reason keep the issuer's own.
+  const declineCode = classifyDecline(o.declineCode).blockedAs;
+  const reason = declineCode === o.declineCode ? o.reason : `${o.reason} (decline code ${o.declineCode})`;
   await ctx.conclude(
     'blocked',
     {
       lastDeclineCode: o.declineCode,
       recommendedAction: o.action,
-      recommendedActionReason: o.reason,
+      recommendedActionReason: reason,
       nextAttemptAt: null,
     },
-    { kind: 'blocked', declineCode: o.declineCode, reason: o.reason, recommendedAction: o.action },
+    { kind: 'blocked', declineCode, reason, recommendedAction: o.action },
   );
   await ctx.emit({
     event: 'recovery.blocked',
-    declineCode: o.declineCode,
-    reason: o.reason,
+    declineCode,
+    reason,
     recommendedAction: o.action,
-    recommendedActionReason: o.reason,
+    recommendedActionReason: reason,
     paymentMethodToken,
     amount: r.amount,
     currency: r.currency,
