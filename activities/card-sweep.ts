@@ -50,10 +50,13 @@ export function cardSweepActivities(deps: ActivityDeps) {
   const { stores, events, clock } = deps;
   const links = createLinkService(deps);
 
-  /** Mints a 14-day card-update link and sends the pre-emptive card.expiring_soon; false if sent before. */
+  /**
+   * Mints a 14-day card-update link and sends the pre-emptive card.expiring_soon; false if sent before (then
+   * only its delivery is seen to, which a crash after storing it may have kept from starting).
+   */
   async function warn(account: Account, card: CardOnFile, days: number): Promise<boolean> {
     const eventId = expiryWarningEventId(account.id, card);
-    if (await stores.events.get(eventId)) return false;
+    if (await events.republish(eventId)) return false;
     // A gateway may hold an address Recoup's events would refuse: the warning goes out without it.
     const customerEmail = Email.safeParse(card.customerEmail).success ? card.customerEmail : null;
     const link = await links.mintCardExpiryLink(account, {

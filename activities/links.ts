@@ -6,6 +6,8 @@ import type { ActivityDeps } from './deps.js';
 /**
  * Activities that mint hosted links for the engine. Each mints and emits in one step, so the link's token
  * appears only in the event, never in workflow history; a stable eventId keeps a retry from sending twice.
+ * A retry that finds its event stored mints nothing and publishes that event again: the stored payload
+ * carries the first link, and a crash between storing and starting the delivery left it unsent.
  */
 export function linkActivities(deps: ActivityDeps) {
   const { stores, events, clock } = deps;
@@ -26,6 +28,9 @@ export function linkActivities(deps: ActivityDeps) {
      * recovery.proactive_retention, at most once per window per customer.
      */
     async offerProactiveRetention(input: { accountId: string; transactionId: string; eventId: string }) {
+      // This very activity stored its offer before (and claimed the window): see it delivered, whatever
+      // has changed since.
+      if (await events.republish(input.eventId)) return;
       const { account, recovery } = await load(input.accountId, input.transactionId);
       const email = recovery.customerEmail;
       if (!account.settings.cancelFlow.enabled || !email) return;
@@ -38,7 +43,6 @@ export function linkActivities(deps: ActivityDeps) {
         now,
       );
       if (count < proactiveRetention.minFailures) return;
-      if (await stores.events.get(input.eventId)) return; // this very activity already finished once
       const claimed = await stores.retentionNotices.claim(
         account.id,
         email,
@@ -94,7 +98,7 @@ export function linkActivities(deps: ActivityDeps) {
       confidence: number;
       reasoning: string;
     }) {
-      if (await stores.events.get(input.eventId)) return;
+      if (await events.republish(input.eventId)) return;
       const { account, recovery } = await load(input.accountId, input.transactionId);
       const link = await links.mintCardUpdateLink(account, {
         paymentMethodToken: recovery.paymentMethodToken,

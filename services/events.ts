@@ -64,6 +64,11 @@ export interface EventPublisher {
     payload: EventPayload,
     opts?: { eventId?: string },
   ): Promise<{ eventId: string; deliveryStatus: DeliveryStatus }>;
+  /**
+   * Publishes a stored event again, as `publish` with its own payload and eventId would: starts its first
+   * delivery if a crash came between storing the event and starting that. Null when no event has this id.
+   */
+  republish(eventId: string): Promise<{ eventId: string; deliveryStatus: DeliveryStatus } | null>;
   /** Delivers a stored event again (same body and eventId, signed at send time) in a new delivery. */
   resend(eventId: string): Promise<{ eventId: string; deliveryId: string; workflowId: string }>;
 }
@@ -121,6 +126,12 @@ export function createEventPublisher(deps: {
     }
   }
 
+  /** The outcome publishing a stored event gives: its first delivery is started if it may never have been. */
+  async function resume(record: EventRecord): Promise<{ eventId: string; deliveryStatus: DeliveryStatus }> {
+    if (record.deliveryStatus === 'pending' && record.deliveries.length > 0) await startDelivery(record, 0);
+    return { eventId: record._id, deliveryStatus: record.deliveryStatus };
+  }
+
   return {
     async publish(accountId, payload, opts = {}) {
       const parsed = EventPayloadSchema.safeParse(payload);
@@ -141,8 +152,12 @@ export function createEventPublisher(deps: {
         deliveries: block ? [] : [{ deliveryId: deliveryIdOf(), startedAt: now, attempts: [] }],
       });
       // Also when the event already existed: its delivery may not have started before a crash.
-      if (record.deliveryStatus === 'pending' && record.deliveries.length > 0) await startDelivery(record, 0);
-      return { eventId: record._id, deliveryStatus: record.deliveryStatus };
+      return resume(record);
+    },
+
+    async republish(eventId) {
+      const record = await stores.events.get(eventId);
+      return record ? resume(record) : null;
     },
 
     async resend(eventId) {
