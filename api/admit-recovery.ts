@@ -2,19 +2,34 @@ import { randomUUID } from 'node:crypto';
 import type { ConnectorSource } from '../domain/connectors.js';
 import { recoveryWorkflowId, statusOf } from '../domain/recovery.js';
 import type { RecoveryRequest } from '../domain/recovery-request.js';
+import { minRetentionDays } from '../domain/settings.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import type { Account } from '../store/accounts.js';
 import type { Stores } from '../store/index.js';
+import type { KeyClaim } from '../store/intake-claims.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import { conflict, type HttpError } from './http-error.js';
 
-/** A request let in (a new recovery, or one whose start failed and is resumed), or refused as a duplicate. */
+/**
+ * How long an intake may take from claiming a key to storing its recovery, and from storing it to starting
+ * its workflow (a few store writes, then one call to Temporal): a claim older than this with no recovery
+ * behind it, or a recovery older than this still processing with no attempt, was left by an intake that
+ * died midway (or whose store failed), and a retry carries on in its place.
+ */
+export const abandonedAfterMs = 60_000;
+
+const dayMs = 86_400_000;
+
+/**
+ * A request let in (a new recovery, or one whose start failed or never happened, resumed), or refused as a
+ * duplicate.
+ */
 export type Admission =
   | { kind: 'admitted'; doc: RecoveryDoc }
   | { kind: 'duplicate'; by: 'idempotencyKey' | 'velocity'; existing: RecoveryDoc | null; error: HttpError };
 
 /** 409: the existing recovery, so the merchant can find its outcome instead of charging twice. */
-function duplicate(transactionId: string, existing: RecoveryDoc | null, why: string) {
+export function duplicate(transactionId: string, existing: RecoveryDoc | null, why: string) {
   return conflict({
     error: 'Duplicate request',
     message: why,
@@ -25,9 +40,37 @@ function duplicate(transactionId: string, existing: RecoveryDoc | null, why: str
 }
 
 /**
+ * A recovery whose intake may have died between storing it and starting its workflow (or whose customer
+ * index entry failed after the insert): still processing, no attempt, long after it was stored. Its
+ * workflow may yet exist (workers far behind): `launchRecovery` starts it only if Temporal has none.
+ */
+export function mayBeUnstarted(doc: RecoveryDoc, now: Date): boolean {
+  return (
+    !doc.startFailed &&
+    doc.state === 'processing' &&
+    doc.attempts.length === 0 &&
+    now.getTime() - doc.createdAt.getTime() >= abandonedAfterMs
+  );
+}
+
+/** A duplicate's recovery that is resumed, not refused: its start failed, or may never have happened. */
+const resumable = (doc: RecoveryDoc, now: Date) =>
+  doc.state === 'processing' && (doc.startFailed || mayBeUnstarted(doc, now));
+
+/**
+ * A key claim with no recovery behind it that a retry takes over: older than `abandonedAfterMs`, and younger
+ * than the shortest data retention (an older one may be a purged recovery's key, never to be used again).
+ */
+function abandoned(claim: KeyClaim, now: Date): boolean {
+  const age = now.getTime() - claim.createdAt.getTime();
+  return age >= abandonedAfterMs && age < minRetentionDays * dayMs;
+}
+
+/**
  * The intake checks every recovery passes, whether the merchant called execute or a billing platform
  * reported the failure: the idempotency key, then the 5-minute velocity rule (same card and amount), then
- * the read model. Claims are unique inserts, so concurrent copies of one request admit exactly one.
+ * the read model. Claims are unique inserts, so concurrent copies of one request admit exactly one; an
+ * abandoned key claim is taken over under its own transaction id, whose recovery only one retry can insert.
  */
 export async function admitRecovery(
   stores: Stores,
@@ -37,19 +80,16 @@ export async function admitRecovery(
   connector?: ConnectorSource,
 ): Promise<Admission> {
   const { recoveries, claims } = stores;
-  const transactionId = randomUUID();
+  let transactionId: string = randomUUID();
+  let claimedKey = false;
   if (req.idempotencyKey) {
     const held = await claims.claimKey(account.id, req.idempotencyKey, transactionId, now);
     if (held) {
-      const existing = await recoveries.find(account.id, held);
-      if (existing?.startFailed) return { kind: 'admitted', doc: existing };
-      return {
-        kind: 'duplicate',
-        by: 'idempotencyKey',
-        existing,
-        error: duplicate(held, existing, 'This idempotencyKey was already used.'),
-      };
-    }
+      const existing = await recoveries.find(account.id, held.transactionId);
+      if (existing && resumable(existing, now)) return { kind: 'admitted', doc: existing };
+      if (existing || !abandoned(held, now)) return keyUsed(held.transactionId, existing);
+      transactionId = held.transactionId;
+    } else claimedKey = true;
   }
   const cardKey = cardKeyOf(account.id, req.paymentMethodToken);
   const recent = await claims.claimVelocity(
@@ -60,9 +100,12 @@ export async function admitRecovery(
     transactionId,
     now,
   );
-  if (recent) {
-    if (req.idempotencyKey) await claims.releaseKey(account.id, req.idempotencyKey);
+  // A taken-over claim finds its own velocity claim when its intake died after making it.
+  if (recent && recent !== transactionId) {
+    // Only a key this request claimed is given back: a taken-over one may be another retry's by now.
+    if (claimedKey && req.idempotencyKey) await claims.releaseKey(account.id, req.idempotencyKey);
     const existing = await recoveries.find(account.id, recent);
+    if (existing && resumable(existing, now)) return { kind: 'admitted', doc: existing };
     return {
       kind: 'duplicate',
       by: 'velocity',
@@ -84,5 +127,17 @@ export async function admitRecovery(
     ...(connector ? { connector } : {}),
     now,
   });
-  return { kind: 'admitted', doc };
+  if (doc) return { kind: 'admitted', doc };
+  // Another retry took the abandoned claim over first.
+  return keyUsed(transactionId, await recoveries.find(account.id, transactionId));
+}
+
+/** The idempotency key is held by `transactionId`'s recovery (or by an intake on its way to storing it). */
+function keyUsed(transactionId: string, existing: RecoveryDoc | null): Admission {
+  return {
+    kind: 'duplicate',
+    by: 'idempotencyKey',
+    existing,
+    error: duplicate(transactionId, existing, 'This idempotencyKey was already used.'),
+  };
 }

@@ -1,7 +1,8 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import type { TaskQueues } from '../worker/task-queues.js';
+import { duplicate, mayBeUnstarted } from './admit-recovery.js';
 import { HttpError } from './http-error.js';
 import { answerFor, stillProcessing } from './recovery-answer.js';
 import type { Reply } from './route.js';
@@ -30,8 +31,10 @@ async function workflowExists(temporal: Client, workflowId: string): Promise<boo
  * Starts (or resumes) a recovery's workflow and answers with its first phase (with `wait`; else at once,
  * as still processing). A recovery is never left
  * silently unstarted: if Temporal fails, either nothing exists and every claim is released (safe to
- * retry), or the recovery is marked so that a retry with the same idempotency key resumes it under the
- * same workflow id — which Temporal runs at most once.
+ * retry), or the recovery is marked so that a retry of the request (by its idempotency key, or within the
+ * 5-minute velocity window) resumes it under the same workflow id — which Temporal runs at most once. A
+ * recovery whose intake died before starting it (`mayBeUnstarted`) is indexed under its customer, as its
+ * intake would have, and started only if Temporal has no workflow of its id (else it is a duplicate, 409).
  */
 export async function launchRecovery(
   deps: Deps,
@@ -40,6 +43,8 @@ export async function launchRecovery(
   wait = true,
 ): Promise<Reply> {
   const { recoveries } = deps.stores;
+  const unstarted = mayBeUnstarted(doc, deps.clock());
+  if (unstarted) await recoveries.indexCustomer(doc);
   const input = {
     accountId: doc.accountId,
     transactionId: doc._id,
@@ -49,11 +54,14 @@ export async function launchRecovery(
   try {
     const outcome = await startRecovery(deps.temporal, deps.queues, doc.workflowId, input, {
       wait,
+      onlyIfNew: unstarted,
       ...(deps.firstPhaseDeadlineMs ? { deadlineMs: deps.firstPhaseDeadlineMs } : {}),
     });
     if (doc.startFailed) await recoveries.update(doc._id, { startFailed: false }, deps.clock());
     return outcome ? answerFor(outcome, doc._id, doc.isSimulated) : stillProcessing(doc._id);
-  } catch {
+  } catch (error) {
+    if (unstarted && error instanceof WorkflowExecutionAlreadyStartedError)
+      throw duplicate(doc._id, doc, 'This recovery is already under way.');
     const exists = await workflowExists(deps.temporal, doc.workflowId);
     if (exists) return stillProcessing(doc._id);
     if (exists === false) {
@@ -71,12 +79,15 @@ export async function launchRecovery(
       );
     }
     await recoveries.update(doc._id, { startFailed: true }, deps.clock());
+    // Without a key, only the velocity rule finds the recovery again: for its 5 minutes.
+    const retry = doc.idempotencyKey
+      ? 'retry with the same idempotencyKey'
+      : 'retry the same request within 5 minutes';
     throw new HttpError(
       503,
       {
         error: 'Internal error',
-        message:
-          'The recovery engine is unavailable; retry with the same idempotencyKey to resume this recovery.',
+        message: `The recovery engine is unavailable; ${retry} to resume this recovery.`,
         transactionId: doc._id,
         requestId,
       },

@@ -14,23 +14,24 @@ export const firstPhaseDeadlineMs = 25_000;
  * Returns null without `wait`, or when the first phase outlives the deadline — then only once the workflow
  * has taken note that the answer is "still processing" under the bare id (or it returns the outcome, which
  * came first after all), so the id the merchant is given is the one its webhooks carry. The workflow
- * carries on regardless.
+ * carries on regardless. With `onlyIfNew`, a workflow of that id that exists already (or ran) is not
+ * attached to: WorkflowExecutionAlreadyStartedError.
  */
 export async function startRecovery(
   temporal: Client,
   queues: TaskQueues,
   workflowId: string,
   input: RecoveryInput,
-  opts: { wait: boolean; deadlineMs?: number },
+  opts: { wait: boolean; deadlineMs?: number; onlyIfNew?: boolean },
 ): Promise<FirstPhaseOutcome | null> {
   const r = input.request;
   const options: WorkflowStartOptions<typeof recoveryWorkflow> & {
-    workflowIdConflictPolicy: 'USE_EXISTING';
+    workflowIdConflictPolicy: 'USE_EXISTING' | 'FAIL';
   } = {
     workflowId,
     taskQueue: r.isTrialConversion ? queues.critical : queues.recovery,
     args: [input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdConflictPolicy: opts.onlyIfNew ? 'FAIL' : 'USE_EXISTING',
     workflowIdReusePolicy: 'REJECT_DUPLICATE',
     typedSearchAttributes: [
       { key: searchAttributeKeys.accountId, value: input.accountId },
@@ -39,7 +40,11 @@ export async function startRecovery(
     ],
   };
   if (!opts.wait) {
-    await temporal.workflow.start(recoveryWorkflow, options);
+    // The caller answers now, with the bare id: a failure in the first phase keeps it (see RecoveryContext).
+    await temporal.workflow.start(recoveryWorkflow, {
+      ...options,
+      args: [{ ...input, answeredAtStart: true }],
+    });
     return null;
   }
   const start = new WithStartWorkflowOperation(recoveryWorkflow, options);

@@ -63,6 +63,11 @@ export interface RecoveryInput {
   request: RecoveryRequest;
   /** The billing platform that reported the failure: a recovered payment is written back to its invoice. */
   connector?: ConnectorSource;
+  /**
+   * Started without waiting for the first phase (a billing platform's failure): the intake answered at once
+   * with the bare id, which a failure must then keep, in its webhook too.
+   */
+  answeredAtStart?: true;
 }
 
 /** The engine's explanation of its chosen plan: the `ai` object of the result. */

@@ -9,6 +9,9 @@ interface KeyDoc {
   createdAt: Date;
 }
 
+/** Who holds an idempotency key, and since when. */
+export type KeyClaim = Pick<KeyDoc, 'transactionId' | 'createdAt'>;
+
 interface VelocityDoc extends SequenceDoc {
   // _id `${accountId}:${cardKey}:${amount}:${currency}:${n}`: the n-th claim of that card and amount
   transactionId: string;
@@ -30,14 +33,24 @@ export function createIntakeClaims(db: Db) {
     `${accountId}:${cardKey}:${amount}:${currency}`;
 
   return {
-    /** Claims an idempotency key for a new transaction; returns the existing transaction id if taken. */
-    async claimKey(accountId: string, key: string, transactionId: string, now: Date): Promise<string | null> {
-      try {
-        await keys.insertOne({ _id: `${accountId}:${key}`, transactionId, createdAt: now });
-        return null;
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-        return (await keys.findOne({ _id: `${accountId}:${key}` }))?.transactionId ?? null;
+    /** Claims an idempotency key for a new transaction; returns the claim holding it if taken. */
+    async claimKey(
+      accountId: string,
+      key: string,
+      transactionId: string,
+      now: Date,
+    ): Promise<KeyClaim | null> {
+      const _id = `${accountId}:${key}`;
+      for (;;) {
+        try {
+          await keys.insertOne({ _id, transactionId, createdAt: now });
+          return null;
+        } catch (error) {
+          if (!isDuplicateKey(error)) throw error;
+          const held = await keys.findOne({ _id });
+          if (held) return { transactionId: held.transactionId, createdAt: held.createdAt };
+          // Released between the refused insert and the read: it is free again, so claim it again.
+        }
       }
     },
 

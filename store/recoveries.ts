@@ -13,7 +13,7 @@ import type { RecoveryRequest } from '../domain/recovery-request.js';
 import { sha256 } from '../runtime/crypto.js';
 import { collections } from './collections.js';
 import type { CustomerRefs } from './customer-refs.js';
-import { upsert } from './mongo.js';
+import { isDuplicateKey, upsert } from './mongo.js';
 import { listedAfter, newestFirst, type PagePlace } from './paging.js';
 import { sequence, type SequenceDoc } from './sequence.js';
 
@@ -168,6 +168,20 @@ export function createRecoveryStore(db: Db) {
     return doc?.accountId === accountId ? doc : null;
   }
 
+  /** Indexes the recovery under its customer (paywall, retention) if `decide` allows; not without email. */
+  async function indexUnderCustomer(
+    doc: RecoveryDoc,
+    decide: (prefix: string, highest: number) => boolean | Promise<boolean>,
+  ): Promise<void> {
+    if (!doc.customerEmail) return;
+    const prefix = customerPrefix(doc.accountId, doc.customerEmail);
+    await customerIndex.claim(
+      prefix,
+      (highest) => decide(prefix, highest),
+      () => ({ transactionId: doc._id }),
+    );
+  }
+
   /** An account's recoveries whose failure falls in [from, to), with only `fields` read. */
   function createdIn<F extends keyof RecoveryDoc>(
     accountId: string,
@@ -184,6 +198,10 @@ export function createRecoveryStore(db: Db) {
   }
 
   return {
+    /**
+     * Stores a new recovery and indexes it under its customer; null when a recovery of this transaction id
+     * exists already (two retries taking over one abandoned idempotency key: the unique `_id` picks one).
+     */
     async create(input: {
       transactionId: string;
       accountId: string;
@@ -193,7 +211,7 @@ export function createRecoveryStore(db: Db) {
       isSimulated: boolean;
       connector?: ConnectorSource;
       now: Date;
-    }): Promise<RecoveryDoc> {
+    }): Promise<RecoveryDoc | null> {
       const { request: r, now } = input;
       const doc: RecoveryDoc = {
         _id: input.transactionId,
@@ -225,17 +243,26 @@ export function createRecoveryStore(db: Db) {
         createdAt: now,
         updatedAt: now,
       };
-      await recoveries.insertOne(doc);
-      if (doc.customerEmail) {
-        const email = doc.customerEmail;
-        await customerIndex.claim(
-          customerPrefix(doc.accountId, email),
-          () => true,
-          () => ({ transactionId: doc._id }),
-        );
+      try {
+        await recoveries.insertOne(doc);
+      } catch (error) {
+        if (isDuplicateKey(error)) return null;
+        throw error;
       }
+      await indexUnderCustomer(doc, () => true);
       return doc;
     },
+
+    /**
+     * Indexes a recovery under its customer unless it is there already: a recovery resumed after its intake
+     * died between storing and indexing it. Exact under concurrent resumes: each claim decides on every
+     * entry below the number it takes, so the second sees the first's.
+     */
+    indexCustomer: (doc: RecoveryDoc) =>
+      indexUnderCustomer(doc, async (prefix, highest) => {
+        const entries = await customerIndex.readDown(prefix, highest, () => true, maxPerCustomer);
+        return !entries.some((e) => e.transactionId === doc._id);
+      }),
 
     /** Removes a recovery whose workflow certainly never started, so nothing refers to it. */
     discard: (transactionId: string) => recoveries.deleteOne({ _id: transactionId, state: 'processing' }),

@@ -1,6 +1,8 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
+import { admitRecovery } from '../api/admit-recovery.js';
+import { RecoveryRequest } from '../domain/recovery-request.js';
 import {
   cardUpdateRecovers,
   postWebhook,
@@ -9,7 +11,8 @@ import {
   writtenBack,
 } from './support/connectors.js';
 import { startRecurlyEmulator, type RecurlyEmulator } from './support/recurly-emulator.js';
-import { startStack, type Stack } from './support/stack.js';
+import { eventsOf } from './support/events.js';
+import { call, startStack, type Stack } from './support/stack.js';
 
 let stack: Stack;
 let recurly: RecurlyEmulator;
@@ -30,15 +33,17 @@ function signature(body: string, { secret = webhookSecret, at = Date.now() } = {
   return { 'recurly-signature': `${at},${sig}` };
 }
 
-/** An account on the test gateway with a Recurly connector whose API is the emulator. */
-async function connectedAccount() {
+/** An account on the test gateway with a Recurly connector whose API is the emulator, and its API key. */
+async function connected() {
   const created = await stack.createAccount();
   const input = { webhookSecret, apiKey: recurly.apiKey, apiBase: recurly.url };
   const parsed = parseConnectorConfig('recurly', input, []);
   if (!('config' in parsed)) throw new Error(parsed.problem);
   await stack.stores.accounts.setConnector(created.account.id, 'recurly', parsed.config);
-  return created.account.id;
+  return created;
 }
+
+const connectedAccount = async () => (await connected()).account.id;
 
 /** A JSON notification as Recurly posts it: ids only. */
 const notification = (objectType: string, eventType: string, ids: Record<string, string>) =>
@@ -147,6 +152,75 @@ describe('Recurly connector: payment.failed', () => {
     const res = await post(accountId, failed.body);
     expect(res).toMatchObject({ status: 200, body: { action: 'ignored' } });
     expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toBeNull();
+  });
+});
+
+describe('Recurly connector: a failure that ends at intake', () => {
+  it('keeps the id the intake answered with: the recovery.failed webhook and status lookups carry it bare', async () => {
+    const { account, apiKey } = await connected();
+    const failed = renewalFailed('tok_decline_expired_card', 'expired_card');
+    const res = await post(account.id, failed.body);
+    expect(res).toMatchObject({ status: 200, body: { received: true, action: 'recovery_started' } });
+    const id = String(res.body.transactionId);
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+
+    const doc = await recoveryOfInvoice(stack, account.id, failed.invoiceId, (d) => d.state === 'failed');
+    expect(doc).toMatchObject({ state: 'failed', publicId: id, recommendedAction: 'request_card_update' });
+    const events = await eventsOf(stack, account.id, ['recovery.failed']);
+    const webhook = events.find((e) => e.type === 'recovery.failed')?.payload;
+    expect(webhook).toMatchObject({ event: 'recovery.failed', serviceTransactionId: id });
+    for (const path of [
+      `/api/recovery/status/${id}`,
+      `/api/recovery/status?idempotencyKey=${failed.invoiceId}`,
+    ]) {
+      const status = await call(stack.baseUrl, 'GET', path, { key: apiKey });
+      expect(status.body).toMatchObject({ transactionId: id, status: 'failed' });
+    }
+  });
+});
+
+describe('Recurly connector: a redelivery after the intake died midway', () => {
+  const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
+
+  it('between claiming the invoice and storing its recovery: the recovery is stored under that claim and recovered', async () => {
+    const accountId = await connectedAccount();
+    const failed = renewalFailed('tok_visa');
+    const claimed = randomUUID();
+    await stack.stores.claims.claimKey(accountId, failed.invoiceId, claimed, minutesAgo(2));
+
+    const res = await post(accountId, failed.body);
+    expect(res).toEqual({
+      status: 200,
+      body: { received: true, action: 'recovery_started', transactionId: claimed },
+    });
+    expect((await writtenBack(stack, accountId, failed.invoiceId))._id).toBe(claimed);
+    expect(recurly.markedSuccessful().filter((id) => id === failed.invoiceId)).toHaveLength(1);
+  });
+
+  it('between storing the recovery and starting it: that recovery is started and recovered', async () => {
+    const { account } = await connected();
+    const failed = renewalFailed('tok_visa');
+    const request = RecoveryRequest.parse({
+      paymentMethodToken: 'tok_visa',
+      amount: 4900,
+      originalDeclineCode: 'try_again_later',
+      idempotencyKey: failed.invoiceId,
+    });
+    const connector = {
+      platform: 'recurly' as const,
+      invoiceId: failed.invoiceId,
+      customerId: failed.accountCode,
+    };
+    const admitted = await admitRecovery(stack.stores, account, request, minutesAgo(2), connector);
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+
+    const res = await post(account.id, failed.body);
+    expect(res).toEqual({
+      status: 200,
+      body: { received: true, action: 'recovery_started', transactionId: admitted.doc._id },
+    });
+    expect((await writtenBack(stack, account.id, failed.invoiceId))._id).toBe(admitted.doc._id);
+    expect(recurly.markedSuccessful().filter((id) => id === failed.invoiceId)).toHaveLength(1);
   });
 });
 

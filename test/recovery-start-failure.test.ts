@@ -75,6 +75,29 @@ it('answers 503 when Temporal is unreachable, and the same idempotency key resum
   expect(account.id).toBeTruthy();
 }, 120_000);
 
+it('without an idempotency key, the 503 says to retry the same request, and that retry resumes the recovery', async () => {
+  const { apiKey } = await stack.createAccount();
+  const body = { paymentMethodToken: 'tok_visa', amount: 5151, originalDeclineCode: 'try_again_later' };
+  const failed = await call(broken.url, 'POST', '/api/recovery/execute', { key: apiKey, body });
+  expect(failed.status).toBe(503);
+  expect(failed.body).toMatchObject({
+    message: expect.stringContaining('retry the same request'),
+    transactionId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+  });
+  expect(failed.body.message).not.toContain('idempotencyKey');
+
+  // The velocity rule (same card and amount within 5 minutes) finds the recovery whose start failed.
+  const resumed = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: apiKey, body });
+  expect(resumed.status).toBe(200);
+  expect(resumed.body).toMatchObject({ success: true, transactionId: failed.body.transactionId });
+  const again = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: apiKey, body });
+  expect(again.status).toBe(409);
+  expect(again.body).toMatchObject({
+    existingTransactionId: failed.body.transactionId,
+    existingStatus: 'succeeded',
+  });
+}, 120_000);
+
 it('reports itself degraded meanwhile: health answers 503 with temporal down and mongo ok', async () => {
   const res = await call(broken.url, 'GET', '/api/health');
   expect(res.status).toBe(503);

@@ -52,6 +52,7 @@ export class RecoveryContext {
 
   constructor(readonly input: RecoveryInput) {
     this.publicId = input.transactionId;
+    this.answeredProcessing = input.answeredAtStart === true;
     setHandler(executeUpdate, async () => {
       await condition(() => this.first !== undefined);
       return this.first!;

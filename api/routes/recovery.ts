@@ -71,7 +71,7 @@ export function recoveryRoutes(deps: Deps) {
         },
         503: {
           description:
-            'The recovery engine (Temporal) is unreachable: either nothing was started (safe to retry), or retry with the same idempotencyKey to resume the recovery (Retry-After: 5)',
+            'The recovery engine (Temporal) is unreachable: either nothing was started (safe to retry), or retrying resumes the recovery (with the same idempotencyKey; without one, the same request within 5 minutes) (Retry-After: 5)',
           schema: EngineUnavailableBody,
         },
       },

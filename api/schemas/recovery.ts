@@ -160,6 +160,8 @@ export const EngineUnavailableBody = z.object({
   transactionId: z
     .string()
     .optional()
-    .describe('Present when the recovery was recorded: retry with the same idempotencyKey to resume it'),
+    .describe(
+      'Present when the recovery was recorded: retrying resumes it (same idempotencyKey; without one, the same request within 5 minutes)',
+    ),
   requestId: z.string(),
 });
