@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventPayloadSchema, StoredEventSchema } from '../domain/events.js';
+import { EventPayloadSchema, eventSchemas, StoredEventSchema, type EventName } from '../domain/events.js';
 import { deliveryBlock, isHttpsUrl } from '../domain/webhooks.js';
 import { signWebhook, verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { sampleEvent, sampleEvents } from './support/sample-events.js';
@@ -47,6 +47,141 @@ describe('the event catalogue', () => {
   it('a received body must carry eventId and createdAt', () => {
     expect(StoredEventSchema.safeParse(success).success).toBe(false);
   });
+});
+
+/**
+ * The spec's Events table, field by field: each event must carry these (`required`, present in every body,
+ * null allowed where the engine documents it) and may carry only these plus `optional` (the spec's own
+ * optional fields, and decisions.md's `offer` on churn events).
+ */
+const churnFields = ['customerId', 'customerEmail', 'subscriptionId', 'outcome', 'timestamp'];
+const specFields: Partial<Record<EventName, { required: string[]; optional?: string[] }>> = {
+  'recovery.success': {
+    required: [
+      'serviceTransactionId',
+      'gatewayTransactionToken',
+      'amount',
+      'currency',
+      'message',
+      'strategyUsed',
+    ],
+    optional: ['trigger'],
+  },
+  'recovery.failed': {
+    required: [
+      'serviceTransactionId',
+      'gatewayTransactionToken',
+      'amount',
+      'currency',
+      'message',
+      'strategyUsed',
+      'recommendedAction',
+      'recommendedActionReason',
+    ],
+    optional: ['trigger'],
+  },
+  'recovery.blocked': {
+    required: [
+      'declineCode',
+      'reason',
+      'recommendedAction',
+      'recommendedActionReason',
+      'paymentMethodToken',
+      'amount',
+      'currency',
+      'timestamp',
+    ],
+  },
+  'card.updated': {
+    required: [
+      'oldPaymentMethodToken',
+      'newPaymentMethodToken',
+      'paymentMethodType',
+      'eligibleGateways',
+      'clientId',
+      'timestamp',
+    ],
+  },
+  'predict.risk.high': { required: ['paymentMethodToken', 'riskScore', 'reasoning', 'amount', 'timestamp'] },
+  'recovery.skipped_high_risk': {
+    required: [
+      'paymentMethodToken',
+      'amount',
+      'currency',
+      'riskScore',
+      'confidence',
+      'reasoning',
+      'cardUpdateUrl',
+      'skippedChargeId',
+      'timestamp',
+    ],
+  },
+  'recovery.holdout': {
+    required: [
+      'clientId',
+      'paymentMethodToken',
+      'amount',
+      'currency',
+      'customerEmail',
+      'message',
+      'timestamp',
+    ],
+  },
+  'recovery.proactive_retention': {
+    required: [
+      'customerEmail',
+      'recentFailureCount',
+      'cancelFlowUrl',
+      'cancelFlowToken',
+      'amount',
+      'currency',
+      'reason',
+      'timestamp',
+    ],
+  },
+  // Either expiry pair (checked as a whole by the schema), the platform and pre-emptive variants' extras.
+  'card.expiring_soon': {
+    required: ['clientId', 'paymentMethodToken', 'message'],
+    optional: [
+      'expiryMonth',
+      'expiryYear',
+      'expMonth',
+      'expYear',
+      'daysUntilExpiry',
+      'upcomingInvoiceAmount',
+      'customerEmail',
+      'cardUpdateUrl',
+      'preemptive',
+      'timestamp',
+    ],
+  },
+  'recovery.3ds_recommended': {
+    required: ['paymentMethodToken', 'amount', 'currency', 'declineCode', 'reason'],
+  },
+  'recovery.card_expired': { required: ['clientId', 'paymentMethodToken', 'amount', 'currency', 'message'] },
+  'recovery.authentication_required': {
+    required: ['paymentMethodToken', 'amount', 'currency', 'declineCode', 'customerAuthRequired', 'reason'],
+  },
+  'churn.flow.retained': { required: churnFields, optional: ['offer'] },
+  'churn.flow.paused': { required: churnFields, optional: ['offer'] },
+  'churn.flow.downgraded': { required: churnFields, optional: ['offer'] },
+  'churn.flow.cancelled': { required: churnFields, optional: ['offer'] },
+};
+
+describe("the spec's Events table", () => {
+  it.each(Object.entries(specFields))(
+    '%s carries exactly its fields, the required ones always',
+    (name, fields) => {
+      const { shape } = eventSchemas[name as EventName];
+      const keys = Object.keys(shape).filter((k) => k !== 'event');
+      expect(keys.sort()).toEqual([...fields.required, ...(fields.optional ?? [])].sort());
+      const field = (key: string) =>
+        (shape as Record<string, { safeParse(v: unknown): { success: boolean } }>)[key]!;
+      for (const key of fields.required) expect(field(key).safeParse(undefined).success, key).toBe(false);
+      for (const key of fields.optional ?? [])
+        expect(field(key).safeParse(undefined).success, key).toBe(true);
+    },
+  );
 });
 
 describe('signatures', () => {
