@@ -28,7 +28,9 @@ it('writes an account’s year of recoveries, times each read over them and repo
   expect(rows['summary, last 30 days']).toBeLessThan(100);
   expect(rows['recoveries list, first page']).toBe(20);
   expect(rows['customer export']).toBeGreaterThan(0);
-  // Recoveries that ended more than 90 days ago: about three quarters of a year's.
-  expect(rows['retention purge, 90 days']).toBeGreaterThan(150);
+  // Recoveries settled more than 90 days ago (the fixture's recovered third; unpaid failures stay): about a
+  // quarter of a year's.
+  expect(rows['retention purge, 90 days']).toBeGreaterThan(40);
+  expect(rows['retention purge, 90 days']).toBeLessThan(120);
   for (const r of Object.values(report.reads)) expect(r.ms).toBeGreaterThanOrEqual(0);
 }, 120_000);

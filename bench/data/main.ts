@@ -112,7 +112,7 @@ try {
     () => exportCustomer(stores, big, { customerEmail: 'customer7@example.com' }, now),
     (r) => r.recoveries.length,
   );
-  // Last: it deletes. Recoveries that ended more than 90 days ago go, about three quarters of them.
+  // Last: it deletes. Recoveries settled more than 90 days ago go (the recovered ones; failures still owed stay).
   const purgeStarted = performance.now();
   const purged = await purgeAccountData(stores, { id: big, days: 90 }, now);
   const purge = { ms: Math.round(performance.now() - purgeStarted), rows: purged.recoveries };
