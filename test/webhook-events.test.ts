@@ -55,29 +55,11 @@ describe('the event catalogue', () => {
  * optional fields, and decisions.md's `offer` on churn events).
  */
 const churnFields = ['customerId', 'customerEmail', 'subscriptionId', 'outcome', 'timestamp'];
+const outcomeFields = ['serviceTransactionId', 'amount', 'currency', 'message', 'strategyUsed'];
 const specFields: Partial<Record<EventName, { required: string[]; optional?: string[] }>> = {
-  'recovery.success': {
-    required: [
-      'serviceTransactionId',
-      'gatewayTransactionToken',
-      'amount',
-      'currency',
-      'message',
-      'strategyUsed',
-    ],
-    optional: ['trigger'],
-  },
+  'recovery.success': { required: [...outcomeFields, 'gatewayTransactionToken'], optional: ['trigger'] },
   'recovery.failed': {
-    required: [
-      'serviceTransactionId',
-      'gatewayTransactionToken',
-      'amount',
-      'currency',
-      'message',
-      'strategyUsed',
-      'recommendedAction',
-      'recommendedActionReason',
-    ],
+    required: [...outcomeFields, 'gatewayTransactionToken', 'recommendedAction', 'recommendedActionReason'],
     optional: ['trigger'],
   },
   'recovery.blocked': {
