@@ -9,6 +9,7 @@ import {
 } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import { cardKeyOf } from '../runtime/crypto.js';
+import type { Account } from '../store/accounts.js';
 import type { AttemptRecord } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
 import { gatewayFor, gatewayOf } from './gateways/resolve.js';
@@ -107,8 +108,7 @@ export function attemptActivities(deps: ActivityDeps) {
   }
 
   /** Asks the card networks' rules, with the account's caps, for one more attempt on the card, and counts it. */
-  async function claimCardBudget(input: AttemptInput, now: Date): Promise<NetworkDecision> {
-    const account = await stores.accounts.find(input.accountId);
+  function claimCardBudget(input: AttemptInput, account: Account, now: Date): Promise<NetworkDecision> {
     return stores.cardBudgets.claim({
       cardKey: cardKeyOf(input.accountId, input.option.token),
       brand: input.brand,
@@ -117,7 +117,7 @@ export function attemptActivities(deps: ActivityDeps) {
       attemptKey: input.attemptKey,
       now,
       // Accounts stored before the setting existed have none: the claim then applies the defaults.
-      rules: account?.settings.networkRules,
+      rules: account.settings.networkRules,
     });
   }
 
@@ -147,9 +147,9 @@ export function attemptActivities(deps: ActivityDeps) {
      */
     async attemptCharge(input: AttemptInput): Promise<AttemptResult> {
       const now = new Date(input.now);
-      const { adapter, kind } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
+      const { adapter, kind, account } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
       if (underCardNetworkRules(kind, input.paymentMethodType)) {
-        const decision = await claimCardBudget(input, now);
+        const decision = await claimCardBudget(input, account, now);
         if (!decision.allowed) {
           metrics.heldByNetworkRules(input.brand);
           return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };

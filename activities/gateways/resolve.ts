@@ -1,5 +1,6 @@
 import type { GatewayKind } from '../../domain/gateway-kinds.js';
 import type { GatewayConfig } from '../../domain/settings.js';
+import type { Account } from '../../store/accounts.js';
 import type { Stores } from '../../store/index.js';
 import { createAdapter } from './registry.js';
 import type { IssuerWorld } from './test-gateway.js';
@@ -35,18 +36,19 @@ export function adaptersFor(
   );
 }
 
-/** The adapter of one of an account's gateways and the gateway's kind, from one read of the account. */
+/** The adapter of one of an account's gateways, the gateway's kind and the account, from one read of it. */
 export async function gatewayOf(
   stores: Stores,
   accountId: string,
   gatewayName: string,
   env: AdapterEnv,
-): Promise<{ adapter: GatewayAdapter; kind: GatewayKind }> {
+): Promise<{ adapter: GatewayAdapter; kind: GatewayKind; account: Account }> {
   const loaded = await stores.accounts.withGateways(accountId);
   const gateway = loaded?.gateways.find((g) => g.name === gatewayName);
   const adapter = gateway && adaptersFor(stores, accountId, [gateway], env).get(gatewayName);
-  if (!gateway || !adapter) throw new Error(`Gateway ${gatewayName} of account ${accountId} not found`);
-  return { adapter, kind: gateway.kind };
+  if (!loaded || !gateway || !adapter)
+    throw new Error(`Gateway ${gatewayName} of account ${accountId} not found`);
+  return { adapter, kind: gateway.kind, account: loaded.account };
 }
 
 /** The adapter of one of an account's gateways, from one read of the account. */
