@@ -49,6 +49,8 @@ export function mayBeUnstarted(doc: RecoveryDoc, now: Date): boolean {
     !doc.startFailed &&
     doc.state === 'processing' &&
     doc.attempts.length === 0 &&
+    // Nothing written since it was stored: a started workflow records its screen at once.
+    doc.updatedAt.getTime() === doc.createdAt.getTime() &&
     now.getTime() - doc.createdAt.getTime() >= abandonedAfterMs
   );
 }
@@ -105,7 +107,10 @@ export async function admitRecovery(
     // Only a key this request claimed is given back: a taken-over one may be another retry's by now.
     if (claimedKey && req.idempotencyKey) await claims.releaseKey(account.id, req.idempotencyKey);
     const existing = await recoveries.find(account.id, recent);
-    if (existing && resumable(existing, now)) return { kind: 'admitted', doc: existing };
+    // Only a request without a key is the same request as a keyless one found by the velocity rule; any
+    // other is a duplicate of it (decisions.md: 409).
+    const sameRequest = !req.idempotencyKey && !existing?.idempotencyKey;
+    if (existing && sameRequest && resumable(existing, now)) return { kind: 'admitted', doc: existing };
     return {
       kind: 'duplicate',
       by: 'velocity',

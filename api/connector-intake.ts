@@ -89,7 +89,14 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
         return { action: 'already_received', transactionId: admission.existing.publicId };
       throw admission.error;
     }
-    await launchRecovery(deps, admission.doc, requestId, false);
+    try {
+      await launchRecovery(deps, admission.doc, requestId, false);
+    } catch (error) {
+      // A recovery that looked never started runs after all (workers far behind): the invoice is in hand.
+      if (error instanceof HttpError && error.status === 409)
+        return { action: 'already_received', transactionId: admission.doc.publicId };
+      throw error;
+    }
     return { action: 'recovery_started', transactionId: admission.doc._id };
   }
 

@@ -179,6 +179,18 @@ describe('Recurly connector: a failure that ends at intake', () => {
   });
 });
 
+describe('Recurly connector: a first attempt the issuer blocks', () => {
+  it('ends blocked with recovery.blocked, as at execute: the platform was answered before any attempt', async () => {
+    const { account } = await connected();
+    const failed = renewalFailed('tok_decline_stolen_card', 'try_again');
+    expect((await post(account.id, failed.body)).body).toMatchObject({ action: 'recovery_started' });
+    const doc = await recoveryOfInvoice(stack, account.id, failed.invoiceId, (d) => d.state === 'blocked');
+    expect(doc).toMatchObject({ state: 'blocked', lastDeclineCode: 'stolen_card' });
+    const events = await eventsOf(stack, account.id, ['recovery.blocked']);
+    expect(events.map((e) => e.type)).not.toContain('recovery.failed');
+  });
+});
+
 describe('Recurly connector: a redelivery after the intake died midway', () => {
   const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000);
 

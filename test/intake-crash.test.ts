@@ -148,6 +148,16 @@ describe('a recovery stored by an intake that never started its workflow', () =>
     });
   });
 
+  it('is not resumed by another request the velocity rule finds (one with a key of its own): 409', async () => {
+    const m = await merchant();
+    const admitted = await admitRecovery(stack.stores, m.account, m.request, minutesAgo(2));
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    const other = await m.execute({ idempotencyKey: 'inv-other' });
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ existingTransactionId: admitted.doc._id });
+    expect(await m.charges()).toBe(0);
+  });
+
   it('whose customer index entry failed after the insert is indexed once when resumed: the paywall sees it', async () => {
     const email = `crash${n + 1}@example.com`;
     const m = await merchant({ idempotencyKey: 'inv-unindexed', customerEmail: email });

@@ -52,7 +52,6 @@ export class RecoveryContext {
 
   constructor(readonly input: RecoveryInput) {
     this.publicId = input.transactionId;
-    this.answeredProcessing = input.answeredAtStart === true;
     setHandler(executeUpdate, async () => {
       await condition(() => this.first !== undefined);
       return this.first!;
@@ -94,9 +93,14 @@ export class RecoveryContext {
     return this.first !== undefined || this.answeredProcessing;
   }
 
-  /** The id a failure concluded now carries: FAILED_API_ while its synchronous answer is still open. */
+  /**
+   * The id a failure concluded now carries: FAILED_API_ while its synchronous answer is still open; the bare
+   * id once answered, or when the caller answered with it at the start (a billing platform's intake).
+   */
   get failureId(): string {
-    return this.answered ? this.publicId : `FAILED_API_${this.input.transactionId}`;
+    return this.answered || this.input.answeredAtStart
+      ? this.publicId
+      : `FAILED_API_${this.input.transactionId}`;
   }
 
   /** Moves to `state`: read model first, then search attributes for operators. */
