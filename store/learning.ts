@@ -2,10 +2,9 @@ import type { Db } from 'mongodb';
 import type { LocalParts } from '../domain/local-time.js';
 import { emptyStats, outcomeCounts, type OutcomeStats } from '../domain/success-model.js';
 import { collections } from './collections.js';
-import { logAndCountOnce, type Countable } from './count-once.js';
-import { upsert } from './mongo.js';
+import { isDuplicateKey, upsert } from './mongo.js';
 
-interface AttemptLogDoc extends Countable {
+interface AttemptLogDoc {
   _id: string; // gateway idempotency key of the attempt: logged once
   accountId: string;
   fromCode: string;
@@ -28,26 +27,32 @@ interface TallyDoc {
 const safe = (key: string) => key.replace(/[.$]/g, '_');
 
 /**
- * The engine's memory. Each attempt outcome is logged once (insert-only, keyed by the attempt) and counted
- * once into the account's tally document with `$inc` (`logAndCountOnce`: a retried activity never counts
- * twice, nor does a worker that died between the two writes lose the count), and planning reads one
- * document by `_id`. On MongoDB the counts are exact; on FerretDB, whose updates are not atomic, two
- * outcomes of one account landing at the same instant may lose one count, which statistics tolerate.
+ * The engine's memory. Each attempt outcome is logged once (insert-only, keyed by the attempt) and, only
+ * when that insert is new, counted into the account's tally document with `$inc` — so a retried activity
+ * never counts twice, and planning reads one document by `_id`. On MongoDB the counts are exact; on
+ * FerretDB, whose updates are not atomic, two outcomes of one account landing at the same instant may
+ * lose one count, as does a worker that dies between the two writes; statistics tolerate that (marking
+ * each row counted after its tally would cost every attempt a third write, and a retry seconds later could
+ * still not tell a dead writer from a slow one).
  */
-export function createLearningStore(db: Db, clock: () => Date = () => new Date()) {
+export function createLearningStore(db: Db) {
+  const log = db.collection<AttemptLogDoc>(collections.attempts);
   const tallies = db.collection<TallyDoc>(collections.learning);
-  /** The domain's learning step decides what one outcome adds; the benchmark tallies with the same counts. */
-  async function count(row: AttemptLogDoc): Promise<void> {
-    const inc: Record<string, number> = {};
-    for (const [table, key, n, s] of outcomeCounts(row)) {
-      inc[`stats.${table}.${safe(key)}.n`] = n;
-      inc[`stats.${table}.${safe(key)}.s`] = s;
-    }
-    await upsert(() => tallies.updateOne({ _id: row.accountId }, { $inc: inc }, { upsert: true }));
-  }
   return {
     async record(row: AttemptLogDoc): Promise<void> {
-      await logAndCountOnce(db, collections.attempts, row, count, clock());
+      try {
+        await log.insertOne(row);
+      } catch (error) {
+        if (isDuplicateKey(error)) return;
+        throw error;
+      }
+      // The domain's learning step decides what one outcome adds; the benchmark tallies with the same counts.
+      const inc: Record<string, number> = {};
+      for (const [table, key, n, s] of outcomeCounts(row)) {
+        inc[`stats.${table}.${safe(key)}.n`] = n;
+        inc[`stats.${table}.${safe(key)}.s`] = s;
+      }
+      await upsert(() => tallies.updateOne({ _id: row.accountId }, { $inc: inc }, { upsert: true }));
     },
 
     /** The account's outcome statistics by code, hour bucket, weekday, day of month and gateway. */

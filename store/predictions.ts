@@ -1,8 +1,7 @@
 import type { Db } from 'mongodb';
 import type { BandTally, RiskRecommendation } from '../domain/risk.js';
 import { collections } from './collections.js';
-import { logAndCountOnce, type Countable } from './count-once.js';
-import { upsert } from './mongo.js';
+import { isDuplicateKey, upsert } from './mongo.js';
 
 export type PredictionOutcome = 'succeeded' | 'failed' | 'blocked';
 
@@ -18,7 +17,7 @@ export interface PredictionDoc {
 }
 
 /** The first outcome reported for a prediction; the unique _id makes a re-report count once. */
-export interface OutcomeDoc extends Countable {
+export interface OutcomeDoc {
   _id: string; // predictionId
   accountId: string;
   outcome: PredictionOutcome;
@@ -33,18 +32,13 @@ interface CalibrationDoc {
 
 /**
  * Risk predictions and what became of them. An outcome is logged once (insert-only, keyed by the
- * prediction) and counted once into the account's calibration tallies (outcomes and failures per band),
- * as the engine's learning store counts attempts (`logAndCountOnce`).
+ * prediction) and only then counted into the account's calibration tallies (outcomes and failures per
+ * band), as the engine's learning store does.
  */
-export function createPredictionStore(db: Db, clock: () => Date = () => new Date()) {
+export function createPredictionStore(db: Db) {
   const predictions = db.collection<PredictionDoc>(collections.predictions);
+  const outcomes = db.collection<OutcomeDoc>(collections.predictionOutcomes);
   const calibration = db.collection<CalibrationDoc>(collections.riskCalibration);
-  /** One outcome, as first reported, in its prediction's band. */
-  async function count(prediction: PredictionDoc, first: OutcomeDoc): Promise<void> {
-    const failed = first.outcome === 'succeeded' ? 0 : 1;
-    const inc = { [`bands.${prediction.band}.n`]: 1, [`bands.${prediction.band}.failed`]: failed };
-    await upsert(() => calibration.updateOne({ _id: prediction.accountId }, { $inc: inc }, { upsert: true }));
-  }
   return {
     async create(doc: PredictionDoc): Promise<void> {
       await predictions.insertOne(doc);
@@ -62,13 +56,18 @@ export function createPredictionStore(db: Db, clock: () => Date = () => new Date
       outcome: Omit<OutcomeDoc, '_id' | 'accountId'>,
     ): Promise<OutcomeDoc> {
       const doc: OutcomeDoc = { _id: prediction._id, accountId: prediction.accountId, ...outcome };
-      return logAndCountOnce(
-        db,
-        collections.predictionOutcomes,
-        doc,
-        (first) => count(prediction, first),
-        clock(),
+      try {
+        await outcomes.insertOne(doc);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return (await outcomes.findOne({ _id: prediction._id })) ?? doc;
+      }
+      const failed = outcome.outcome === 'succeeded' ? 0 : 1;
+      const inc = { [`bands.${prediction.band}.n`]: 1, [`bands.${prediction.band}.failed`]: failed };
+      await upsert(() =>
+        calibration.updateOne({ _id: prediction.accountId }, { $inc: inc }, { upsert: true }),
       );
+      return doc;
     },
 
     /** The account's reported outcomes by risk band. */
