@@ -84,7 +84,7 @@ export function linkActivities(deps: ActivityDeps) {
      */
     async finishLinkUse(input: { hash: string }): Promise<void> {
       const found = await stores.links.find(input.hash);
-      if (found?.consumption) await outcomes.finishUse(found.link, found.consumption);
+      if (found) await outcomes.finishInterrupted(found.link, found.consumption, 0);
     },
 
     /** A retry skipped as too unlikely to succeed: mints a card-update link and emits recovery.skipped_high_risk. */

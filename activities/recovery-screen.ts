@@ -73,6 +73,15 @@ export function screenActivities(deps: ActivityDeps) {
             reason: `Risk screen: this card was blocked (${code}) on an earlier recovery, so it is not retried.`,
             recommendedAction: classifyDecline(code).recommendedAction,
           };
+        } else {
+          // Mastercard's "never again" (advice 03 or 21) on any earlier charge of the card.
+          const advice = await stores.cardBudgets.stopOf(cardKeyOf(account.id, r.paymentMethodToken));
+          if (advice)
+            block = {
+              declineCode: 'card_no_longer_chargeable',
+              reason: `Risk screen: Mastercard advised (merchant advice code ${advice}) never to charge this card again.`,
+              recommendedAction: 'request_card_update',
+            };
         }
       }
 

@@ -118,8 +118,9 @@ export const Settings = z
     /** The card networks' per-card attempt caps, counted across every recovery of the card. */
     networkRules: NetworkRules.default(defaultNetworkRules),
     /**
-     * Days the account's records are kept (null: for ever): each day, ended recoveries, webhook events,
-     * pulses, hosted links and platform events older than this are deleted.
+     * Days the account's records are kept (null: for ever): each day, settled recoveries (not the payments a
+     * customer still owes), webhook events, pulses, hosted links and platform events older than this are
+     * deleted.
      */
     dataRetentionDays: z.int().min(minRetentionDays).max(3650).nullable().default(null),
   })

@@ -163,16 +163,19 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
       });
     },
 
-    /** Finishes the effects of a use that was interrupted after consuming the link (crash, lost database). */
-    async finishInterrupted(link: LinkDoc, consumption: ConsumptionDoc | null): Promise<void> {
+    /**
+     * Finishes the effects of a use that was interrupted after consuming the link (crash, lost database),
+     * once it is `minAgeMs` old: a use younger than that may still be finishing them itself (the follow-up
+     * workflow, which has waited that long already, passes 0).
+     */
+    async finishInterrupted(
+      link: LinkDoc,
+      consumption: ConsumptionDoc | null,
+      minAgeMs = interruptedUseAfterMs,
+    ): Promise<void> {
       if (!consumption || consumption.effectsDoneAt) return;
-      if (clock().getTime() - consumption.at.getTime() < interruptedUseAfterMs) return;
+      if (clock().getTime() - consumption.at.getTime() < minAgeMs) return;
       await complete(link, consumption);
-    },
-
-    /** Finishes the effects of a use unless they are done (the follow-up workflow, after waiting its turn). */
-    async finishUse(link: LinkDoc, consumption: ConsumptionDoc): Promise<void> {
-      if (!consumption.effectsDoneAt) await complete(link, consumption);
     },
   };
 }

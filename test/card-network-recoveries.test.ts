@@ -32,7 +32,7 @@ const charges = (token: string) => stack.stores.sandbox.countForToken('test', to
 
 describe('Mastercard advice 03 and 21 across recoveries of one card', () => {
   it.each(['03', '21'])(
-    'a card one recovery got advice %s for is never charged by the next recovery: it fails uncharged',
+    'a card one recovery got advice %s for is never charged by the next recovery: its screen blocks it',
     async (advice) => {
       const { apiKey } = await stack.createAccount();
       const token = `tok_decline_do_not_honor_mac${advice}`;
@@ -44,9 +44,14 @@ describe('Mastercard advice 03 and 21 across recoveries of one card', () => {
 
       // The next invoice of the same card: its recovery starts with no advice of its own.
       const next = await recover(apiKey, token);
-      expect(next.res.status).toBe(200);
-      expect(next.res.body).toMatchObject({ success: false });
-      expect(next.status.body).toMatchObject({ status: 'failed', state: 'failed' });
+      expect(next.res).toMatchObject({
+        status: 403,
+        body: {
+          declineCode: 'card_no_longer_chargeable',
+          recommendedAction: 'request_card_update',
+          recommendation: expect.stringContaining(`merchant advice code ${advice}`),
+        },
+      });
       expect(await charges(token)).toBe(1);
     },
   );

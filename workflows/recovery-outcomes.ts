@@ -116,10 +116,6 @@ export async function stop(ctx: RecoveryContext, reason: StopReason): Promise<vo
   });
 }
 
-/**
- * Every strategy is exhausted (or the rest is predicted to fail). The primary card's `declineCode` sets the
- * recommended action; `lastDeclineCode` is the latest decline of any card, for the status record.
- */
 /** What ending a recovery as failed needs. */
 interface Failure {
   declineCode: string | null;
@@ -133,6 +129,10 @@ interface Failure {
   scaCountry: boolean;
 }
 
+/**
+ * Every strategy is exhausted (or the rest is predicted to fail). The primary card's `declineCode` sets the
+ * recommended action; `lastDeclineCode` is the latest decline of any card, for the status record.
+ */
 export async function fail(ctx: RecoveryContext, o: Failure): Promise<void> {
   const { request: r } = ctx.input;
   const info = classifyDecline(o.declineCode);

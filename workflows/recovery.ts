@@ -57,6 +57,9 @@ const { attemptCharge, refreshCard } = proxyLocalActivities<Activities>({
  */
 const processingStatePatch = 'processing-state-on-retry';
 
+/** Workflow version: a retry blocked after the merchant's 202 ends failed (recovery.failed), not blocked. */
+const blockedAfterAnswerPatch = 'blocked-after-answer-fails';
+
 /** Lookups of an ambiguous charge back off while the gateway is unreachable; nothing else happens meanwhile. */
 const { resolveCharge } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -233,7 +236,7 @@ async function finish(ctx: RecoveryContext, screen: Screen, outcome: LoopOutcome
       });
     case 'blocked':
       // A retry after the 202 the merchant holds ends as the spec's final outcome of a queued recovery.
-      if (ctx.answered && outcome.failure)
+      if (ctx.answered && outcome.failure && patched(blockedAfterAnswerPatch))
         return failBlocked(ctx, {
           ...outcome.failure,
           action: outcome.action,
