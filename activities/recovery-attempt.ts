@@ -116,7 +116,6 @@ export function attemptActivities(deps: ActivityDeps) {
       advice: input.advice,
       attemptKey: input.attemptKey,
       now,
-      // Accounts stored before the setting existed have none: the claim then applies the defaults.
       rules: account.settings.networkRules,
     });
   }

@@ -4,6 +4,7 @@ import { generateKey, seal, sha256, unseal, type Sealed } from '../runtime/crypt
 import type { GatewayConfig, Settings } from '../domain/settings.js';
 import type { GatewayKind } from '../domain/gateway-kinds.js';
 import type { ConnectorPlatform } from '../domain/connectors.js';
+import { defaultNetworkRules } from '../domain/network-rules.js';
 import { collections } from './collections.js';
 
 /** A gateway as stored: credentials sealed with the master key. */
@@ -62,7 +63,8 @@ function toAccount(doc: AccountDoc, now: number): Account {
   return {
     id: doc._id,
     name: doc.name,
-    settings: doc.settings,
+    // Accounts stored before a setting existed lack it: the setting's default stands in.
+    settings: { ...doc.settings, networkRules: doc.settings.networkRules ?? defaultNetworkRules },
     gateways,
     connectors: (Object.keys(doc.connectors ?? {}) as ConnectorPlatform[]).sort(),
     testMode: gateways[0]?.test ?? false,
