@@ -193,6 +193,20 @@ describe('a recovery stored by an intake that never started its workflow', () =>
     expect(await m.charges()).toBe(0);
   });
 
+  it('is left alone once its workflow has written to it (a queued recovery charging its retry reads processing too)', async () => {
+    const m = await merchant({ idempotencyKey: 'inv-written' });
+    const admitted = await admitRecovery(stack.stores, m.account, m.request, minutesAgo(2));
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    // What a running workflow writes: the state, later than the insert.
+    await stack.stores.recoveries.update(admitted.doc._id, { state: 'processing' }, minutesAgo(1));
+
+    const res = await m.execute();
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ existingTransactionId: admitted.doc._id, existingStatus: 'unknown' });
+    expect(res.body.message).toBe('This idempotencyKey was already used.');
+    expect(await m.charges()).toBe(0);
+  });
+
   it('is not started twice when its workflow does run (workers far behind): 409, no second run', async () => {
     const m = await merchant({ idempotencyKey: 'inv-behind' });
     const admitted = await admitRecovery(stack.stores, m.account, m.request, minutesAgo(2));
