@@ -14,8 +14,10 @@ import { stableEventId } from '../runtime/crypto.js';
 import type { Logger } from '../runtime/logger.js';
 import type { EventPublisher } from '../services/events.js';
 import { retryWithNewCard } from '../services/card-retry.js';
+import { startStopped } from '../services/recovery-start.js';
 import type { Account } from '../store/accounts.js';
 import type { Stores } from '../store/index.js';
+import type { RecoveryDoc } from '../store/recoveries.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import { paidElsewhereSignal } from '../workflows/recovery-definitions.js';
 import { admitRecovery } from './admit-recovery.js';
@@ -125,6 +127,17 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     };
   }
 
+  /** Tells the recovery's workflow it was paid elsewhere: false when there is none (it never started or ended). */
+  async function signalPaid(recovery: RecoveryDoc): Promise<boolean> {
+    try {
+      await temporal.workflow.getHandle(recovery.workflowId).signal(paidElsewhereSignal);
+      return true;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return false;
+      throw error;
+    }
+  }
+
   async function paid(
     account: Account,
     platform: ConnectorPlatform,
@@ -143,11 +156,12 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     }
     if (statusOf(recovery.state) !== 'unknown')
       return { action: 'ignored', reason: `The invoice's recovery has ended (${recovery.state})` };
-    try {
-      await temporal.workflow.getHandle(recovery.workflowId).signal(paidElsewhereSignal);
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-    }
+    // A recovery whose workflow never started (its intake died) is started told to stop: nothing is charged.
+    if (
+      !(await signalPaid(recovery)) &&
+      !(await startStopped(temporal, deps.queues, recovery, 'paid_elsewhere'))
+    )
+      await signalPaid(recovery);
     return { action: 'paid_elsewhere', transactionId: recovery.publicId };
   }
 

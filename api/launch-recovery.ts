@@ -1,4 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { recoveryInputOf } from '../services/recovery-start.js';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import type { TaskQueues } from '../worker/task-queues.js';
@@ -45,12 +46,7 @@ export async function launchRecovery(
   const { recoveries } = deps.stores;
   const unstarted = mayBeUnstarted(doc, deps.clock());
   if (unstarted) await recoveries.indexCustomer(doc);
-  const input = {
-    accountId: doc.accountId,
-    transactionId: doc._id,
-    request: doc.request,
-    ...(doc.connector ? { connector: doc.connector } : {}),
-  };
+  const input = recoveryInputOf(doc);
   try {
     const outcome = await startRecovery(deps.temporal, deps.queues, doc.workflowId, input, {
       wait,

@@ -1,6 +1,7 @@
-import { WithStartWorkflowOperation, type Client, type WorkflowStartOptions } from '@temporalio/client';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { FirstPhaseOutcome, RecoveryInput } from '../domain/recovery.js';
-import { searchAttributeKeys } from '../domain/search-attributes.js';
+import { within } from '../runtime/within.js';
+import { recoveryStartOptions } from '../services/recovery-start.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import { recoveryWorkflow } from '../workflows/recovery.js';
 import { answeredProcessingUpdate, executeUpdate } from '../workflows/recovery-definitions.js';
@@ -24,21 +25,7 @@ export async function startRecovery(
   input: RecoveryInput,
   opts: { wait: boolean; deadlineMs?: number; onlyIfNew?: boolean },
 ): Promise<FirstPhaseOutcome | null> {
-  const r = input.request;
-  const options: WorkflowStartOptions<typeof recoveryWorkflow> & {
-    workflowIdConflictPolicy: 'USE_EXISTING' | 'FAIL';
-  } = {
-    workflowId,
-    taskQueue: r.isTrialConversion ? queues.critical : queues.recovery,
-    args: [input],
-    workflowIdConflictPolicy: opts.onlyIfNew ? 'FAIL' : 'USE_EXISTING',
-    workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    typedSearchAttributes: [
-      { key: searchAttributeKeys.accountId, value: input.accountId },
-      { key: searchAttributeKeys.recoveryState, value: 'processing' },
-      { key: searchAttributeKeys.declineCode, value: r.originalDeclineCode ?? 'unknown' },
-    ],
-  };
+  const options = recoveryStartOptions(queues, workflowId, input, opts.onlyIfNew ? 'FAIL' : 'USE_EXISTING');
   if (!opts.wait) {
     // The caller answers now, with the bare id: a failure in the first phase keeps it (see RecoveryContext).
     await temporal.workflow.start(recoveryWorkflow, {
@@ -69,14 +56,3 @@ export async function startRecovery(
  * way (a local activity) holds the workflow task until the SDK renews it, 8 s into the 10 s task timeout.
  */
 const answeredNoteMs = 15_000;
-
-/** The promise's value, or null once `ms` have passed. */
-async function within<T>(ms: number, promise: Promise<T>): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

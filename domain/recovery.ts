@@ -68,6 +68,12 @@ export interface RecoveryInput {
    * with the bare id, which a failure must then keep, in its webhook too.
    */
   answeredAtStart?: true;
+  /**
+   * Stopped before its workflow ever started (the intake died, or Temporal failed it, and nobody retried):
+   * the workflow records the stop and ends, with no screen and no attempt. Started by the stop itself, so
+   * Temporal's one-run-per-id decides between it and a late retry of the intake.
+   */
+  stopBeforeStart?: StopReason;
 }
 
 /** The engine's explanation of its chosen plan: the `ai` object of the result. */

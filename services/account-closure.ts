@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import type { Stores } from '../store/index.js';
+import type { TaskQueues } from '../worker/task-queues.js';
 import { deleteHistory, terminated } from './workflow-history.js';
 import { stopRecovery } from './recovery-stop.js';
 
@@ -27,7 +28,7 @@ export type ClosureOutcome =
  * close`.
  */
 export async function closeAccount(
-  deps: { stores: Stores; temporal: Client; accountCacheMs: number },
+  deps: { stores: Stores; temporal: Client; queues: TaskQueues; accountCacheMs: number },
   accountId: string,
 ): Promise<ClosureOutcome> {
   const { stores, temporal } = deps;

@@ -1,8 +1,10 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { WorkflowNotFoundError, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import { statusOf, type StopReason } from '../domain/recovery.js';
+import { within } from '../runtime/within.js';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
+import type { TaskQueues } from '../worker/task-queues.js';
+import { startStopped } from './recovery-start.js';
 import { findRecovery, type RecoveryRef } from './status-record.js';
 import { stopUpdate } from '../workflows/recovery-definitions.js';
 
@@ -20,28 +22,38 @@ export type StopOutcome =
   /** Not ended within the wait: it stops right after the attempt under way. */
   | { kind: 'pending'; doc: RecoveryDoc };
 
-/** Asks the recovery's workflow to stop (stopUpdate); true when it has ended within the wait. */
-async function askToStop(temporal: Client, doc: RecoveryDoc, reason: StopReason): Promise<boolean> {
+/** What asking a recovery's workflow to stop came to. */
+type Asked = 'ended' | 'pending' | 'no_workflow';
+
+/** 'ended' once `end` settles within the wait, else 'pending' (a failure after the wait is nobody's). */
+async function settle(end: Promise<unknown>): Promise<Asked> {
+  const ended = end.then(() => 'ended' as const);
+  ended.catch(() => undefined);
+  return (await within(waitMs, ended)) ?? 'pending';
+}
+
+/** Asks the recovery's workflow to stop (stopUpdate) and waits for it to end, within the wait. */
+async function askToStop(temporal: Client, doc: RecoveryDoc, reason: StopReason): Promise<Asked> {
   try {
     const update = await temporal.workflow
       .getHandle(doc.workflowId)
       .startUpdate(stopUpdate, { args: [{ reason }], waitForStage: WorkflowUpdateStage.ACCEPTED });
-    const timer = new AbortController();
-    const timeout = delay(waitMs, false, { signal: timer.signal }).catch(() => false);
-    return await Promise.race([update.result().then(() => true), timeout]).finally(() => timer.abort());
+    return await settle(update.result());
   } catch (error) {
-    // The workflow completed meanwhile: the read model has its end.
-    if (error instanceof WorkflowNotFoundError) return true;
+    // Completed meanwhile (the read model has its end), or never started.
+    if (error instanceof WorkflowNotFoundError) return 'no_workflow';
     throw error;
   }
 }
 
 /**
  * Stops one of an account's recoveries before any further attempt: the payment was made elsewhere or is no
- * longer owed. Used by `POST /api/recovery/stop` and `recoup recoveries stop`.
+ * longer owed. A recovery whose workflow never started (its intake died, or its start failed and nobody
+ * retried) is stopped by starting that workflow told to stop (startStopped). Used by `POST
+ * /api/recovery/stop`, `recoup recoveries stop` and account closure.
  */
 export async function stopRecovery(
-  deps: { stores: Stores; temporal: Client },
+  deps: { stores: Stores; temporal: Client; queues: TaskQueues },
   accountId: string,
   ref: RecoveryRef,
   reason: StopReason,
@@ -50,9 +62,15 @@ export async function stopRecovery(
   const doc = await findRecovery(deps.stores, accountId, ref);
   if (!doc) return { kind: 'not_found' };
   if (statusOf(doc.state) !== 'unknown') return { kind: 'ended', doc };
-  const ended = await askToStop(deps.temporal, doc, reason);
-  const now = (await recoveries.find(accountId, doc.publicId)) ?? doc;
-  if (!ended) return { kind: 'pending', doc: now };
+  let asked = await askToStop(deps.temporal, doc, reason);
+  let now = (await recoveries.find(accountId, doc.publicId)) ?? doc;
+  if (asked === 'no_workflow' && statusOf(now.state) === 'unknown') {
+    const stopping = await startStopped(deps.temporal, deps.queues, now, reason);
+    // A late retry of the intake started the workflow first: that one is stopped instead.
+    asked = stopping ? await settle(stopping) : await askToStop(deps.temporal, now, reason);
+    now = (await recoveries.find(accountId, doc.publicId)) ?? now;
+  }
+  if (asked === 'pending') return { kind: 'pending', doc: now };
   return now.state === 'paid_elsewhere' || now.state === 'stopped'
     ? { kind: 'stopped', doc: now }
     : { kind: 'ended', doc: now };

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attemptKeyField } from '../activities/gateways/stripe.js';
+import { admitRecovery } from '../api/admit-recovery.js';
+import { RecoveryRequest } from '../domain/recovery-request.js';
 import type { GatewayConfig } from '../domain/settings.js';
 import {
   cardUpdateRecovers,
@@ -277,6 +279,40 @@ describe('Stripe Billing connector: after the failure', () => {
     expect(stripe.intents().filter((i) => i.payment_method === card)).toHaveLength(charged);
     // The customer no longer owes anything.
     expect(await isPastDue(account.apiKey, doc!.customerEmail!)).toBe(false);
+  });
+
+  it('an invoice Stripe collected whose recovery never started (its intake died) is stopped before any charge', async () => {
+    const account = await connectedAccount();
+    const { invoice, card, customer } = failedInvoice(['approve']);
+    // Stored two minutes ago by an intake that died before starting its workflow.
+    const stored = await admitRecovery(
+      stack.stores,
+      (await stack.stores.accounts.find(account.id))!,
+      RecoveryRequest.parse({
+        paymentMethodToken: card,
+        amount: 2900,
+        currency: 'EUR',
+        idempotencyKey: invoice.id,
+        originalDeclineCode: 'processing_error',
+      }),
+      new Date(Date.now() - 120_000),
+      { platform: 'stripe-billing', invoiceId: invoice.id, customerId: customer },
+    );
+    if (stored.kind !== 'admitted') throw new Error('not admitted');
+
+    const paid = signed('payment_intent.succeeded', stripe.payInvoiceAtStripe(invoice.id));
+    const res = await postWebhook(stack, 'stripe-billing', account.id, paid.body, paid.headers);
+    expect(res.body).toMatchObject({
+      received: true,
+      action: 'paid_elsewhere',
+      transactionId: stored.doc._id,
+    });
+    const doc = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'paid_elsewhere');
+    expect(doc).toMatchObject({ state: 'paid_elsewhere', attempts: [] });
+    // Stripe's own collection is the card's only charge: none of Recoup's.
+    expect(stripe.intents().filter((i) => i.payment_method === card && i.metadata[attemptKeyField])).toEqual(
+      [],
+    );
   });
 
   it('an invoice Stripe collected for a Proof Mode control counts as paid on the customer’s own: not past due, a collected control', async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admitRecovery } from '../api/admit-recovery.js';
 import { startRecovery } from '../api/start-recovery.js';
+import { recoveryInputOf, startStopped } from '../services/recovery-start.js';
 import { RecoveryRequest } from '../domain/recovery-request.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import { taskQueues } from '../worker/task-queues.js';
@@ -37,6 +38,14 @@ async function merchant(fields: Record<string, unknown> = {}) {
     request: RecoveryRequest.parse(body),
     execute: (changes: Record<string, unknown> = {}) =>
       call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: apiKey, body: { ...body, ...changes } }),
+    isPastDue: async (email: string) =>
+      (
+        await call(stack.baseUrl, 'GET', `/api/recovery/paywall-status?customerEmail=${email}`, {
+          key: apiKey,
+        })
+      ).body.isPastDue,
+    stop: (body: Record<string, unknown>) =>
+      call(stack.baseUrl, 'POST', '/api/recovery/stop', { key: apiKey, body }),
     statusByKey: (key: string) =>
       call(stack.baseUrl, 'GET', `/api/recovery/status?idempotencyKey=${key}`, { key: apiKey }),
     charges: () => stack.stores.sandbox.countForToken('test', body.paymentMethodToken),
@@ -213,8 +222,9 @@ describe('a recovery stored by an intake that never started its workflow', () =>
     if (admitted.kind !== 'admitted') throw new Error('not admitted');
     const { doc } = admitted;
     // Started on a task queue no worker polls: the workflow exists, and has recorded nothing yet.
-    const input = { accountId: doc.accountId, transactionId: doc._id, request: doc.request };
-    await startRecovery(stack.temporal, taskQueues(`nobody-${n}`), doc.workflowId, input, { wait: false });
+    await startRecovery(stack.temporal, taskQueues(`nobody-${n}`), doc.workflowId, recoveryInputOf(doc), {
+      wait: false,
+    });
     try {
       const res = await m.execute();
       expect(res.status).toBe(409);
@@ -224,6 +234,60 @@ describe('a recovery stored by an intake that never started its workflow', () =>
         existingStatus: 'unknown',
       });
       expect(await m.charges()).toBe(0);
+    } finally {
+      await stack.temporal.workflow.getHandle(doc.workflowId).terminate('test over');
+    }
+  });
+});
+
+describe('a recovery whose workflow never started, stopped by the merchant', () => {
+  it('is stopped by a workflow started told to stop: 200 stopped, nothing charged, and a retry of its key cannot start it', async () => {
+    const m = await merchant({ idempotencyKey: 'inv-never', customerEmail: `never${n + 1}@example.com` });
+    const admitted = await admitRecovery(stack.stores, m.account, m.request, minutesAgo(2));
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    const { doc } = admitted;
+
+    const res = await m.stop({ transactionId: doc._id, reason: 'not_owed' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ transactionId: doc._id, status: 'failed', state: 'stopped' });
+    // The stop is the workflow's, visible to operators in the Temporal UI: it ended without a screen or charge.
+    const run = await stack.temporal.workflow.getHandle(doc.workflowId).describe();
+    expect(run.status.name).toBe('COMPLETED');
+
+    const retry = await m.execute();
+    expect(retry.status).toBe(409);
+    expect(retry.body).toMatchObject({ existingTransactionId: doc._id, existingStatus: 'failed' });
+    expect(await m.charges()).toBe(0);
+    // No longer owed: the customer is not past due.
+    expect(await m.isPastDue(m.request.customerEmail!)).toBe(false);
+  });
+
+  it('paid elsewhere by idempotency key, likewise: succeeded, not recovered, nothing charged', async () => {
+    const m = await merchant({ idempotencyKey: 'inv-never-paid' });
+    const admitted = await admitRecovery(stack.stores, m.account, m.request, minutesAgo(2));
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    // Marked as a start that failed, as the intake does when Temporal fails it (503).
+    await stack.stores.recoveries.update(admitted.doc._id, { startFailed: true }, minutesAgo(2));
+
+    const res = await m.stop({ idempotencyKey: 'inv-never-paid', reason: 'paid_elsewhere' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'succeeded', state: 'paid_elsewhere', recovered: false });
+    expect((await m.execute()).status).toBe(409);
+    expect(await m.charges()).toBe(0);
+  });
+
+  it('a retry of its intake that started the workflow first is not started over: that workflow is asked to stop', async () => {
+    const m = await merchant({ idempotencyKey: 'inv-raced' });
+    const admitted = await admitRecovery(stack.stores, m.account, m.request, minutesAgo(2));
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    const { doc } = admitted;
+    const queues = taskQueues(`nobody-${n}`);
+    await startRecovery(stack.temporal, queues, doc.workflowId, recoveryInputOf(doc), { wait: false });
+    try {
+      // The stop's own start loses to the running workflow (Temporal runs one per id).
+      expect(await startStopped(stack.temporal, queues, doc, 'not_owed')).toBeNull();
+      const run = await stack.temporal.workflow.getHandle(doc.workflowId).describe();
+      expect(run.status.name).toBe('RUNNING');
     } finally {
       await stack.temporal.workflow.getHandle(doc.workflowId).terminate('test over');
     }

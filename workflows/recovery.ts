@@ -88,6 +88,8 @@ async function recover(ctx: RecoveryContext): Promise<void> {
   const { workflowId } = workflowInfo();
   let cardUpdate: { newToken: string; paymentMethodType: PaymentMethodType } | undefined;
   setHandler(cardUpdatedSignal, (update) => void (cardUpdate = update));
+  // Stopped before it started: nothing is screened or charged (no earlier run took this branch).
+  if (input.stopBeforeStart) return stop(ctx, input.stopBeforeStart);
 
   const screen = await screenRecovery({ ...input, now: failedAt });
   if (screen.block)

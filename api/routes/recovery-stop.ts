@@ -3,6 +3,7 @@ import { statusOf } from '../../domain/recovery.js';
 import { stopRecovery } from '../../services/recovery-stop.js';
 import type { Stores } from '../../store/index.js';
 import type { RecoveryDoc } from '../../store/recoveries.js';
+import type { TaskQueues } from '../../worker/task-queues.js';
 import { accountOf } from '../context.js';
 import { conflict, notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
@@ -12,6 +13,7 @@ import { statusRecord } from '../../services/status-record.js';
 interface Deps {
   stores: Stores;
   temporal: Client;
+  queues: TaskQueues;
 }
 
 /** 409: the recovery had ended (or ended otherwise while being stopped); its outcome stands. */

@@ -191,7 +191,12 @@ async function close(argv: string[], ctx: CliContext): Promise<void> {
   // Loaded here: the other accounts commands never need the Temporal SDK.
   const { closeAccount } = await import('../../services/account-closure.js');
   const outcome = await closeAccount(
-    { stores: ctx.stores, temporal: await ctx.temporal(), accountCacheMs: ctx.config.accountCacheMs },
+    {
+      stores: ctx.stores,
+      temporal: await ctx.temporal(),
+      queues: ctx.queues,
+      accountCacheMs: ctx.config.accountCacheMs,
+    },
     clientId,
   );
   if (outcome.kind === 'not_found') throw new NotFoundError(`no account with clientId ${clientId}`);

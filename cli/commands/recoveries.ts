@@ -58,7 +58,7 @@ async function stop(argv: string[], ctx: CliContext): Promise<void> {
   // Loaded here: the other commands never need the Temporal SDK.
   const { stopRecovery } = await import('../../services/recovery-stop.js');
   const outcome = await stopRecovery(
-    { stores: ctx.stores, temporal: await ctx.temporal() },
+    { stores: ctx.stores, temporal: await ctx.temporal(), queues: ctx.queues },
     clientId,
     ref,
     reason,
