@@ -7,9 +7,8 @@ ENV NODE_ENV=production
 WORKDIR /app
 
 COPY package.json package-lock.json ./
-# `npm install` at the lock's versions rather than `npm ci`: the lock lists @swc/core's platform packages
-# for Linux only (the registry it was made against has no others), which `npm ci` refuses as out of sync.
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+# Exactly the lock's versions (it lists every platform's optional packages, so `npm ci` takes it anywhere).
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY . .
 # The operator CLI: `docker compose exec api recoup accounts list`.

@@ -79,7 +79,7 @@ describe('docker-compose.yml', () => {
     expect(compose.services.api?.image).toBe(compose.services.worker?.image);
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20-bookworm-slim$/m);
-    expect(dockerfile).toMatch(/npm install --omit=dev/);
+    expect(dockerfile).toMatch(/npm ci --omit=dev/);
   });
 
   it('runs entry points that exist', () => {
