@@ -1,0 +1,133 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, inject, it } from 'vitest';
+import { webhookWorkflowId } from '../domain/webhooks.js';
+import { call, type Stack } from './support/stack.js';
+import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
+
+// Workflows run for weeks, so a worker of a new version replays histories an earlier one wrote. Each
+// folder of test/histories holds the histories of one recording (a date and the commit it ran), made by
+// this file with RECORD_HISTORIES=<folder name>; every one of them must replay on today's workflow code,
+// or a deployment would fail recoveries under way (a change of workflow code that alters its steps needs
+// `patched()`). Record a new folder whenever a workflow's steps change.
+
+const root = join(import.meta.dirname, 'histories');
+
+interface Recorded {
+  scenario: string;
+  workflowId: string;
+  history: unknown;
+}
+
+const recordings = readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory());
+
+describe.skipIf(process.env.RECORD_HISTORIES).each(recordings.map((d) => d.name))(
+  'histories recorded as %s',
+  (folder) => {
+    const files = readdirSync(join(root, folder)).filter((f) => f.endsWith('.json'));
+    it.each(files)('%s replays on today’s workflow code', async (file) => {
+      const recorded = JSON.parse(readFileSync(join(root, folder, file), 'utf8')) as Recorded;
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: inject('workflowBundlePath') } },
+        // Read with the SDK's own protobuf classes (historyFromJSON trips over a second protobufjs copy).
+        temporal.api.history.v1.History.fromObject(recorded.history as object),
+        recorded.workflowId,
+      );
+    });
+    it('holds every scenario', () => {
+      expect(files.map((f) => f.replace(/\.json$/, '')).sort()).toEqual(Object.keys(scenarios).sort());
+    });
+  },
+);
+
+/** The scenarios recorded, each to the workflow whose history is kept: every kind of path a workflow takes. */
+const scenarios: Record<string, (stack: Stack) => Promise<string>> = {
+  /** Queued to a payday, retried then, recovered. */
+  'recovery-queued-recovered': (stack) =>
+    recovery(stack, { paymentMethodToken: 'tok_visa', originalDeclineCode: 'insufficient_funds' }),
+  /** Queued, then the issuer answers the retry with a blocking decline. */
+  'recovery-queued-blocked': (stack) =>
+    recovery(stack, {
+      paymentMethodToken: 'tok_decline_stolen_card',
+      originalDeclineCode: 'insufficient_funds',
+    }),
+  /** An ambiguous charge looked up at the gateway: it went through. */
+  'recovery-reconciled': (stack) =>
+    recovery(stack, { paymentMethodToken: 'tok_timeout', originalDeclineCode: 'try_again_later' }),
+  /** A gateway that never charged (5xx), confirmed before the next attempt, until the budget is spent. */
+  'recovery-not-charged': (stack) =>
+    recovery(
+      stack,
+      { paymentMethodToken: 'tok_server_error', originalDeclineCode: 'try_again_later' },
+      { retryPolicy: { maxAttempts: 2, maxDays: 21 }, riskSkipThreshold: 100 },
+    ),
+  /** A hard decline: failed in the first phase. */
+  'recovery-failed-at-once': (stack) =>
+    recovery(stack, { paymentMethodToken: 'tok_decline_expired_card', originalDeclineCode: 'expired_card' }),
+  /** recovery.failed to the test account's unreachable endpoint: the whole retry schedule, then given up. */
+  'webhook-delivery-exhausted': async (stack) => {
+    const recoveryId = await recovery(stack, {
+      paymentMethodToken: 'tok_decline_expired_card',
+      originalDeclineCode: 'expired_card',
+    });
+    const accountId = recoveryId.split('/')[1]!;
+    const [event] = await stack.stores.events.list({ accountId, limit: 1 });
+    if (!event) throw new Error('no event to deliver');
+    const workflowId = webhookWorkflowId(event._id);
+    await stack.temporal.workflow
+      .getHandle(workflowId)
+      .result()
+      .catch(() => undefined);
+    return workflowId;
+  },
+};
+
+let n = 0;
+
+/** Runs one recovery to its end; returns its workflow id. */
+async function recovery(
+  stack: Stack,
+  body: Record<string, unknown>,
+  settings: Record<string, unknown> = {},
+): Promise<string> {
+  const { apiKey, account } = await stack.createAccount(settings);
+  n += 1;
+  const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+    key: apiKey,
+    body: { amount: 2000 + n, ...body },
+  });
+  const transactionId = String(answer.body.transactionId).replace(/^FAILED_API_/, '');
+  const doc = await stack.stores.recoveries.find(account.id, transactionId);
+  if (!doc) throw new Error(`no recovery behind ${JSON.stringify(answer.body)}`);
+  await stack.temporal.workflow.getHandle(doc.workflowId).result();
+  return doc.workflowId;
+}
+
+describe.runIf(process.env.RECORD_HISTORIES)('recording histories', () => {
+  it(
+    'runs every scenario on the time-skipping server and writes its history',
+    { timeout: 600_000 },
+    async () => {
+      const folder = join(root, process.env.RECORD_HISTORIES!);
+      mkdirSync(folder, { recursive: true });
+      const env = await startTimeSkipping();
+      const stack = await stackOnTimeSkipping(env);
+      try {
+        // Three days before next month's 15th, 10:00 UTC: insufficient funds wait for the payday.
+        const now = new Date(await env.currentTimeMs());
+        await skipTo(env, Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 12, 10));
+        for (const [scenario, run] of Object.entries(scenarios)) {
+          const workflowId = await run(stack);
+          const history = await stack.temporal.workflow.getHandle(workflowId).fetchHistory();
+          const recorded: Recorded = { scenario, workflowId, history: JSON.parse(JSON.stringify(history)) };
+          writeFileSync(join(folder, `${scenario}.json`), `${JSON.stringify(recorded)}\n`);
+        }
+      } finally {
+        await stack.close();
+        await env.teardown();
+      }
+    },
+  );
+});
