@@ -36,8 +36,17 @@ describe.skipIf(process.env.RECORD_HISTORIES).each(recordings.map((d) => d.name)
         recorded.workflowId,
       );
     });
-    it('holds every scenario', () => {
-      expect(files.map((f) => f.replace(/\.json$/, '')).sort()).toEqual(Object.keys(scenarios).sort());
+    // An older recording lacks scenarios added since; the newest has them all.
+    const newest =
+      folder ===
+      recordings
+        .map((d) => d.name)
+        .sort()
+        .at(-1);
+    it(newest ? 'holds every scenario' : 'holds only known scenarios', () => {
+      const names = files.map((f) => f.replace(/\.json$/, ''));
+      if (newest) expect(names.sort()).toEqual(Object.keys(scenarios).sort());
+      else expect(names.filter((name) => !(name in scenarios))).toEqual([]);
     });
   },
 );
