@@ -33,6 +33,14 @@ export function recordActivities(deps: ActivityDeps) {
       if (input.ends && patch.state) deps.metrics.recoveryEnded(patch.state);
     },
 
+    /**
+     * Claims FAILED_API_ as the id of a failure ending the first phase; false when execute, tired of waiting,
+     * already answered 202 under the bare id (which the failure then keeps).
+     */
+    async claimFailureId(input: { transactionId: string }): Promise<boolean> {
+      return deps.stores.recoveries.claimAnswer(input.transactionId, 'failure');
+    },
+
     /** Records an event (validated against the catalogue) and hands it to its delivery workflow. */
     async emitEvent(input: { accountId: string; eventId: string; payload: EventPayload }): Promise<void> {
       await deps.events.publish(input.accountId, input.payload, { eventId: input.eventId });

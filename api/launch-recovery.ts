@@ -48,13 +48,24 @@ export async function launchRecovery(
   if (unstarted) await recoveries.indexCustomer(doc);
   const input = recoveryInputOf(doc);
   try {
-    const outcome = await startRecovery(deps.temporal, deps.queues, doc.workflowId, input, {
-      wait,
-      onlyIfNew: unstarted,
-      ...(deps.firstPhaseDeadlineMs ? { deadlineMs: deps.firstPhaseDeadlineMs } : {}),
-    });
+    const answer = await startRecovery(
+      deps.temporal,
+      deps.queues,
+      doc.workflowId,
+      input,
+      wait
+        ? {
+            wait,
+            onlyIfNew: unstarted,
+            claimProcessing: () => recoveries.claimAnswer(doc._id, 'processing'),
+            ...(deps.firstPhaseDeadlineMs ? { deadlineMs: deps.firstPhaseDeadlineMs } : {}),
+          }
+        : { wait, onlyIfNew: unstarted },
+    );
     if (doc.startFailed) await recoveries.update(doc._id, { startFailed: false }, deps.clock());
-    return outcome ? answerFor(outcome, doc._id, doc.isSimulated) : stillProcessing(doc._id);
+    return answer.kind === 'processing'
+      ? stillProcessing(answer.transactionId)
+      : answerFor(answer, doc._id, doc.isSimulated);
   } catch (error) {
     if (unstarted && error instanceof WorkflowExecutionAlreadyStartedError)
       throw duplicate(doc._id, doc, 'This recovery is already under way.');

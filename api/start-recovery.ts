@@ -9,22 +9,30 @@ import { answeredProcessingUpdate, executeUpdate } from '../workflows/recovery-d
 /** How long an execute call waits for the workflow's first phase before answering 202. */
 export const firstPhaseDeadlineMs = 25_000;
 
+/** What execute answers: the first phase's outcome, or "still processing" under the id the merchant keeps. */
+export type FirstAnswer = FirstPhaseOutcome | { kind: 'processing'; transactionId: string };
+
 /**
  * Starts the recovery's workflow and, with `wait`, asks it for its first-phase outcome in one round trip
  * (update-with-start). The workflow id is the business key: a second start for it attaches instead.
- * Returns null without `wait`, or when the first phase outlives the deadline — then only once the workflow
- * has taken note that the answer is "still processing" under the bare id (or it returns the outcome, which
- * came first after all), so the id the merchant is given is the one its webhooks carry. The workflow
- * carries on regardless. With `onlyIfNew`, a workflow of that id that exists already (or ran) is not
- * attached to: WorkflowExecutionAlreadyStartedError.
+ * Answers "still processing" under the bare id without `wait`, or when the first phase outlives the
+ * deadline — then only once the workflow has taken note of it (or with the outcome, which came first after
+ * all), so the id the merchant is given is the one its webhooks carry. A note that cannot reach the
+ * workflow in time (a charge holds its task) is replaced by `claimProcessing`, the store's claim that the
+ * first phase's failure also takes (RecoveryContext.failureId): whichever claims first decides the id. The
+ * workflow carries on regardless. With `onlyIfNew`, a workflow of that id that exists already (or ran) is
+ * not attached to: WorkflowExecutionAlreadyStartedError.
  */
 export async function startRecovery(
   temporal: Client,
   queues: TaskQueues,
   workflowId: string,
   input: RecoveryInput,
-  opts: { wait: boolean; deadlineMs?: number; onlyIfNew?: boolean },
-): Promise<FirstPhaseOutcome | null> {
+  opts:
+    | { wait: false; onlyIfNew?: boolean }
+    | { wait: true; claimProcessing: () => Promise<boolean>; deadlineMs?: number; onlyIfNew?: boolean },
+): Promise<FirstAnswer> {
+  const processing = { kind: 'processing', transactionId: input.transactionId } as const;
   const options = recoveryStartOptions(queues, workflowId, input, opts.onlyIfNew ? 'FAIL' : 'USE_EXISTING');
   if (!opts.wait) {
     // The caller answers now, with the bare id: a failure in the first phase keeps it (see RecoveryContext).
@@ -32,7 +40,7 @@ export async function startRecovery(
       ...options,
       args: [{ ...input, answeredAtStart: true }],
     });
-    return null;
+    return processing;
   }
   const start = new WithStartWorkflowOperation(recoveryWorkflow, options);
   const update = await temporal.workflow.startUpdateWithStart(executeUpdate, {
@@ -47,8 +55,18 @@ export async function startRecovery(
   const noted = temporal.workflow
     .getHandle(workflowId)
     .executeUpdate(answeredProcessingUpdate, { updateId: `${input.transactionId}/answered-processing` })
-    .catch(() => update.result());
-  return within(answeredNoteMs, noted);
+    .catch(() => update.result())
+    .then((first) => ({ first }));
+  const note = await within(answeredNoteMs, noted);
+  if (note) return note.first ?? processing;
+  if (await opts.claimProcessing()) return processing;
+  // The first phase failed first and claimed FAILED_API_: its answer is on its way, under that id.
+  return (
+    (await within(answeredNoteMs, update.result())) ?? {
+      kind: 'processing',
+      transactionId: `FAILED_API_${input.transactionId}`,
+    }
+  );
 }
 
 /**

@@ -75,9 +75,17 @@ export interface RecoveryDoc {
    * paid: when it said so. The customer no longer owes it, and the report counts the control collected.
    */
   paidOnTheirOwnAt?: Date;
+  /**
+   * Which id the first phase's answer gave, when execute answered before the phase ended (see claimAnswer):
+   * `processing` — 202 under the bare id; `failure` — the phase failed first, under FAILED_API_.
+   */
+  answerClaim?: AnswerClaim;
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** Who decided the id of a recovery's answer: execute's late 202, or a failure that ended the first phase. */
+export type AnswerClaim = 'processing' | 'failure';
 
 /** Fields the workflow may change as a recovery moves. */
 export type RecoveryPatch = Partial<
@@ -279,6 +287,22 @@ export function createRecoveryStore(db: Db) {
 
     async update(transactionId: string, patch: RecoveryPatch, now: Date): Promise<void> {
       await recoveries.updateOne({ _id: transactionId }, { $set: { ...patch, updatedAt: now } });
+    },
+
+    /**
+     * Claims the id of the recovery's answer for `as`: true when this claim holds (made now, or by an earlier
+     * try of the same caller), false when the other side claimed first. Execute answering 202 under the bare
+     * id, and a first phase failing under FAILED_API_, each claim before they answer, so a merchant's id and
+     * the webhook's agree whichever comes first.
+     */
+    async claimAnswer(transactionId: string, as: AnswerClaim): Promise<boolean> {
+      const claimed = await recoveries.updateOne(
+        { _id: transactionId, answerClaim: { $exists: false } },
+        { $set: { answerClaim: as } },
+      );
+      if (claimed.modifiedCount === 1) return true;
+      const doc = await recoveries.findOne({ _id: transactionId }, { projection: { answerClaim: 1 } });
+      return doc?.answerClaim === as;
     },
 
     /**

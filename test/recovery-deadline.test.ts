@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admitRecovery } from '../api/admit-recovery.js';
+import { startRecovery } from '../api/start-recovery.js';
+import { RecoveryRequest } from '../domain/recovery-request.js';
+import { recoveryInputOf } from '../services/recovery-start.js';
 import { eventsOf } from './support/events.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
@@ -41,6 +45,67 @@ describe('execute when the first phase outlives its wait', () => {
     expect(failed).toMatchObject({ event: 'recovery.failed', serviceTransactionId: given });
     const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${given}`, { key: account.apiKey });
     expect(status.body).toMatchObject({ transactionId: given, status: 'failed' });
+  });
+
+  it('a note whose answer comes back too late is settled in the store: the 202’s bare id is the webhook’s too', async () => {
+    // Three charges of 8 s each hold the workflow's task past the wait and the 15 s the note is given.
+    const account = await stack.createAccount({}, [
+      { name: 'test', kind: 'test', test: true, credentials: { latencyMs: '8000' } },
+    ]);
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: account.apiKey,
+      body: {
+        amount: 4400,
+        paymentMethodToken: 'tok_decline_incorrect_number',
+        fallbackPaymentMethodTokens: ['tok_decline_invalid_number', 'tok_decline_incorrect_cvc'],
+        originalDeclineCode: 'insufficient_funds',
+        isTrialConversion: true,
+      },
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({
+      status: 'unknown',
+      transactionId: expect.not.stringMatching(/^FAILED_API_/),
+    });
+    const given = res.body.transactionId as string;
+    expect(await stack.stores.recoveries.find(account.account.id, given)).toMatchObject({
+      answerClaim: 'processing',
+    });
+
+    // The failure ends the first phase afterwards, and keeps the id the merchant was given.
+    const [failed] = (await eventsOf(stack, account.account.id, ['recovery.failed'], 30_000)).map(
+      (e) => e.payload,
+    );
+    expect(failed).toMatchObject({ event: 'recovery.failed', serviceTransactionId: given });
+    const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${given}`, { key: account.apiKey });
+    expect(status.body).toMatchObject({ transactionId: given, status: 'failed' });
+  }, 90_000);
+
+  it('a first phase failing after execute claimed its 202 keeps the bare id: the store decides, not the note', async () => {
+    const { account } = await stack.createAccount();
+    const request = RecoveryRequest.parse({
+      amount: 4500,
+      paymentMethodToken: 'tok_decline_incorrect_number',
+      originalDeclineCode: 'insufficient_funds',
+      isTrialConversion: true,
+    });
+    const admitted = await admitRecovery(stack.stores, account, request, new Date());
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    const { doc } = admitted;
+    // What execute does when the note that it answered 202 has not reached the workflow in time.
+    expect(await stack.stores.recoveries.claimAnswer(doc._id, 'processing')).toBe(true);
+    await startRecovery(stack.temporal, stack.queues, doc.workflowId, recoveryInputOf(doc), {
+      wait: true,
+      claimProcessing: () => Promise.resolve(true),
+    });
+
+    const [failed] = (await eventsOf(stack, account.id, ['recovery.failed'])).map((e) => e.payload);
+    expect(failed).toMatchObject({ event: 'recovery.failed', serviceTransactionId: doc._id });
+    expect(await stack.stores.recoveries.find(account.id, doc._id)).toMatchObject({
+      state: 'failed',
+      publicId: doc._id,
+      answerClaim: 'processing',
+    });
   });
 
   it('gives the outcome itself when the first phase ends within the wait', async () => {

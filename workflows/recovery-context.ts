@@ -2,6 +2,7 @@ import {
   proxyLocalActivities,
   setHandler,
   condition,
+  patched,
   upsertSearchAttributes,
   uuid4,
 } from '@temporalio/workflow';
@@ -34,7 +35,10 @@ const storeWrite = {
  * recovery.ts): the first phase, its record, its events and the end of the workflow are one task, with no
  * round trip through a task queue. An event costs the answer one insert and one workflow start.
  */
-const { recordRecovery, emitEvent } = proxyLocalActivities<Activities>(storeWrite);
+const { recordRecovery, emitEvent, claimFailureId } = proxyLocalActivities<Activities>(storeWrite);
+
+/** Workflow version: a failure ending the first phase claims its FAILED_API_ id in the store first. */
+const failureIdClaimPatch = 'failure-id-claim';
 
 /** The workflow's shared state and the three things every step does: record, answer, emit. */
 export class RecoveryContext {
@@ -49,6 +53,8 @@ export class RecoveryContext {
   private stopsWaiting = 0;
   /** The execute call answered "still processing" before the first phase ended. */
   private answeredProcessing = false;
+  /** This workflow holds the store's claim that its answer is a failure under FAILED_API_. */
+  private failureClaimed = false;
 
   constructor(readonly input: RecoveryInput) {
     this.publicId = input.transactionId;
@@ -83,7 +89,7 @@ export class RecoveryContext {
    * processing" with the bare id, which its webhook must then carry.
    */
   async conclude(state: RecoveryState, patch: RecordPatch, outcome: FirstPhaseOutcome): Promise<void> {
-    if (outcome.kind === 'failed') this.publicId = this.failureId;
+    if (outcome.kind === 'failed') this.publicId = await this.failureId();
     await this.record(state, patch);
     this.first ??= outcome;
   }
@@ -95,12 +101,22 @@ export class RecoveryContext {
 
   /**
    * The id a failure concluded now carries: FAILED_API_ while its synchronous answer is still open; the bare
-   * id once answered, or when the caller answered with it at the start (a billing platform's intake).
+   * id once answered, or when the caller answered with it at the start (a billing platform's intake). While
+   * open, the FAILED_API_ id is claimed in the store first: an execute call that stopped waiting for the
+   * note that it answers 202 (a charge held this workflow's task) claims the bare id there before it
+   * answers, and whichever claim came first is the id the merchant holds — and so the webhook's.
    */
-  get failureId(): string {
-    return this.answered || this.input.answeredAtStart
-      ? this.publicId
-      : `FAILED_API_${this.input.transactionId}`;
+  async failureId(): Promise<string> {
+    if (this.answered || this.input.answeredAtStart) return this.publicId;
+    // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
+    if (!this.failureClaimed && patched(failureIdClaimPatch)) {
+      if (!(await claimFailureId({ transactionId: this.input.transactionId }))) {
+        this.answeredProcessing = true;
+        return this.publicId;
+      }
+      this.failureClaimed = true;
+    }
+    return `FAILED_API_${this.input.transactionId}`;
   }
 
   /** Moves to `state`: read model first, then search attributes for operators. */

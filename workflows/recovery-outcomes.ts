@@ -24,7 +24,7 @@ export async function skipHighRisk(ctx: RecoveryContext, ai: Prediction): Promis
     accountId: ctx.input.accountId,
     transactionId: ctx.input.transactionId,
     // The failure that follows the skip names the recovery so; the merchant is given that id.
-    skippedChargeId: ctx.failureId,
+    skippedChargeId: await ctx.failureId(),
     eventId: uuid4(),
     successScore: ai.score,
     confidence: ai.confidence,
