@@ -22,6 +22,10 @@ export const ReportWindow = z
     message: `the range is at most ${maxRangeDays} days`,
   })
   // Without `to` the window ends now (read here from the wall clock: a day either way does not matter).
+  .refine((q) => !q.from || q.to || Date.parse(q.from) < Date.now(), {
+    path: ['from'],
+    message: 'must be before now (the default to): give an earlier from, or a to',
+  })
   .refine((q) => !q.from || q.to || Date.now() - Date.parse(q.from) <= maxRangeDays * day, {
     path: ['from'],
     message: `the range is at most ${maxRangeDays} days: give a later from, or a to`,

@@ -17,7 +17,7 @@ export interface ReportedRecovery {
   endedAt?: Date;
   /** Drawn into a Proof Mode group at intake (control: state `holdout`); absent or false otherwise. */
   inProofMode?: boolean;
-  /** A control the billing platform reports paid: when. */
+  /** When the billing platform reported paid a control, or a recovery that had ended without the payment. */
   paidOnTheirOwnAt?: Date;
 }
 
@@ -27,9 +27,15 @@ export interface ReportInput {
   now: Date;
   /** The account's recoveries whose failure falls in [from, to). */
   recoveries: ReportedRecovery[];
-  /** Organic successes (pulse) in [from, to). */
-  organicSuccesses: number;
-  /** When each customer with a payment in the Proof Mode comparison paid on their own (pulse), by email. */
+  /**
+   * Pulses logged in [from, to): the organic successes, but for those that are a compared control's own
+   * payment (`controlPaymentsPulsed`), which the report takes out.
+   */
+  pulses: number;
+  /**
+   * When each customer with a payment in the Proof Mode comparison paid on their own (pulse), by email:
+   * every pulse of theirs from `from` until the observation window of the last failure in the range closes.
+   */
   paidOnTheirOwn: Map<string, Date[]>;
 }
 
@@ -45,30 +51,62 @@ export const share = (part: number, whole: number) =>
  */
 export const isCompared = (r: ReportedRecovery) => r.inProofMode === true && !!r.customerEmail;
 
+/** A payment's observation window: from its failure to `observationDays` later, both ends included. */
+function observationOf(r: ReportedRecovery) {
+  const opens = r.createdAt.getTime();
+  const closes = opens + observationDays * day;
+  return {
+    closes,
+    within: (t: Date | null | undefined) => !!t && t.getTime() >= opens && t.getTime() <= closes,
+  };
+}
+
 /**
  * Treatment against control on one outcome: the payment was collected within its observation window —
  * recovered by Recoup, stopped as paid elsewhere, or its customer paid on their own (a pulse with the same
- * email). A control can only be collected the last way, having no attempts to be recovered or stopped by.
- * A payment counts once its window has passed or it was collected within it.
+ * email, or the billing platform's notice after the recovery ended unpaid). A control can only be collected
+ * the last way, having no attempts to be recovered or stopped by. A payment counts once its window has
+ * closed, collected or not.
  */
 function proofGroups(input: ReportInput) {
   const treatment = { trials: 0, successes: 0 };
   const control = { trials: 0, successes: 0 };
   for (const r of input.recoveries.filter(isCompared)) {
-    const opens = r.createdAt.getTime();
-    const closes = opens + observationDays * day;
-    const within = (t: Date | null | undefined) => !!t && t.getTime() >= opens && t.getTime() <= closes;
+    const { closes, within } = observationOf(r);
+    // Counting a payment collected early while an uncollected one of the same days waits would push both
+    // rates towards 1, and the group that collects faster the most.
+    if (input.now.getTime() < closes) continue;
     const collected =
       (r.state === 'succeeded' && within(r.recoveredAt)) ||
       (r.state === 'paid_elsewhere' && within(r.endedAt)) ||
       within(r.paidOnTheirOwnAt) ||
       (input.paidOnTheirOwn.get(r.customerEmail ?? '') ?? []).some(within);
-    if (!collected && input.now.getTime() < closes) continue;
     const group = r.state === 'holdout' ? control : treatment;
     group.trials += 1;
     if (collected) group.successes += 1;
   }
   return { treatment, control };
+}
+
+/**
+ * How many pulses in [from, to) are a compared control's own payment: its customer's first pulse within the
+ * control's observation window, which the comparison takes as the control collected. That payment is
+ * already among the failures, so it is not a first-try success as well. A pulse that is the first for two
+ * controls of one customer is one payment, taken out once.
+ */
+function controlPaymentsPulsed(input: ReportInput): number {
+  const paying = new Set<string>();
+  for (const r of input.recoveries) {
+    if (r.state !== 'holdout' || !isCompared(r)) continue;
+    const email = r.customerEmail ?? '';
+    const { within } = observationOf(r);
+    const first = (input.paidOnTheirOwn.get(email) ?? [])
+      .map((at, index) => ({ at, index }))
+      .filter(({ at }) => within(at))
+      .sort((a, b) => a.at.getTime() - b.at.getTime())[0];
+    if (first && first.at >= input.from && first.at < input.to) paying.add(`${email}\n${first.index}`);
+  }
+  return paying.size;
 }
 
 /** The summary report: what failed, what Recoup recovered, the organic baseline, lift and Proof Mode. */
@@ -81,9 +119,10 @@ export function summaryReport(input: ReportInput) {
     c.failed += r.amount;
     if (r.state === 'succeeded') c.recovered += r.amount;
   }
-  const payments = input.organicSuccesses + input.recoveries.length;
-  const organicRate = share(input.organicSuccesses, payments);
-  const withRecoup = share(input.organicSuccesses + recovered.length, payments);
+  const organicSuccesses = input.pulses - controlPaymentsPulsed(input);
+  const payments = organicSuccesses + input.recoveries.length;
+  const organicRate = share(organicSuccesses, payments);
+  const withRecoup = share(organicSuccesses + recovered.length, payments);
   const groups = proofGroups(input);
   const proof: Comparison & { treatment: number; control: number } = {
     treatment: groups.treatment.trials,
@@ -98,7 +137,7 @@ export function summaryReport(input: ReportInput) {
     inProgress: treated.filter((r) => statusOf(r.state) === 'unknown').length,
     recoveryRate: share(recovered.length, treated.length),
     revenueByCurrency: revenue,
-    organicSuccesses: input.organicSuccesses,
+    organicSuccesses,
     organicSuccessRate: organicRate,
     successRateWithRecoup: withRecoup,
     liftPoints:

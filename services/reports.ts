@@ -11,11 +11,12 @@ const day = 86_400_000;
  */
 export async function summaryOf(stores: Stores, accountId: string, window: ReportWindow, now: Date) {
   const { from, to } = rangeOf(window, now);
-  const [recoveries, organicSuccesses] = await Promise.all([
+  const [recoveries, pulses] = await Promise.all([
     stores.recoveries.createdBetween(accountId, from, to),
     stores.pulses.countBetween(accountId, from, to),
   ]);
-  // Either group's customer may pay on their own: the comparison reads both the same way.
+  // Either group's customer may pay on their own: the comparison reads both the same way. The pulses of
+  // controls' customers also tell which pulses in the range are a control's payment, not organic.
   const comparedEmails = [
     ...new Set(recoveries.filter(isCompared).flatMap((r) => (r.customerEmail ? [r.customerEmail] : []))),
   ];
@@ -25,7 +26,7 @@ export async function summaryOf(stores: Stores, accountId: string, window: Repor
     from,
     new Date(to.getTime() + observationDays * day),
   );
-  return summaryReport({ from, to, now, recoveries, organicSuccesses, paidOnTheirOwn });
+  return summaryReport({ from, to, now, recoveries, pulses, paidOnTheirOwn });
 }
 
 /**

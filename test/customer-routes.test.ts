@@ -51,12 +51,27 @@ describe('POST /api/recovery/pulse', () => {
     [{ amount: 500, transactionId: 'x'.repeat(129) }, 'transactionId'],
     [{ amount: 500, customerEmail: 'nope' }, 'customerEmail'],
     [{ amount: 500, surprise: true }, 'surprise'],
+    [{ amount: 500, occurredAt: '2099-01-01T00:00:00Z' }, 'occurredAt'],
   ])('refuses %j with 400 naming %s, logging nothing', async (body, field) => {
     const before = await stack.stores.db.collection('pulses').countDocuments({});
     const res = await call(stack.baseUrl, 'POST', '/api/recovery/pulse', { key: keys.apiKey, body });
     expect(res.status).toBe(400);
     expect(Object.keys(res.body.details as object)).toContain(field);
     expect(await stack.stores.db.collection('pulses').countDocuments({})).toBe(before);
+  });
+
+  it('takes an occurredAt up to 5 minutes ahead (clock skew) and refuses one further ahead with 400', async () => {
+    const ahead = (minutes: number) =>
+      call(stack.baseUrl, 'POST', '/api/recovery/pulse', {
+        key: keys.apiKey,
+        body: { amount: 500, occurredAt: new Date(Date.now() + minutes * 60_000).toISOString() },
+      });
+    expect((await ahead(4)).status).toBe(200);
+    const refused = await ahead(6);
+    expect(refused).toMatchObject({
+      status: 400,
+      body: { error: 'Validation failed', details: { occurredAt: [expect.stringContaining('5 minutes')] } },
+    });
   });
 
   it('needs the secret key', async () => {

@@ -63,7 +63,7 @@ const report = (input: Partial<ReportInput>) =>
     to: at(30),
     now: at(30),
     recoveries: [],
-    organicSuccesses: 0,
+    pulses: 0,
     paidOnTheirOwn: new Map(),
     ...input,
   });
@@ -78,7 +78,7 @@ describe('summary report', () => {
         recovery({ state: 'queued' }),
         recovery({ state: 'holdout', customerEmail: 'c@example.com' }),
       ],
-      organicSuccesses: 15,
+      pulses: 15,
     });
     expect(summary).toMatchObject({
       failedPayments: 5,
@@ -154,6 +154,30 @@ describe('summary report', () => {
     });
   });
 
+  it('a payment counts once its 30 days are over, collected or not: one recovered early is not counted sooner', () => {
+    const treated = { state: 'succeeded', inProofMode: true } as const;
+    const summary = report({
+      to: at(40),
+      now: at(40),
+      recoveries: [
+        // Failed 5 days before now, recovered on its day 2: its window is still open.
+        recovery({ ...treated, customerEmail: 'fresh@example.com', createdAt: at(35), recoveredAt: at(37) }),
+        // Failed 31 days before now, recovered on its day 2: decided.
+        recovery({ ...treated, customerEmail: 'old@example.com', createdAt: at(9), recoveredAt: at(11) }),
+      ],
+    });
+    expect(summary.proofMode).toMatchObject({ treatment: 1, control: 0, treatmentRate: 1 });
+  });
+
+  it('10 organic pulses and 10 controls of which 5 paid on their own (pulsed): 10 organic successes of 20 payments', () => {
+    const controls = Array.from({ length: 10 }, (_, i) =>
+      recovery({ state: 'holdout', inProofMode: true, customerEmail: `c${i}@example.com`, createdAt: at(i) }),
+    );
+    const paidOnTheirOwn = new Map(controls.slice(0, 5).map((c, i) => [c.customerEmail ?? '', [at(i + 3)]]));
+    const summary = report({ recoveries: controls, pulses: 15, paidOnTheirOwn });
+    expect(summary).toMatchObject({ failedPayments: 10, organicSuccesses: 10, organicSuccessRate: 0.5 });
+  });
+
   it('without controls there is no Proof Mode section, and nothing to divide gives nulls', () => {
     expect(report({})).toMatchObject({
       recoveryRate: null,
@@ -207,6 +231,18 @@ describe('who the Proof Mode comparison counts, and how', () => {
       [],
     ],
     [
+      'a control still watched that paid on its day 1 (failed on day 45)',
+      'not counted',
+      { ...drawn, state: 'holdout', createdAt: at(45) },
+      [46],
+    ],
+    [
+      'a treated payment still watched that Recoup recovered on its day 2 (failed on day 45)',
+      'not counted',
+      { ...drawn, state: 'succeeded', createdAt: at(45), recoveredAt: at(47) },
+      [],
+    ],
+    [
       'a control its billing platform reports paid on day 6',
       'control: collected',
       { ...drawn, state: 'holdout', paidOnTheirOwnAt: at(6) },
@@ -216,6 +252,12 @@ describe('who the Proof Mode comparison counts, and how', () => {
       'a control its billing platform reports paid on day 33, after its window',
       'control: not collected',
       { ...drawn, state: 'holdout', paidOnTheirOwnAt: at(33) },
+      [],
+    ],
+    [
+      'a treated payment that failed, its billing platform reporting it paid on day 9',
+      'treatment: collected',
+      { ...drawn, state: 'failed', paidOnTheirOwnAt: at(9) },
       [],
     ],
     [
@@ -287,5 +329,54 @@ describe('who the Proof Mode comparison counts, and how', () => {
     ['a holdout recorded before the mark', 'not counted', { state: 'holdout', customerEmail: email }, [12]],
   ])('%s: %s', (_, expected, r, paidOn) => {
     expect(countedAs(r, paidOn)).toBe(expected);
+  });
+});
+
+/**
+ * The organic successes of a report over days 0–40 as of day 70 with these recoveries, `email`'s customer
+ * having logged pulses on `pulsedOn` days (the range's pulses are all of theirs).
+ */
+function organicWith(recoveries: ReportedRecovery[], pulsedOn: number[]): number {
+  return report({
+    to: at(40),
+    now: at(70),
+    recoveries,
+    pulses: pulsedOn.filter((d) => d < 40).length,
+    paidOnTheirOwn: new Map([[email, pulsedOn.map(at)]]),
+  }).organicSuccesses;
+}
+
+describe('a pulse that is a Proof Mode control’s own payment is not also an organic success', () => {
+  const control = (failedOn: number, r: Partial<ReportedRecovery> = {}) =>
+    recovery({ state: 'holdout', inProofMode: true, customerEmail: email, createdAt: at(failedOn), ...r });
+  it.each<[string, ReportedRecovery[], number[], number]>([
+    [
+      'the first pulse within the control’s 30 days is its payment; a later one is organic',
+      [control(0)],
+      [3, 8],
+      1,
+    ],
+    ['a pulse before the failure is organic', [control(10)], [4, 12], 1],
+    ['a pulse after the control’s 30 days is organic', [control(0)], [35], 1],
+    [
+      'one pulse that is the first for two controls of the customer is one payment',
+      [control(0), control(2)],
+      [5],
+      0,
+    ],
+    [
+      'a control’s payment pulsed after the report’s range was never among its pulses',
+      [control(35)],
+      [45],
+      0,
+    ],
+    [
+      'a holdout from before the Proof Mode mark is not compared: its pulse stays organic',
+      [control(0, { inProofMode: undefined })],
+      [3],
+      1,
+    ],
+  ])('%s', (_, recoveries, pulsedOn, organic) => {
+    expect(organicWith(recoveries, pulsedOn)).toBe(organic);
   });
 });

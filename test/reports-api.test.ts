@@ -99,8 +99,9 @@ describe('GET /api/reports/summary', () => {
     const paid = holdouts.filter((_, i) => i % 2 === 0);
     for (const email of paid) await pulse(apiKey, { customerEmail: email });
     const watching = (await summary(apiKey)).body.proofMode as Record<string, unknown>;
-    // Still inside the window: the recovered payments are decided, the unpaid controls are not.
-    expect(watching).toMatchObject({ treatment: 16 - holdouts.length, control: paid.length });
+    // Still inside their 30 days, collected or not, no payment is counted yet: the recovered ones and the
+    // controls that paid at once would otherwise stand for their groups alone.
+    expect(watching).toMatchObject({ treatment: 0, control: 0 });
 
     offsetMs = 31 * day;
     const from = new Date(Date.now() - day).toISOString();
@@ -112,9 +113,11 @@ describe('GET /api/reports/summary', () => {
       controlRate: paid.length / holdouts.length,
       insufficientData: true,
     });
+    // The pulses were those controls' own payments, already among the failures: none is organic.
     expect(res.body).toMatchObject({
       failedPayments: 18,
       recovered: 16 - holdouts.length + anonymousRecovered,
+      organicSuccesses: 0,
     });
   });
 
@@ -132,7 +135,11 @@ describe('GET /api/reports/summary', () => {
       body: { transactionId: queued.body.transactionId, reason: 'paid_elsewhere' },
     });
     expect(stopped.body).toMatchObject({ state: 'paid_elsewhere' });
-    expect((await summary(apiKey)).body.proofMode).toMatchObject({
+    // Counted once its 30 days are over.
+    expect((await summary(apiKey)).body.proofMode).toMatchObject({ treatment: 0, control: 0 });
+    offsetMs = 31 * day;
+    const from = encodeURIComponent(new Date(Date.now() - day).toISOString());
+    expect((await summary(apiKey, `?from=${from}`)).body.proofMode).toMatchObject({
       treatment: 1,
       control: 0,
       treatmentRate: 1,
@@ -144,12 +151,26 @@ describe('GET /api/reports/summary', () => {
     ['?from=2024-01-01T00:00:00Z&to=2026-01-01T00:00:00Z', 'to'],
     ['?from=yesterday', 'from'],
     ['?from=2024-01-01T00:00:00Z', 'from'],
+    ['?from=2099-01-01T00:00:00Z', 'from'],
     ['?since=2026-01-01T00:00:00Z', 'since'],
   ])('%s is refused with 400 naming %s', async (query, field) => {
     const { apiKey } = await stack.createAccount();
     const res = await summary(apiKey, query);
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body.details)).toContain(field);
+  });
+
+  it('counts a pulse in the window its occurredAt falls in, not the one it was logged in', async () => {
+    offsetMs = 0;
+    const { apiKey } = await stack.createAccount();
+    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+    for (const occurredAt of [ago(40 * day), ago(day), ago(-3 * 60_000)])
+      expect((await pulse(apiKey, { occurredAt })).status).toBe(200);
+    // The last 30 days hold the one of yesterday: not the one 40 days ago, nor the one 3 minutes ahead.
+    expect((await summary(apiKey)).body).toMatchObject({ organicSuccesses: 1 });
+    const window = `?from=${encodeURIComponent(ago(45 * day))}&to=${encodeURIComponent(ago(35 * day))}`;
+    const before = await summary(apiKey, window);
+    expect(before.body).toMatchObject({ organicSuccesses: 1 });
   });
 
   it('needs the secret key', async () => {

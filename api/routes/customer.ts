@@ -5,7 +5,7 @@ import { exportCustomer } from '../../services/customer-export.js';
 import type { Stores } from '../../store/index.js';
 import type { RecoveryDoc } from '../../store/recoveries.js';
 import { accountOf } from '../context.js';
-import { conflict } from '../http-error.js';
+import { badRequest, conflict } from '../http-error.js';
 import { reply, route } from '../route.js';
 import {
   CustomerExport,
@@ -14,6 +14,7 @@ import {
   ErasureResult,
   PaywallQuery,
   PaywallStatus,
+  pulseClockSkewMinutes,
   PulseRequest,
   PulseResult,
 } from '../schemas/customer.js';
@@ -56,6 +57,13 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
       responses: { 200: { description: 'Logged', schema: PulseResult } },
       async handle(ctx, { body }) {
         const now = clock();
+        const occurredAt = body.occurredAt ? new Date(body.occurredAt) : now;
+        // A payment dated in the future would count as organic in the report of a window it never fell in;
+        // only clock skew explains one. Checked here against the service's clock, which the schema lacks.
+        if (occurredAt.getTime() - now.getTime() > pulseClockSkewMinutes * 60_000)
+          throw badRequest({
+            occurredAt: [`must not be more than ${pulseClockSkewMinutes} minutes in the future`],
+          });
         const pulse = await stores.pulses.log(
           {
             accountId: accountOf(ctx).id,
@@ -63,7 +71,7 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
             amount: body.amount,
             currency: body.currency,
             customerEmail: body.customerEmail ?? null,
-            occurredAt: body.occurredAt ? new Date(body.occurredAt) : now,
+            occurredAt,
           },
           now,
         );

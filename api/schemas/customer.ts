@@ -3,6 +3,9 @@ import { Amount, Currency, CustomerEmail, TransactionRef } from '../../domain/re
 import { EventBody } from './events.js';
 import { StatusRecord } from './recovery.js';
 
+/** How far ahead of Recoup's clock a pulse's occurredAt may be: the merchant's clock may run a little fast. */
+export const pulseClockSkewMinutes = 5;
+
 /** Body of POST /api/recovery/pulse: a payment that succeeded on the first try. */
 export const PulseRequest = z
   .object({
@@ -12,7 +15,12 @@ export const PulseRequest = z
       "The merchant's own id; re-sending it returns the same service id",
     ),
     customerEmail: CustomerEmail.optional(),
-    occurredAt: z.iso.datetime({ offset: true }).optional(),
+    occurredAt: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe(
+        `When the payment succeeded (default: now); at most ${pulseClockSkewMinutes} minutes in the future`,
+      ),
   })
   .strict();
 

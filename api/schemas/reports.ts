@@ -14,7 +14,11 @@ export const Summary = z.object({
   inProgress: z.int(),
   recoveryRate: rate.describe('Recovered over failures Recoup worked on (controls excluded)'),
   revenueByCurrency: z.record(z.string(), z.object({ failed: z.int(), recovered: z.int() })),
-  organicSuccesses: z.int().describe('Payments logged with POST /api/recovery/pulse in the range'),
+  organicSuccesses: z
+    .int()
+    .describe(
+      'Payments logged with POST /api/recovery/pulse in the range, less those that are a Proof Mode control’s own payment',
+    ),
   organicSuccessRate: rate.describe('Organic successes over all payments (organic + failed)'),
   successRateWithRecoup: rate.describe('Organic successes plus recoveries over all payments'),
   liftPoints: z.number().nullable().describe('successRateWithRecoup − organicSuccessRate, percentage points'),
