@@ -46,7 +46,7 @@ const enrichment = new Set(['customerEmail', 'cardOrigin', 'binPrefix', 'origina
 export type ConnectorReceipt =
   | { action: 'recovery_started' | 'already_received'; transactionId: string }
   | { action: 'card_updated'; recoveriesRetried: number }
-  | { action: 'paid_elsewhere' | 'control_paid'; transactionId: string | null }
+  | { action: 'paid_elsewhere' | 'control_paid' | 'paid_after_end'; transactionId: string | null }
   | { action: 'card_expiring'; eventId: string }
   | { action: 'ignored'; reason: string };
 
@@ -146,16 +146,19 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     const recovery = await stores.recoveries.findByKey(account.id, invoiceId);
     if (!recovery || recovery.connector?.platform !== platform)
       return { action: 'ignored', reason: 'Recoup holds no recovery of this invoice' };
-    // A Proof Mode control, which Recoup left alone: the customer paid on their own.
-    if (recovery.state === 'holdout') {
+    if (statusOf(recovery.state) === 'succeeded')
+      return { action: 'ignored', reason: `The invoice's recovery has ended (${recovery.state})` };
+    // Ended without the payment (a Proof Mode control Recoup left alone, or a recovery that failed, was
+    // blocked or stopped): the customer paid on their own. Recorded once, so the paywall no longer holds
+    // them past due and the report counts the payment collected, in either group alike.
+    if (statusOf(recovery.state) !== 'unknown') {
       if (!recovery.paidOnTheirOwnAt) {
         const now = clock();
         await stores.recoveries.update(recovery._id, { paidOnTheirOwnAt: now }, now);
       }
-      return { action: 'control_paid', transactionId: recovery.publicId };
+      const action = recovery.state === 'holdout' ? 'control_paid' : 'paid_after_end';
+      return { action, transactionId: recovery.publicId };
     }
-    if (statusOf(recovery.state) !== 'unknown')
-      return { action: 'ignored', reason: `The invoice's recovery has ended (${recovery.state})` };
     // A recovery whose workflow never started (its intake died) is started told to stop: nothing is charged.
     if (
       !(await signalPaid(recovery)) &&

@@ -71,8 +71,9 @@ export interface RecoveryDoc {
   /** When it reached its final state; unlike updatedAt, not moved by later writes (write-back, erasure). */
   endedAt?: Date;
   /**
-   * A Proof Mode control (`holdout`: Recoup made no attempt) whose invoice the billing platform reports
-   * paid: when it said so. The customer no longer owes it, and the report counts the control collected.
+   * A recovery that ended without the payment — a Proof Mode control (`holdout`: Recoup made no attempt),
+   * or one that failed, was blocked or stopped — whose invoice the billing platform reports paid: when it
+   * said so. The customer no longer owes it, and the report counts the payment collected.
    */
   paidOnTheirOwnAt?: Date;
   /**
@@ -145,12 +146,12 @@ const endedStates = recoveryStates.filter((s) => statusOf(s) !== 'unknown');
 
 /**
  * Ended recoveries whose payment is no longer owed (`stillOwed`): paid (by Recoup or elsewhere), written
- * off, or a Proof Mode control the customer paid on their own.
+ * off, or one the customer paid on their own after it ended unpaid (a Proof Mode control included).
  */
 const settled: Filter<RecoveryDoc> = {
   $or: [
-    { state: { $in: endedStates.filter((state) => !stillOwed({ state }) && state !== 'holdout') } },
-    { state: 'holdout', paidOnTheirOwnAt: { $exists: true } },
+    { state: { $in: endedStates.filter((state) => !stillOwed({ state })) } },
+    { state: { $in: endedStates }, paidOnTheirOwnAt: { $exists: true } },
   ],
 };
 

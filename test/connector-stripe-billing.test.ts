@@ -5,6 +5,7 @@ import { attemptKeyField } from '../activities/gateways/stripe.js';
 import { admitRecovery } from '../api/admit-recovery.js';
 import { RecoveryRequest } from '../domain/recovery-request.js';
 import type { GatewayConfig } from '../domain/settings.js';
+import { summaryOf } from '../services/reports.js';
 import {
   cardUpdateRecovers,
   expiryNoticeForwarded,
@@ -52,6 +53,20 @@ async function isPastDue(apiKey: string, customerEmail: string): Promise<unknown
   );
   return paywall.body.isPastDue;
 }
+
+const day = 86_400_000;
+
+/**
+ * The account's summary report (what GET /api/reports/summary answers) as it will read 31 days from now,
+ * when today's failures are decided.
+ */
+const summaryNextMonth = (accountId: string) =>
+  summaryOf(
+    stack.stores,
+    accountId,
+    { from: new Date(Date.now() - day).toISOString() },
+    new Date(Date.now() + 31 * day),
+  );
 
 /** A Stripe event as Stripe sends it: JSON body and a Stripe-Signature header made by Stripe's own library. */
 function signed(
@@ -344,8 +359,46 @@ describe('Stripe Billing connector: after the failure', () => {
     const after = await recoveryOfInvoice(stack, account.id, control.invoice.id, () => true);
     expect(after).toMatchObject({ state: 'holdout', paidOnTheirOwnAt: expect.any(Date) });
     expect(await isPastDue(account.apiKey, after!.customerEmail!)).toBe(false);
-    const summary = await call(stack.baseUrl, 'GET', '/api/reports/summary', { key: account.apiKey });
-    expect(summary.body.proofMode).toMatchObject({ control: 1, controlRate: 1 });
+    expect((await summaryNextMonth(account.id)).proofMode).toMatchObject({ control: 1, controlRate: 1 });
+  });
+
+  it('an invoice Stripe collected after its recovery failed counts as paid on the customer’s own: not past due, a collected treated payment', async () => {
+    const account = await connectedAccount({ proofMode: { enabled: true, controlPercent: 0 } });
+    const { invoice, event } = failedInvoice([{ decline: 'expired_card', code: 'expired_card' }]);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    const failed = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'failed');
+    expect(failed).toMatchObject({ state: 'failed', inProofMode: true, lastDeclineCode: 'expired_card' });
+    const email = failed!.customerEmail!;
+    expect(await isPastDue(account.apiKey, email)).toBe(true);
+
+    // The customer pays the invoice at Stripe after Recoup gave up on it.
+    const intent = stripe.payInvoiceAtStripe(invoice.id);
+    const paid = signed('payment_intent.succeeded', intent);
+    const res = await postWebhook(stack, 'stripe-billing', account.id, paid.body, paid.headers);
+    expect(res.body).toEqual({ received: true, action: 'paid_after_end', transactionId: failed!.publicId });
+    const after = await recoveryOfInvoice(stack, account.id, invoice.id, () => true);
+    expect(after).toMatchObject({ state: 'failed', paidOnTheirOwnAt: expect.any(Date) });
+    expect(await isPastDue(account.apiKey, email)).toBe(false);
+    expect((await summaryNextMonth(account.id)).proofMode).toMatchObject({ treatment: 1, treatmentRate: 1 });
+
+    // Another notice of the same payment keeps the first one's time.
+    const again = signed('payment_intent.succeeded', intent);
+    await postWebhook(stack, 'stripe-billing', account.id, again.body, again.headers);
+    const last = await recoveryOfInvoice(stack, account.id, invoice.id, () => true);
+    expect(last?.paidOnTheirOwnAt).toEqual(after!.paidOnTheirOwnAt);
+  });
+
+  it('an invoice whose recovery Recoup already collected is left as it is when Stripe reports it paid', async () => {
+    const account = await connectedAccount();
+    const { invoice, event } = failedInvoice(['approve']);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    await writtenBack(stack, account.id, invoice.id);
+    const paid = signed('payment_intent.succeeded', stripe.payInvoiceAtStripe(invoice.id));
+    const res = await postWebhook(stack, 'stripe-billing', account.id, paid.body, paid.headers);
+    expect(res.body).toMatchObject({ action: 'ignored', reason: expect.stringContaining('succeeded') });
+    const doc = await recoveryOfInvoice(stack, account.id, invoice.id, () => true);
+    expect(doc).toMatchObject({ state: 'succeeded' });
+    expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
   });
 
   it('ignores Recoup’s own payments, payments of no invoice, invoices with no payment and other events', async () => {

@@ -146,6 +146,19 @@ describe('data retention', () => {
       { key: apiKey },
     );
     expect(paywall.body).toMatchObject({ isPastDue: true, totalOwedCents: 3100 });
+
+    // Once its billing platform reports the blocked payment paid (paid_after_end), it is settled and goes.
+    const [owed] = await stack.stores.recoveries.forCustomer(account.id, customerEmail);
+    expect(owed).toMatchObject({ state: 'blocked' });
+    const paidAt = new Date(Date.now() + 2 * day);
+    await stack.stores.recoveries.update(owed!._id, { paidOnTheirOwnAt: paidAt }, paidAt);
+    const later = await purgeAccountData(
+      stack.stores,
+      { id: account.id, days: 90 },
+      new Date(Date.now() + 94 * day),
+    );
+    expect(later.recoveries).toBe(1);
+    expect(await stack.stores.recoveries.find(account.id, owed!._id)).toBeNull();
   });
 
   it.each([
