@@ -1,10 +1,13 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
-/** Structured JSON logger; secrets are redacted wherever they could appear. */
-export function createLogger(level: string, name: string): Logger {
-  return pino({
+/**
+ * Structured JSON logger; secrets are redacted wherever they could appear. Lines go to stdout unless a
+ * `destination` is given (tests read what a process would have logged).
+ */
+export function createLogger(level: string, name: string, destination?: DestinationStream): Logger {
+  const options = {
     name,
     level,
     redact: {
@@ -19,5 +22,6 @@ export function createLogger(level: string, name: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
