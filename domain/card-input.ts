@@ -1,3 +1,5 @@
+import { daysUntilExpiry } from './card-health.js';
+
 /** The fields of the hosted card form, as typed. */
 export interface CardForm {
   number: string;
@@ -47,23 +49,35 @@ function checkNumber(raw: string): string | { error: CardInputError } {
   return digits;
 }
 
-function checkExpiry(raw: string, now: Date): { month: number; year: number } | { error: CardInputError } {
+function checkExpiry(
+  raw: string,
+  now: Date,
+  timeZone: string,
+): { month: number; year: number } | { error: CardInputError } {
   const match = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/.exec(raw);
   if (!match) return { error: 'expiry_format' };
   const month = Number(match[1]);
   const year = match[2]!.length === 2 ? 2000 + Number(match[2]) : Number(match[2]);
   if (month < 1 || month > 12) return { error: 'expiry_month' };
-  // A card is valid until the end of its expiry month.
-  const current = now.getUTCFullYear() * 12 + now.getUTCMonth();
-  if (year * 12 + (month - 1) < current) return { error: 'expired' };
+  // Valid through the last day of its month in the account's time zone: the sweep's count, so the form never
+  // refuses a card the sweep still counts as valid, nor takes one it counts as expired.
+  if (daysUntilExpiry({ expMonth: month, expYear: year }, now.getTime(), timeZone) < 0)
+    return { error: 'expired' };
   return { month, year };
 }
 
-/** Checks the typed card: number (digits and Luhn), expiry (MM/YY, not past), CVC (3 or 4 digits). */
-export function checkCardForm(form: CardForm, now: Date): { card: ValidCard } | { errors: CardFormErrors } {
+/**
+ * Checks the typed card: number (digits and Luhn), expiry (MM/YY, not past in the account's `timeZone`), CVC
+ * (3 or 4 digits).
+ */
+export function checkCardForm(
+  form: CardForm,
+  now: Date,
+  timeZone: string,
+): { card: ValidCard } | { errors: CardFormErrors } {
   const errors: CardFormErrors = {};
   const number = checkNumber(form.number);
-  const expiry = checkExpiry(form.expiry, now);
+  const expiry = checkExpiry(form.expiry, now, timeZone);
   const cvc = form.cvc.trim();
   if (typeof number !== 'string') errors.number = number.error;
   if ('error' in expiry) errors.expiry = expiry.error;

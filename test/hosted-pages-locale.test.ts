@@ -219,6 +219,7 @@ describe('the catalogues', () => {
     for (const [locale, m] of each.filter(([l]) => l !== 'en')) {
       expect(m.card.title, locale).not.toBe(en.card.title);
       expect(m.cancel.keep, locale).not.toBe(en.cancel.keep);
+      expect(m.cancel.offersChanged, locale).not.toBe(en.cancel.offersChanged);
       expect(Object.values(m.card.errors), locale).not.toEqual(Object.values(en.card.errors));
     }
   });

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { recoveryWorkflowId } from '../domain/recovery.js';
+import { Settings } from '../domain/settings.js';
 import { sha256 } from '../runtime/crypto.js';
+import type { Account } from '../store/accounts.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm, submitPage } from './support/pages.js';
 import { poll } from './support/poll.js';
@@ -292,6 +294,22 @@ describe('hosted pages: lifetime, single use and trust', () => {
     expect(await databaseDump()).not.toMatch(/4242\s?4242\s?4242\s?4242/);
   });
 
+  it("counts a typed expiry in the account's time zone: a card whose month has ended in Auckland is refused there", async () => {
+    // 18:00 UTC on the last day of this month: already the 1st of the next in Auckland.
+    const now = new Date();
+    offsetMs = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - 6 * hour - Date.now();
+    const at = clock();
+    const expiry = `${String(at.getUTCMonth() + 1).padStart(2, '0')}/${String(at.getUTCFullYear() % 100)}`;
+    const inZone = async (timezone: string) => {
+      const { apiKey } = await stack.createAccount({ timezone });
+      return submitPage(onServer(stack.baseUrl, (await cardLink(apiKey)).body.url), { ...goodCard, expiry });
+    };
+    const auckland = await inZone('Pacific/Auckland');
+    expect(auckland.status).toBe(422);
+    expect(auckland.html).toContain('This card has expired');
+    expect((await inZone('UTC')).status).toBe(200);
+  });
+
   it('escapes everything it renders: a brand name with markup shows as text', async () => {
     const { apiKey } = await stack.createAccount({ branding: { brandName: '<b>Acme & "Co"</b>' } });
     const page = await getPage(onServer(stack.baseUrl, (await cardLink(apiKey)).body.url));
@@ -326,6 +344,74 @@ describe('hosted pages: lifetime, single use and trust', () => {
       oldPaymentMethodToken: 'tok_old',
       newPaymentMethodToken: 'tok_visa_new',
     });
+  });
+});
+
+describe('the cancel flow after the operator changed the offers', () => {
+  /** The values of a cancel-flow page's offer buttons, in the order shown. */
+  const offerChoices = (html: string) =>
+    [...html.matchAll(/name="choice"\s+value="(offer:[^"]+)"/g)].map((m) => m[1]!);
+  /** The operator replaces the account's offers (as `recoup accounts update --settings` does). */
+  const setOffers = (account: Account, list: unknown[]) =>
+    stack.stores.accounts.updateSettings(
+      account.id,
+      Settings.parse({ ...account.settings, cancelFlow: { enabled: true, offers: list } }),
+    );
+  const churnEvents = async (accountId: string) =>
+    (await stack.stores.events.list({ accountId, limit: 200 })).filter((e) =>
+      e.type.startsWith('churn.flow.'),
+    );
+
+  it('a choice of an offer no longer at its place shows the current offers again and leaves the link usable; a current choice sends exactly the offer shown', async () => {
+    const { apiKey, account } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+    const link = (await cancelLink(apiKey, { customerId: 'cus_reordered' })).body;
+    const url = onServer(stack.baseUrl, link.url);
+    const page = await getPage(url);
+    const [pause, discount] = offerChoices(page.html);
+    expect(page.html).toContain('Pause for 2 months');
+
+    // The operator drops the pause and adds a downgrade while the page is open: the offer the customer
+    // clicked is gone, and what is now at each place is another offer.
+    const downgrade = { type: 'downgrade', planId: 'basic', label: 'Basic', amount: 999 } as const;
+    await setOffers(account, [offers[1], downgrade]);
+    for (const choice of [pause!, discount!, 'offer:0']) {
+      const stale = await postForm(url, { _form: formTokenOf(page.html), choice });
+      expect(stale.status, choice).toBe(409);
+      expect(stale.html).toContain('The offers have changed since this page was opened.');
+      expect(stale.html).not.toContain('Pause for 2 months');
+      expect(stale.html).toContain('Switch to Basic');
+    }
+    expect(await churnEvents(account.id)).toEqual([]);
+    expect(
+      await stack.stores.db
+        .collection('linkConsumptions')
+        .countDocuments({ _id: sha256(link.token) as never }),
+    ).toBe(0);
+
+    const again = await getPage(url);
+    expect(again.status).toBe(200);
+    const shown = offerChoices(again.html);
+    expect(shown).toHaveLength(2);
+    const done = await postForm(url, { _form: formTokenOf(again.html), choice: shown[1]! });
+    expect(done.status).toBe(200);
+    expect(done.html).toContain('Basic');
+    await eventsOf(stack, account.id, ['churn.flow.downgraded']);
+    const [event, ...more] = await churnEvents(account.id);
+    expect(more).toEqual([]);
+    expect(event!.payload).toMatchObject({ event: 'churn.flow.downgraded', outcome: 'downgraded' });
+    expect((event!.payload as { offer: unknown }).offer).toEqual(downgrade);
+  });
+
+  it('a choice of an offer edited in place is not taken either', async () => {
+    const { apiKey, account } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+    const url = onServer(stack.baseUrl, (await cancelLink(apiKey, { customerId: 'cus_edited' })).body.url);
+    const page = await getPage(url);
+    const [, discount] = offerChoices(page.html);
+    await setOffers(account, [offers[0], { ...offers[1], percentOff: 20 }]);
+    const stale = await postForm(url, { _form: formTokenOf(page.html), choice: discount! });
+    expect(stale.status).toBe(409);
+    expect(stale.html).toContain('20% off');
+    expect(await churnEvents(account.id)).toEqual([]);
   });
 });
 

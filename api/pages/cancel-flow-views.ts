@@ -46,7 +46,8 @@ export function cancelFlowForm(
     action: string;
     formToken: string;
     brandName: string;
-    offers: CancelOffer[];
+    /** Each offer with the value its button submits. */
+    offers: Array<{ offer: CancelOffer; value: string }>;
     price: Price;
     error?: string;
   },
@@ -66,7 +67,7 @@ export function cancelFlowForm(
       ${
         view.offers.length > 0
           ? html`<ul class="offers">
-              ${view.offers.map((offer, i) => {
+              ${view.offers.map(({ offer, value }, i) => {
                 const d = describeOffer(offer, view.price, m);
                 return html`<li class="offer">
                   <div>
@@ -77,7 +78,7 @@ export function cancelFlowForm(
                     class="button"
                     type="submit"
                     name="choice"
-                    value="offer:${i}"
+                    value="${value}"
                     aria-describedby="offer-${i}-title offer-${i}-text"
                   >
                     ${d.action}

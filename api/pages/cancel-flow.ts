@@ -1,5 +1,6 @@
 import { churnOutcomeOf, type CancelChoice } from '../../domain/links.js';
 import type { CancelOffer } from '../../domain/settings.js';
+import { sha256 } from '../../runtime/crypto.js';
 import type { AppContext } from '../context.js';
 import { cancelFlowDone, cancelFlowForm } from './cancel-flow-views.js';
 import { trustedForm } from './form-body.js';
@@ -10,12 +11,28 @@ import { goneLinkPage, staleFormPage } from './notices.js';
 
 const path = (token: string) => `/cancel-flow/${token}`;
 
-/** The button pressed: `keep`, `cancel` or `offer:<index>` of an offer configured on the account. */
-function choiceOf(value: string | null, offers: CancelOffer[]): CancelChoice | null {
+/**
+ * A short digest of an offer's terms. A form stays submittable for 12 hours and the operator may reorder or
+ * edit the offers meanwhile: the button names the offer it showed by place and terms, not by place alone.
+ */
+function offerFingerprint(offer: CancelOffer): string {
+  return sha256(JSON.stringify(offer, Object.keys(offer).sort())).slice(0, 12);
+}
+
+/** The value of an offer's button: `offer:<index>:<fingerprint>`. */
+const offerChoice = (offer: CancelOffer, index: number) => `offer:${index}:${offerFingerprint(offer)}`;
+
+/**
+ * The button pressed: `keep`, `cancel` or an offer configured on the account; `changed` when the offer
+ * at that place is no longer the one the page showed (or the form names none, as forms rendered before
+ * offers carried a fingerprint do), null for anything else.
+ */
+function choiceOf(value: string | null, offers: CancelOffer[]): CancelChoice | 'changed' | null {
   if (value === 'keep' || value === 'cancel') return { kind: value };
-  const index = /^offer:(\d)$/.exec(value ?? '')?.[1];
-  const offer = index === undefined ? undefined : offers[Number(index)];
-  return offer ? { kind: 'offer', offer } : null;
+  const match = /^offer:(\d)(?::([0-9a-f]{12}))?$/.exec(value ?? '');
+  if (!match) return null;
+  const offer = offers[Number(match[1])];
+  return offer && match[2] === offerFingerprint(offer) ? { kind: 'offer', offer } : 'changed';
 }
 
 /** GET and POST /cancel-flow/:token: the hosted retention flow. */
@@ -41,7 +58,10 @@ export function cancelFlowPage(deps: PageDeps) {
           action: path(token),
           formToken: issueFormToken(link.formSecret, clock()),
           brandName: brand.name,
-          offers: account.settings.cancelFlow.offers,
+          offers: account.settings.cancelFlow.offers.map((offer, i) => ({
+            offer,
+            value: offerChoice(offer, i),
+          })),
           price: { amount: link.data.amount, currency: link.data.currency },
           ...(error ? { error } : {}),
         },
@@ -65,6 +85,8 @@ export function cancelFlowPage(deps: PageDeps) {
       if (!fields) return staleFormPage(ctx, loaded, path(token));
       const choice = choiceOf(fields.get('choice'), account.settings.cancelFlow.offers);
       if (!choice) return showForm(ctx, 422, loaded, token, messages.cancel.chooseOne);
+      // Never the offer now at that place in its stead: the customer chooses again from the current ones.
+      if (choice === 'changed') return showForm(ctx, 409, loaded, token, messages.cancel.offersChanged);
 
       const used = await outcomes.consumeLink(link, {
         kind: 'churn',

@@ -84,7 +84,7 @@ export function cardUpdatePage(deps: PageDeps) {
         expiry: fields.get('expiry') ?? '',
         cvc: fields.get('cvc') ?? '',
       };
-      const checked = checkCardForm(typed, clock());
+      const checked = checkCardForm(typed, clock(), account.settings.timezone);
       if ('errors' in checked)
         return showForm(ctx, 422, loaded, token, { errors: checked.errors, expiry: typed.expiry });
       const tokenized = await tokenize(checked.card, { email: link.data.customerEmail });

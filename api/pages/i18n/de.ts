@@ -59,6 +59,8 @@ export const de: PageMessages = {
     keep: 'Abonnement behalten',
     cancelAnyway: 'Trotzdem kündigen',
     chooseOne: 'Bitte wählen Sie eine der folgenden Optionen.',
+    offersChanged:
+      'Die Angebote haben sich geändert, seit diese Seite geöffnet wurde. Bitte wählen Sie erneut eine der folgenden Optionen.',
     pause: {
       title: (m) => `${m} pausieren`,
       text: (m) =>

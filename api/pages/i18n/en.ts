@@ -54,6 +54,8 @@ export const en: PageMessages = {
     keep: 'Keep my subscription',
     cancelAnyway: 'Cancel anyway',
     chooseOne: 'Please choose one of the options below.',
+    offersChanged:
+      'The offers have changed since this page was opened. Please choose again from the options below.',
     pause: {
       title: (m) => `Pause for ${m}`,
       text: (m) => `Take a break: no payments for ${m}, then your subscription picks up where it left off.`,

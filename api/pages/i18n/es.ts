@@ -56,6 +56,8 @@ export const es: PageMessages = {
     keep: 'Mantener mi suscripción',
     cancelAnyway: 'Cancelar de todos modos',
     chooseOne: 'Elija una de las opciones siguientes.',
+    offersChanged:
+      'Las ofertas han cambiado desde que se abrió esta página. Elija de nuevo una de las opciones siguientes.',
     pause: {
       title: (m) => `Pausar durante ${m}`,
       text: (m) =>

@@ -58,6 +58,8 @@ export const fr: PageMessages = {
     keep: 'Conserver mon abonnement',
     cancelAnyway: 'Résilier quand même',
     chooseOne: 'Veuillez choisir l’une des options ci-dessous.',
+    offersChanged:
+      'Les offres ont changé depuis l’ouverture de cette page. Veuillez choisir à nouveau l’une des options ci-dessous.',
     pause: {
       title: (m) => `Faire une pause de ${m}`,
       text: (m) =>

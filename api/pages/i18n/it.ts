@@ -62,6 +62,8 @@ export const it: PageMessages = {
     keep: 'Mantieni l’abbonamento',
     cancelAnyway: 'Disdici comunque',
     chooseOne: 'Scelga una delle opzioni qui sotto.',
+    offersChanged:
+      'Le offerte sono cambiate da quando è stata aperta questa pagina. Scelga di nuovo una delle opzioni qui sotto.',
     pause: {
       title: (m) => `Pausa di ${m}`,
       text: (m) =>

@@ -53,6 +53,8 @@ export interface PageMessages {
     keep: string;
     cancelAnyway: string;
     chooseOne: string;
+    /** The offer chosen is no longer the one at its place: the page shows the current offers. */
+    offersChanged: string;
     pause: { title: (months: string) => string; text: (months: string) => string };
     discount: {
       title: (percent: number, months: string) => string;

@@ -55,6 +55,8 @@ export const nl: PageMessages = {
     keep: 'Abonnement behouden',
     cancelAnyway: 'Toch opzeggen',
     chooseOne: 'Kies een van de opties hieronder.',
+    offersChanged:
+      'De aanbiedingen zijn gewijzigd sinds deze pagina werd geopend. Kies opnieuw een van de opties hieronder.',
     pause: {
       title: (m) => `${m} pauzeren`,
       text: (m) =>

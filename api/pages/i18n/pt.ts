@@ -59,6 +59,8 @@ export const pt: PageMessages = {
     keep: 'Manter a assinatura',
     cancelAnyway: 'Cancelar mesmo assim',
     chooseOne: 'Escolha uma das opções abaixo.',
+    offersChanged:
+      'As ofertas mudaram desde que esta página foi aberta. Escolha novamente uma das opções abaixo.',
     pause: {
       title: (m) => `Pausar durante ${m}`,
       text: (m) =>
