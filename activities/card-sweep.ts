@@ -10,7 +10,10 @@ import type { CardOnFile } from './gateways/types.js';
 
 /** What one account's sweep did. */
 export interface CardSweepResult {
-  /** `disabled`: the account's sweep is off; `unsupported`: its primary gateway cannot list cards. */
+  /**
+   * `disabled`: the account's sweep is off; `unsupported`: its primary gateway cannot list cards, or a
+   * warning's link would lead to no card form (neither the page's nor the gateway's, and no `cardFormUrl`).
+   */
   outcome: 'swept' | 'disabled' | 'unsupported';
   gateway: string | null;
   /** Cards on file looked at. */

@@ -319,6 +319,40 @@ describe('the card health sweep of a Braintree account', () => {
   it("without the merchant's card form a warning could only lead to a 501 page: unsupported, nothing sent", async () => {
     const { account } = await braintreeAccount({});
     expect(await sweep(account.id)).toMatchObject({ outcome: 'unsupported', warned: 0 });
+    // The operator is told what to set, not only that the gateway cannot list cards.
+    const run = await recoup('accounts', 'sweep', account.id);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      `recoup accounts update ${account.id} --settings '{"cardFormUrl":"https://…"}'`,
+    );
+    expect(run.stdout).toContain(`primary gateway braintree of ${account.id}`);
+  });
+});
+
+describe('the card health sweep of a gateway that cannot list its cards', () => {
+  it('is unsupported, and the operator is told so, even with a card form set', async () => {
+    const { account } = await stack.createAccount(
+      {
+        webhookUrl: receiver.url,
+        cardHealthSweep: { enabled: true, daysBeforeExpiry: 31 },
+        cardFormUrl: 'https://acme.example/card',
+      },
+      [
+        {
+          name: 'adyen',
+          kind: 'adyen',
+          test: false,
+          // Never called: the sweep asks only whether the gateway lists cards.
+          credentials: { apiKey: 'unused', environment: 'test' },
+        },
+      ],
+    );
+    const run = await recoup('accounts', 'sweep', account.id);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      `Nothing to sweep: the primary gateway adyen of ${account.id} cannot list its cards.`,
+    );
+    expect(run.stdout).not.toContain('cardFormUrl');
   });
 });
 
@@ -366,5 +400,52 @@ describe('a sweep retried after its worker died', () => {
     } finally {
       await own.close();
     }
+  });
+});
+
+describe("the sweep counts a card's days in the account's time zone", () => {
+  // One card valid through December 2026, swept at an instant whose date differs between UTC and the
+  // account's zone: the sweep must count in the zone (as the hosted card form does), never in UTC.
+  const cardOf = (accountId: string, token: string) =>
+    stack.stores.sandbox.saveCard({
+      _id: token,
+      accountId,
+      gateway: 'test',
+      brand: 'visa',
+      last4: '4242',
+      expMonth: 12,
+      expYear: 2026,
+      customerEmail: 'ada@example.com',
+      createdAt: new Date(),
+    });
+  const sweepAt = (accountId: string, asOf: number) => {
+    const activities = cardSweepActivities(activityDeps(stack));
+    return new MockActivityEnvironment().run(
+      (input: { accountId: string; asOf: number }) => activities.sweepAccountCards(input),
+      { accountId, asOf },
+    );
+  };
+
+  it.each([
+    // Already 1 January 2027 (01:00) in Auckland, still 31 December in UTC: expired there, no warning.
+    ['Pacific/Auckland', '2026-12-31T12:00:00Z', { expiringSoon: 0, warned: 0 }, null],
+    // Still 31 December 2026 (17:00) in Los Angeles, already January in UTC: its last day there, warned.
+    ['America/Los_Angeles', '2027-01-01T01:00:00Z', { expiringSoon: 1, warned: 1 }, 0],
+  ])('an account in %s at %s: a card expiring 12/2026', async (timezone, at, counts, daysLeft) => {
+    const { account } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      timezone,
+      cardHealthSweep: { enabled: true, daysBeforeExpiry: 30 },
+    });
+    const token = `tok_visa_zone_${randomUUID().slice(0, 8)}`;
+    await cardOf(account.id, token);
+    const result = await sweepAt(account.id, Date.parse(at));
+    expect(result).toEqual({ outcome: 'swept', gateway: 'test', cards: 1, ...counts });
+    const warnings = (await stack.stores.events.list({ accountId: account.id, limit: 10 })).filter(
+      (e) => e.type === 'card.expiring_soon',
+    );
+    expect(warnings.map((e) => (e.payload as { daysUntilExpiry: number }).daysUntilExpiry)).toEqual(
+      daysLeft === null ? [] : [daysLeft],
+    );
   });
 });

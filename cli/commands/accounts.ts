@@ -147,6 +147,21 @@ async function rotateWebhookSecret(argv: string[], ctx: CliContext): Promise<voi
   ]);
 }
 
+/**
+ * Why a sweep was `unsupported`. Its result names no reason, but the account's `cardFormUrl` narrows it:
+ * with one, the gateway cannot list its cards; without one, it may instead be a gateway whose new cards only
+ * the merchant's own form can take (the warnings' links would lead to a 501 page), which setting one fixes.
+ */
+function unsupportedSweep(clientId: string, gateway: string | null, cardFormUrl: string | null): string {
+  const cannotList = `the primary gateway ${gateway ?? ''} of ${clientId} cannot list its cards`;
+  if (cardFormUrl) return `Nothing to sweep: ${cannotList}.`;
+  return (
+    `Nothing swept: ${cannotList}, or it takes new cards only in the merchant's own card form and the ` +
+    `account has no cardFormUrl for the warnings' links to lead to (set one with recoup accounts update ` +
+    `${clientId} --settings '{"cardFormUrl":"https://…"}').`
+  );
+}
+
 /** Runs the account's card health sweep now, on the workers, and prints what it did. */
 async function sweep(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, json);
@@ -162,7 +177,7 @@ async function sweep(argv: string[], ctx: CliContext): Promise<void> {
   print(ctx, values.json, { clientId, workflowId, ...result }, () => [
     {
       swept: `Swept the cards of ${clientId} on gateway ${result.gateway ?? ''}.`,
-      unsupported: `The primary gateway ${result.gateway ?? ''} of ${clientId} cannot list its cards: nothing to sweep.`,
+      unsupported: unsupportedSweep(clientId, result.gateway, account.settings.cardFormUrl),
       disabled: `The card health sweep of ${clientId} was disabled before it ran: nothing swept.`,
     }[result.outcome],
     ...pairs([
