@@ -3,12 +3,20 @@ import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
+import { admitRecovery } from '../api/admit-recovery.js';
+import { linkUseWorkflowId } from '../domain/links.js';
+import { RecoveryRequest } from '../domain/recovery-request.js';
 import { webhookWorkflowId } from '../domain/webhooks.js';
+import { sha256 } from '../runtime/crypto.js';
+import { createLogger } from '../runtime/logger.js';
+import { serverClock } from '../scripts/time-skipping.js';
+import { createLinkOutcomes } from '../services/link-outcomes.js';
 import { call, type Stack } from './support/stack.js';
 import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
 
 // Workflows run for weeks, so a worker of a new version replays histories an earlier one wrote. Each
-// folder of test/histories holds the histories of one recording (a date and the commit it ran), made by
+// folder of test/histories holds the histories of one recording (the time of the commit it ran, UTC, and
+// the commit: the newest sorts last), made by
 // this file with RECORD_HISTORIES=<folder name>; every one of them must replay on today's workflow code,
 // or a deployment would fail recoveries under way (a change of workflow code that alters its steps needs
 // `patched()`). Record a new folder whenever a workflow's steps change.
@@ -75,6 +83,27 @@ const scenarios: Record<string, (stack: Stack) => Promise<string>> = {
   /** A hard decline: failed in the first phase. */
   'recovery-failed-at-once': (stack) =>
     recovery(stack, { paymentMethodToken: 'tok_decline_expired_card', originalDeclineCode: 'expired_card' }),
+  /** Stored by an intake that died before starting it, then stopped: its workflow starts told to stop. */
+  'recovery-stopped-before-start': async (stack) => {
+    const { apiKey, account } = await stack.createAccount();
+    const request = RecoveryRequest.parse({
+      amount: 2500,
+      paymentMethodToken: 'tok_visa',
+      originalDeclineCode: 'try_again_later',
+    });
+    const admitted = await admitRecovery(stack.stores, account, request, new Date(Date.now() - 120_000));
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    const stop = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: apiKey,
+      body: { transactionId: admitted.doc._id, reason: 'not_owed' },
+    });
+    if (stop.status !== 200) throw new Error(`stop answered ${stop.status}`);
+    return admitted.doc.workflowId;
+  },
+  /** Queued, then the customer's new card from a hosted link is charged at once. */
+  'recovery-card-updated': async (stack) => (await cardUpdated(stack)).recovery,
+  /** The follow-up of that link's use, which finds the use finished. */
+  'link-use': async (stack) => (await cardUpdated(stack)).linkUse,
   /** recovery.failed to the test account's unreachable endpoint: the whole retry schedule, then given up. */
   'webhook-delivery-exhausted': async (stack) => {
     const recoveryId = await recovery(stack, {
@@ -112,6 +141,43 @@ async function recovery(
   if (!doc) throw new Error(`no recovery behind ${JSON.stringify(answer.body)}`);
   await stack.temporal.workflow.getHandle(doc.workflowId).result();
   return doc.workflowId;
+}
+
+/** A recovery queued on `tok_visa` whose card-update link the customer uses; both workflows run to their end. */
+async function cardUpdated(stack: Stack): Promise<{ recovery: string; linkUse: string }> {
+  const { account, apiKey } = await stack.createAccount();
+  const post = (path: string, body: unknown) =>
+    call<{ transactionId: string; token: string }>(stack.baseUrl, 'POST', path, { key: apiKey, body });
+  n += 1;
+  const queued = await post('/api/recovery/execute', {
+    paymentMethodToken: 'tok_visa',
+    originalDeclineCode: 'insufficient_funds',
+    amount: 2000 + n,
+  });
+  const minted = await post('/api/recovery/update-card/generate', {
+    paymentMethodToken: 'tok_visa',
+    transactionId: queued.body.transactionId,
+  });
+  const hash = sha256(minted.body.token);
+  const found = await stack.stores.links.find(hash);
+  if (found?.link.kind !== 'card_update') throw new Error('no card-update link');
+  const outcomes = createLinkOutcomes({
+    stores: stack.stores,
+    temporal: stack.temporal,
+    queues: stack.queues,
+    events: stack.events,
+    clock: serverClock,
+    log: createLogger('silent', 'test'),
+  });
+  await outcomes.updateCard(found.link, {
+    token: 'tok_mastercard',
+    paymentMethodType: 'card',
+    eligibleGateways: ['test'],
+  });
+  const doc = await stack.stores.recoveries.find(account.id, queued.body.transactionId);
+  await stack.temporal.workflow.getHandle(doc!.workflowId).result();
+  await stack.temporal.workflow.getHandle(linkUseWorkflowId(hash)).result();
+  return { recovery: doc!.workflowId, linkUse: linkUseWorkflowId(hash) };
 }
 
 describe.runIf(process.env.RECORD_HISTORIES)('recording histories', () => {
