@@ -28,8 +28,8 @@ export interface ReportInput {
   /** The account's recoveries whose failure falls in [from, to). */
   recoveries: ReportedRecovery[];
   /**
-   * Pulses logged in [from, to): the organic successes, but for those that are a compared control's own
-   * payment (`controlPaymentsPulsed`), which the report takes out.
+   * Pulses logged in [from, to): the organic successes, but for those that are a compared payment's own
+   * payment (`ownPaymentsPulsed`), which the report takes out.
    */
   pulses: number;
   /**
@@ -61,6 +61,15 @@ function observationOf(r: ReportedRecovery) {
   };
 }
 
+/** Collected within its window by Recoup, or reported paid by the billing platform: not by a pulse. */
+function collectedByOthers(r: ReportedRecovery, within: (t: Date | null | undefined) => boolean): boolean {
+  return (
+    (r.state === 'succeeded' && within(r.recoveredAt)) ||
+    (r.state === 'paid_elsewhere' && within(r.endedAt)) ||
+    within(r.paidOnTheirOwnAt)
+  );
+}
+
 /**
  * Treatment against control on one outcome: the payment was collected within its observation window —
  * recovered by Recoup, stopped as paid elsewhere, or its customer paid on their own (a pulse with the same
@@ -77,10 +86,7 @@ function proofGroups(input: ReportInput) {
     // rates towards 1, and the group that collects faster the most.
     if (input.now.getTime() < closes) continue;
     const collected =
-      (r.state === 'succeeded' && within(r.recoveredAt)) ||
-      (r.state === 'paid_elsewhere' && within(r.endedAt)) ||
-      within(r.paidOnTheirOwnAt) ||
-      (input.paidOnTheirOwn.get(r.customerEmail ?? '') ?? []).some(within);
+      collectedByOthers(r, within) || (input.paidOnTheirOwn.get(r.customerEmail ?? '') ?? []).some(within);
     const group = r.state === 'holdout' ? control : treatment;
     group.trials += 1;
     if (collected) group.successes += 1;
@@ -89,17 +95,18 @@ function proofGroups(input: ReportInput) {
 }
 
 /**
- * How many pulses in [from, to) are a compared control's own payment: its customer's first pulse within the
- * control's observation window, which the comparison takes as the control collected. That payment is
+ * How many pulses in [from, to) are a compared payment's own: the first pulse of its customer's email within
+ * its observation window, for a payment collected no other way (a control; a treated payment Recoup did not
+ * collect and no platform reported paid) — the comparison takes it as the payment collected. That payment is
  * already among the failures, so it is not a first-try success as well. A pulse that is the first for two
- * controls of one customer is one payment, taken out once.
+ * payments of one customer is one payment, taken out once.
  */
-function controlPaymentsPulsed(input: ReportInput): number {
+function ownPaymentsPulsed(input: ReportInput): number {
   const paying = new Set<string>();
-  for (const r of input.recoveries) {
-    if (r.state !== 'holdout' || !isCompared(r)) continue;
-    const email = r.customerEmail ?? '';
+  for (const r of input.recoveries.filter(isCompared)) {
     const { within } = observationOf(r);
+    if (collectedByOthers(r, within)) continue;
+    const email = r.customerEmail ?? '';
     const first = (input.paidOnTheirOwn.get(email) ?? [])
       .map((at, index) => ({ at, index }))
       .filter(({ at }) => within(at))
@@ -119,7 +126,7 @@ export function summaryReport(input: ReportInput) {
     c.failed += r.amount;
     if (r.state === 'succeeded') c.recovered += r.amount;
   }
-  const organicSuccesses = input.pulses - controlPaymentsPulsed(input);
+  const organicSuccesses = input.pulses - ownPaymentsPulsed(input);
   const payments = organicSuccesses + input.recoveries.length;
   const organicRate = share(organicSuccesses, payments);
   const withRecoup = share(organicSuccesses + recovered.length, payments);

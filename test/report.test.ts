@@ -346,7 +346,7 @@ function organicWith(recoveries: ReportedRecovery[], pulsedOn: number[]): number
   }).organicSuccesses;
 }
 
-describe('a pulse that is a Proof Mode control’s own payment is not also an organic success', () => {
+describe('a pulse that is a compared payment’s own (a control’s, or a treated one Recoup did not collect) is not also an organic success', () => {
   const control = (failedOn: number, r: Partial<ReportedRecovery> = {}) =>
     recovery({ state: 'holdout', inProofMode: true, customerEmail: email, createdAt: at(failedOn), ...r });
   it.each<[string, ReportedRecovery[], number[], number]>([
@@ -369,6 +369,32 @@ describe('a pulse that is a Proof Mode control’s own payment is not also an or
       [control(35)],
       [45],
       0,
+    ],
+    [
+      'a treated payment Recoup did not collect, paid on the customer’s own, likewise',
+      [recovery({ state: 'failed', inProofMode: true, customerEmail: email, createdAt: at(0) })],
+      [3, 8],
+      1,
+    ],
+    [
+      'a treated payment Recoup recovered: the customer’s pulses are organic',
+      [
+        recovery({
+          state: 'succeeded',
+          inProofMode: true,
+          customerEmail: email,
+          createdAt: at(0),
+          recoveredAt: at(1),
+        }),
+      ],
+      [3, 8],
+      2,
+    ],
+    [
+      'a control its billing platform reported paid: the customer’s pulse is organic',
+      [control(0, { paidOnTheirOwnAt: at(2) })],
+      [3],
+      1,
     ],
     [
       'a holdout from before the Proof Mode mark is not compared: its pulse stays organic',

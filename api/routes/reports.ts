@@ -20,7 +20,7 @@ export function reportRoutes({ stores, clock }: Deps) {
       path: '/api/reports/summary',
       tag: 'Reports',
       summary: 'Recovery rate, recovered revenue, the organic baseline, lift and the Proof Mode comparison',
-      description: `${window} A Proof Mode control counts as recovered when a pulse with its customer’s email arrives within 30 days of the failure; that pulse is not also an organic success. A payment takes part in the comparison once its 30 days are over, collected or not.`,
+      description: `${window} A Proof Mode control counts as recovered when a pulse with its customer’s email arrives within 30 days of the failure; that pulse (and a treated payment’s own, when Recoup did not collect it) is not also an organic success. A payment takes part in the comparison once its 30 days are over, collected or not.`,
       auth: 'secret',
       query: ReportWindow,
       responses: { 200: { description: 'The summary', schema: Summary } },

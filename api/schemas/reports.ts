@@ -17,7 +17,7 @@ export const Summary = z.object({
   organicSuccesses: z
     .int()
     .describe(
-      'Payments logged with POST /api/recovery/pulse in the range, less those that are a Proof Mode control’s own payment',
+      'Payments logged with POST /api/recovery/pulse in the range, less those that are a Proof Mode compared payment’s own (a customer paying on their own)',
     ),
   organicSuccessRate: rate.describe('Organic successes over all payments (organic + failed)'),
   successRateWithRecoup: rate.describe('Organic successes plus recoveries over all payments'),
