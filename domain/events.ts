@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { recommendedActions } from './declines.js';
 import { PaymentMethodType } from './gateway-kinds.js';
 import { CancelOffer } from './settings.js';
+import { EmailAddress } from './recovery-request.js';
 
 // The webhook event catalogue: one strict schema per event of the spec's Events table, field names and
 // types exactly as the spec writes them. Pure code: the delivery workflow may import it.
@@ -36,7 +37,7 @@ const recoveryOutcome = {
 
 const churnBase = {
   customerId: text,
-  customerEmail: z.email().nullable(),
+  customerEmail: EmailAddress.nullable(),
   subscriptionId: text.nullable(),
   timestamp,
   offer: CancelOffer.optional(),
@@ -94,12 +95,12 @@ const shapes = {
     amount,
     currency,
     // Proof Mode also covers requests without an email (assignment then sticks to the token).
-    customerEmail: z.email().nullable(),
+    customerEmail: EmailAddress.nullable(),
     message: z.string(),
     timestamp,
   },
   'recovery.proactive_retention': {
-    customerEmail: z.email(),
+    customerEmail: EmailAddress,
     recentFailureCount: z.int().min(1),
     cancelFlowUrl: z.url(),
     cancelFlowToken: text,
@@ -118,7 +119,7 @@ const shapes = {
     message: z.string(),
     daysUntilExpiry: z.int().optional(),
     upcomingInvoiceAmount: amount.optional(),
-    customerEmail: z.email().optional(),
+    customerEmail: EmailAddress.optional(),
     cardUpdateUrl: z.url().optional(),
     preemptive: z.literal(true).optional(),
     timestamp: timestamp.optional(),

@@ -12,14 +12,24 @@ export const Currency = z
   .transform((c) => c.toUpperCase())
   .refine((c) => currencyCodes.has(c), 'must be an ISO 4217 currency code such as USD');
 
-/** A customer's email address, compared and stored in lower case. */
-export const CustomerEmail = z
-  .email()
-  .max(254)
-  .transform((e) => e.toLowerCase());
+/**
+ * An email address as billing platforms store it. zod's default pattern refuses valid ones (a&b@…, a=b@…,
+ * josé@…, …@bücher.de), and refusing the address would refuse the whole recovery; its unicode pattern
+ * still wants one `@` with something on both sides and no spaces or quotes.
+ */
+export const EmailAddress = z.email({ pattern: z.regexes.unicodeEmail }).max(254);
 
-/** An amount in the smallest currency unit, as every request carries it. */
-export const Amount = z.int('must be an integer in the smallest currency unit').min(50).max(100_000_000);
+/** A customer's email address, compared and stored in lower case. */
+export const CustomerEmail = EmailAddress.transform((e) => e.toLowerCase());
+
+/**
+ * An amount in the smallest currency unit, as every request carries it. The bounds carry their own
+ * messages: zod would otherwise reuse the integer one for them.
+ */
+export const Amount = z
+  .int('must be an integer in the smallest currency unit')
+  .min(50, 'must be at least 50')
+  .max(100_000_000, 'must be at most 100000000');
 
 /** The card's issuing country (the customer's clock when the account has no better one). */
 export const CardOrigin = z

@@ -84,6 +84,30 @@ describe('openapi', () => {
     expect(res.body.info.version).toBe('1.0.0');
     expect(res.body.paths).toHaveProperty('/api/health');
   });
+
+  it.each([
+    ['get', '/api/recovery/status/{transactionId}'],
+    ['get', '/api/recovery/status'],
+    ['post', '/api/recovery/stop'],
+    ['post', '/api/recovery/update-card/complete'],
+    ['post', '/api/predict/outcome'],
+    ['get', '/api/events/{eventId}'],
+    ['post', '/api/events/{eventId}/resend'],
+  ])('declares the 404 of %s %s with the error body every 4xx shares', async (method, path) => {
+    type Operation = { responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
+    const res = await call<{ paths: Record<string, Record<string, Operation>> }>(
+      stack.baseUrl,
+      'GET',
+      '/api/openapi.json',
+    );
+    const bodyOf = (status: string) =>
+      res.body.paths[path]?.[method]?.responses[status]?.content?.['application/json']?.schema;
+    expect(bodyOf('404')).toMatchObject({
+      $ref: '#/$defs/Error',
+      $defs: { Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } },
+    });
+    expect(bodyOf('404')).toEqual(bodyOf('401'));
+  });
 });
 
 describe('unexpected failures', () => {

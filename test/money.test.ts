@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { majorUnitsOf, minorUnitsOf } from '../domain/money.js';
+import { currencyCodes, formatMoney, majorUnitsOf, minorUnitsOf } from '../domain/money.js';
 
 describe('platform amounts in major units', () => {
   it.each([
@@ -12,6 +12,9 @@ describe('platform amounts in major units', () => {
     ['7', 'GBP', 700],
     ['500', 'JPY', 500],
     ['12.5', 'JPY', 13],
+    ['1.5', 'KWD', 1500],
+    ['12.3456', 'BHD', 12346],
+    ['0.005', 'jod', 5],
     ['abc', 'USD', null],
     ['-5.00', 'USD', null],
     [-1, 'USD', null],
@@ -24,5 +27,26 @@ describe('platform amounts in major units', () => {
     expect(majorUnitsOf(4950, 'USD')).toBe('49.50');
     expect(majorUnitsOf(5, 'usd')).toBe('0.05');
     expect(majorUnitsOf(500, 'JPY')).toBe('500');
+    // Three-decimal currencies: 1500 fils are 1.500 KWD (never "15.00", ten times the amount).
+    expect(majorUnitsOf(1500, 'KWD')).toBe('1.500');
+    expect(majorUnitsOf(5, 'tnd')).toBe('0.005');
+  });
+
+  it('formats each currency with its own decimals', () => {
+    expect(formatMoney({ amount: 1999, currency: 'USD' })).toBe('$19.99');
+    expect(formatMoney({ amount: 500, currency: 'JPY' })).toBe('¥500');
+    expect(formatMoney({ amount: 1500, currency: 'KWD' })).toMatch(/^KWD\s1\.500$/u);
+  });
+});
+
+describe('ISO 4217 codes', () => {
+  it.each(['VED', 'ZWG', 'XCG'])('accepts %s, added since 2021, with 2 decimals', (code) => {
+    expect(currencyCodes.has(code)).toBe(true);
+    expect(minorUnitsOf('49.50', code)).toBe(4950);
+    expect(majorUnitsOf(4950, code)).toBe('49.50');
+  });
+
+  it.each(['ANG', 'ZWL'])('still accepts %s, superseded but still billed in by platforms', (code) => {
+    expect(currencyCodes.has(code)).toBe(true);
   });
 });

@@ -16,6 +16,8 @@ const testGateway = (name: string, credentials: Record<string, string> = {}, tes
   credentials,
 });
 
+const matching = (pattern: RegExp): string => expect.stringMatching(pattern) as string;
+
 beforeAll(async () => {
   stack = await startStack();
 });
@@ -205,6 +207,11 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
       ],
     });
     expect(out.status?.body).not.toHaveProperty('recommendedAction');
+    // recoveredAt: when the payment was collected, an ISO timestamp no earlier than the charge that did it.
+    const recoveredAt = String(out.status?.body.recoveredAt);
+    expect(new Date(recoveredAt).toISOString()).toBe(recoveredAt);
+    const [charge] = out.status?.body.attempts as Array<{ at: string }>;
+    expect(Date.parse(recoveredAt)).toBeGreaterThanOrEqual(Date.parse(charge?.at ?? ''));
     expect(out.payloads[0]).toMatchObject({
       event: 'recovery.success',
       serviceTransactionId: out.res.body.transactionId,
@@ -250,10 +257,16 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
       recommendedAction: 'request_card_update',
       transactionId: expect.stringMatching(/^FAILED_API_/),
     });
+    // The answer says why it failed and why the action is recommended; nothing was recovered, so no recoveredAt.
+    expect(out.res.body.error).toEqual(matching(/\S/));
+    expect(out.res.body.recommendedActionReason).toEqual(matching(/\S/));
     expect(out.status?.body).toMatchObject({
       status: 'failed',
       transactionId: out.res.body.transactionId,
+      recovered: false,
+      recoveredAt: null,
       recommendedAction: 'request_card_update',
+      recommendedActionReason: matching(/\S/),
     });
     expect(out.events).toEqual(['recovery.card_expired', 'recovery.failed']);
     const failed = out.payloads.find((p) => p.event === 'recovery.failed');

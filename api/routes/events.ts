@@ -7,6 +7,7 @@ import { pageOf } from '../../store/paging.js';
 import { accountOf } from '../context.js';
 import { badRequest, conflict, notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
+import { ErrorBody } from '../schemas/errors.js';
 import {
   BulkResendBody,
   BulkResendRequest,
@@ -159,7 +160,7 @@ export function eventRoutes({ stores, events, clock }: Deps) {
       params: EventParams,
       responses: {
         200: { description: 'The event', schema: EventBody },
-        404: { description: 'No event of this account has this id' },
+        404: { description: 'No event of this account has this id', schema: ErrorBody },
       },
       handle: async (ctx, { params }) =>
         reply(200, eventBody(await ownEvent(accountOf(ctx).id, params.eventId))),
@@ -176,7 +177,7 @@ export function eventRoutes({ stores, events, clock }: Deps) {
       body: NoFields,
       responses: {
         202: { description: 'A new delivery has started', schema: ResendBody },
-        404: { description: 'No event of this account has this id' },
+        404: { description: 'No event of this account has this id', schema: ErrorBody },
         409: {
           description: 'Not sent: a delivery is under way, or this event is never sent',
           schema: ResendRefusedBody,

@@ -4,6 +4,7 @@ import { createLinkService, type LinkServiceDeps } from '../../services/links.js
 import { accountOf } from '../context.js';
 import { badRequest, forbidden, HttpError, notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
+import { ErrorBody } from '../schemas/errors.js';
 import {
   CancelFlowDisabledBody,
   CancelFlowLinkRequest,
@@ -57,7 +58,7 @@ export function linkRoutes(deps: LinkDeps) {
       body: CardUpdateCompleteRequest,
       responses: {
         200: { description: 'The link is used and the new card is in place', schema: CardUpdateCompleteBody },
-        404: { description: 'No card-update link of this account has this token' },
+        404: { description: 'No card-update link of this account has this token', schema: ErrorBody },
         410: { description: 'The link was used already, or has expired', schema: LinkGoneBody },
       },
       async handle(ctx, { body }) {

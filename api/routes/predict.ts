@@ -9,6 +9,7 @@ import type { Stores } from '../../store/index.js';
 import { accountOf } from '../context.js';
 import { notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
+import { ErrorBody } from '../schemas/errors.js';
 import { OutcomeRequest, OutcomeResult, RiskRequest, RiskResult } from '../schemas/predict.js';
 
 interface Deps {
@@ -116,7 +117,7 @@ export function predictRoutes({ stores, events, clock }: Deps) {
       body: OutcomeRequest,
       responses: {
         200: { description: 'Recorded', schema: OutcomeResult },
-        404: { description: 'No such prediction on this account' },
+        404: { description: 'No such prediction on this account', schema: ErrorBody },
       },
       async handle(ctx, { body }) {
         const prediction = await stores.predictions.find(accountOf(ctx).id, body.predictionId);

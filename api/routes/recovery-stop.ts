@@ -7,6 +7,7 @@ import type { TaskQueues } from '../../worker/task-queues.js';
 import { accountOf } from '../context.js';
 import { conflict, notFound } from '../http-error.js';
 import { reply, route } from '../route.js';
+import { ErrorBody } from '../schemas/errors.js';
 import { DuplicateBody, StatusRecord, StopPending, StopRequest } from '../schemas/recovery.js';
 import { statusRecord } from '../../services/status-record.js';
 
@@ -45,7 +46,7 @@ export function recoveryStopRoutes(deps: Deps) {
           description: 'An attempt is under way; the recovery stops after it, before any other',
           schema: StopPending,
         },
-        404: { description: 'Transaction not found for this client' },
+        404: { description: 'Transaction not found for this client', schema: ErrorBody },
         409: { description: 'The recovery has ended; its outcome stands', schema: DuplicateBody },
       },
       async handle(ctx, { body }) {

@@ -17,6 +17,7 @@ import {
   StatusQuery,
   StatusRecord,
 } from '../schemas/recovery.js';
+import { ErrorBody } from '../schemas/errors.js';
 import { admitRecovery } from '../admit-recovery.js';
 import { launchRecovery } from '../launch-recovery.js';
 
@@ -30,7 +31,7 @@ interface Deps {
 
 const statusResponses = {
   200: { description: 'Status record', schema: StatusRecord },
-  404: { description: 'Transaction not found for this client' },
+  404: { description: 'Transaction not found for this client', schema: ErrorBody },
 };
 
 /** The status record of an account's recovery, or 404 (also for other accounts' ids). */

@@ -102,7 +102,13 @@ export const StatusRecord = z.object({
 export const StatusQuery = z
   .object({ idempotencyKey: z.string().min(1, 'must not be empty').max(128) })
   .strict();
-export const StatusParams = z.object({ transactionId: z.string().min(1).max(200) });
+/**
+ * Path of the status lookup. Any value is looked up, so one that names no recovery (of any length) is a
+ * 404 as the spec has it, never a 400.
+ */
+export const StatusParams = z.object({
+  transactionId: z.string().describe('Either form execute answered with'),
+});
 
 /** POST /api/recovery/stop: which recovery, and why it is to stop. */
 export const StopRequest = z
