@@ -62,7 +62,8 @@ export function choiceFlag<T extends string>(
 
 /** Input checked with the API's own schema, or a usage error naming each bad field (`what`: the input). */
 export function validInput<S extends z.ZodType>(what: string, schema: S, input: unknown): z.infer<S> {
-  const parsed = schema.safeParse(input);
+  // With the input on each issue, formatIssues tells a missing field from a wrong one.
+  const parsed = schema.safeParse(input, { reportInput: true });
   if (parsed.success) return parsed.data;
   const problems = Object.entries(formatIssues(parsed.error)).map(
     ([field, messages]) => `${field}: ${messages.join(', ')}`,
