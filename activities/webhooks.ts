@@ -1,6 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { ApplicationFailure } from '@temporalio/common';
-import { deliveryIdOf, isHttpsUrl, webhookAcknowledgeTimeoutMs } from '../domain/webhooks.js';
+import {
+  deliveryBlock,
+  deliveryEnded,
+  deliveryIdOf,
+  isAcknowledged,
+  webhookAcknowledgeTimeoutMs,
+} from '../domain/webhooks.js';
 import { version } from '../runtime/version.js';
 import { signWebhook, webhookHeaders } from '../runtime/webhook-signature.js';
 import type { EventRecord } from '../store/events.js';
@@ -32,17 +38,46 @@ function statusError(status: number): string | null {
   return `HTTP ${status}: only 200 acknowledges`;
 }
 
+/** Why an event the settings block is not posted, as an attempt's audit log records it. */
+const blockedAttempt = {
+  suppressed: 'recovery.failed is not sent while dunningEnabled is false: nothing sent',
+  undeliverable: 'webhook URL is not https: nothing sent',
+} as const;
+
+/**
+ * Why this attempt of the delivery posts nothing, or null when it is sent. The settings are checked at each
+ * attempt, as at publish: they may have changed since (dunning turned off). A delivery the settings stopped
+ * stays stopped, and one a later delivery (a resend) replaced sends nothing more: never two at once.
+ */
+function holdOf(
+  record: EventRecord,
+  deliveryId: string,
+  settings: { dunningEnabled: boolean; webhookUrl: string },
+): { block: 'suppressed' | 'undeliverable' | null; error: string } | null {
+  const block = deliveryBlock(record.type, settings);
+  if (block) return { block, error: blockedAttempt[block] };
+  if (record.deliveryStatus === 'suppressed' || record.deliveryStatus === 'undeliverable')
+    return { block: null, error: `the event is ${record.deliveryStatus}: this delivery sends nothing more` };
+  const latest = record.deliveries.at(-1)?.deliveryId;
+  if (latest !== deliveryId)
+    return { block: null, error: `delivery ${latest ?? '(none)'} replaced this one: nothing sent` };
+  return null;
+}
+
 /** Webhook delivery activities: one signed POST, and the bookkeeping of the audit log. */
 export function webhookActivities(deps: ActivityDeps) {
   const { stores, clock, metrics } = deps;
 
-  /** What to send where: the stored bytes, the account's URL and signing secret; and the event's record. */
+  /** What to send where: the stored bytes, the account's URL, secret and settings; and the event's record. */
   async function load(eventId: string, now: Date) {
     const record = await stores.events.get(eventId);
     if (!record) throw new Error(`No event ${eventId}`);
-    const target = await stores.accounts.webhookTarget(record.accountId, now);
-    if (!target) throw new Error(`No account ${record.accountId} for event ${eventId}`);
-    return { record, ...target };
+    const [target, account] = await Promise.all([
+      stores.accounts.webhookTarget(record.accountId, now),
+      stores.accounts.find(record.accountId),
+    ]);
+    if (!target || !account) throw new Error(`No account ${record.accountId} for event ${eventId}`);
+    return { record, ...target, settings: account.settings };
   }
 
   /** One signed POST of the stored body; only 200 within 10 s counts. Never follows redirects. */
@@ -78,24 +113,35 @@ export function webhookActivities(deps: ActivityDeps) {
   }
 
   return {
-    /** POSTs the stored body once, signed now (nothing to a URL that is not https), and counts the outcome. */
+    /**
+     * POSTs the stored body once, signed now, and counts the outcome. Posts nothing when the delivery was
+     * already acknowledged (a worker died after recording that, and the workflow runs the attempt again):
+     * the recorded acknowledgement is the answer, and the workflow ends. Posts nothing either while the
+     * settings keep the event from being sent (the event is then marked so, as publish marks it) or once
+     * this delivery was stopped or replaced.
+     */
     async deliverWebhook(input: {
       eventId: string;
       deliveryId: string;
       attempt: number;
     }): Promise<AttemptOutcome> {
       const now = clock();
-      const { record, url, secret } = await load(input.eventId, now);
+      const { record, url, secret, settings } = await load(input.eventId, now);
       const at = now.toISOString();
-      if (!isHttpsUrl(url)) {
+      const delivery = record.deliveries.find((d) => d.deliveryId === input.deliveryId);
+      const acknowledged = delivery?.attempts.find(isAcknowledged);
+      if (acknowledged) {
+        const { statusCode, latencyMs } = acknowledged;
+        return { ok: true, statusCode, error: null, at: acknowledged.at.toISOString(), latencyMs };
+      }
+      const hold = holdOf(record, input.deliveryId, {
+        dunningEnabled: settings.dunningEnabled,
+        webhookUrl: url,
+      });
+      if (hold) {
+        if (hold.block) await stores.events.setStatus(record._id, hold.block, ['pending']);
         metrics.webhookAttempt(record.type, 'not_sent');
-        return {
-          ok: false,
-          statusCode: null,
-          error: 'webhook URL is not https: nothing sent',
-          at,
-          latencyMs: 0,
-        };
+        return { ok: false, statusCode: null, error: hold.error, at, latencyMs: 0 };
       }
       const outcome = await post(record, { url, secret }, input.attempt, at);
       if (!outcome.ok) metrics.webhookAttempt(record.type, 'failed');
@@ -110,8 +156,9 @@ export function webhookActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Appends one attempt to the event's audit log (idempotent per delivery and attempt number); an
-     * acknowledged attempt marks the event delivered in the same write.
+     * Appends one attempt to the event's audit log (idempotent per delivery and attempt number, but for an
+     * attempt acknowledged when posted again after its failure was recorded); an acknowledged attempt marks
+     * the event delivered in the same write.
      */
     async recordWebhookAttempt(
       input: { eventId: string; deliveryId: string; deliveryIndex: number; attempt: number } & AttemptOutcome,
@@ -131,11 +178,18 @@ export function webhookActivities(deps: ActivityDeps) {
         );
     },
 
-    /** Marks a delivery that exhausted its attempts; never overwrites one acknowledged by another. */
+    /**
+     * Dead-letters the event once its latest delivery made its last attempt unacknowledged. Leaves an event
+     * acknowledged or stopped by its settings as it is, and one a later delivery (a resend) is under way
+     * for: a delivery it replaced may still end its schedule.
+     */
     async markEventStatus(input: { eventId: string; status: 'failed' }): Promise<void> {
-      if (!(await stores.events.setStatus(input.eventId, input.status, ['pending']))) return;
       const record = await stores.events.get(input.eventId);
-      if (record) metrics.webhookFailed(record.type);
+      const latest = record?.deliveries.at(-1);
+      if (!record || !latest || !deliveryEnded(latest.attempts)) return;
+      const deliveries = record.deliveries.length;
+      if (await stores.events.setStatus(input.eventId, input.status, ['pending'], deliveries))
+        metrics.webhookFailed(record.type);
     },
   };
 }

@@ -3,6 +3,21 @@ import { GatewayKind } from './gateway-kinds.js';
 import { NetworkRules, defaultNetworkRules } from './network-rules.js';
 
 const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
+
+/** True when the URL names no user or password (`https://user:pass@host/`). */
+function withoutCredentials(url: string): boolean {
+  if (!URL.canParse(url)) return true; // refused as no https URL already
+  const { username, password } = new URL(url);
+  return username === '' && password === '';
+}
+
+// Fetch refuses a URL with credentials, so every delivery would fail, and its error (credentials and all)
+// would land in the audit log. Webhooks are authenticated by their signature instead.
+const webhookUrl = https.refine(
+  withoutCredentials,
+  'must not contain a user name or password (user:pass@): webhooks are authenticated by their signature',
+);
+
 const hostname = z
   .string()
   .regex(
@@ -73,7 +88,7 @@ export const minRetentionDays = 90;
 
 export const Settings = z
   .object({
-    webhookUrl: https,
+    webhookUrl,
     dunningEnabled: z.boolean().default(true),
     billingCycleDay: z.int().min(1).max(31).nullable().default(null),
     timezone: TimeZone.default('UTC'),

@@ -41,6 +41,32 @@ export function deliveryBlock(
   return isHttpsUrl(settings.webhookUrl) ? null : 'undeliverable';
 }
 
+/** True for an attempt the receiver acknowledged: only a 200 (within the time) does. */
+export function isAcknowledged(attempt: { statusCode: number | null }): boolean {
+  return attempt.statusCode === 200;
+}
+
+/** Whether a delivery has ended by itself: one of its attempts was acknowledged, or it made its last one. */
+export function deliveryEnded(
+  attempts: ReadonlyArray<{ attempt: number; statusCode: number | null }>,
+): boolean {
+  return attempts.some((a) => isAcknowledged(a) || a.attempt >= webhookMaxAttempts);
+}
+
+/**
+ * Whether an event's latest delivery may still be running: it has not ended by itself (acknowledged, or its
+ * last attempt made). One the settings stopped (suppressed, undeliverable) posts nothing more even while its
+ * workflow waits out its schedule, so it counts as ended. Not only a pending event: a resend of a delivered
+ * one leaves it `delivered` while it runs.
+ */
+export function mayBeUnderWay(
+  status: DeliveryStatus,
+  latest: { attempts: ReadonlyArray<{ attempt: number; statusCode: number | null }> },
+): boolean {
+  if (status === 'suppressed' || status === 'undeliverable') return false;
+  return !deliveryEnded(latest.attempts);
+}
+
 /** True for an absolute https:// URL: the only kind that receives events. */
 export function isHttpsUrl(url: string): boolean {
   return URL.canParse(url) && new URL(url).protocol === 'https:';

@@ -7,12 +7,11 @@ import {
   deliveryBlock,
   deliveryIdOf,
   deliveryWorkflowId,
-  resendNumberOf,
-  webhookMaxAttempts,
+  mayBeUnderWay,
   webhookWorkflowId,
   type DeliveryStatus,
 } from '../domain/webhooks.js';
-import type { Delivery, EventRecord } from '../store/events.js';
+import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
@@ -42,18 +41,6 @@ export const notSentReason = {
   undeliverable: 'the account has no https:// webhook URL; nothing can be sent',
 } as const;
 
-/**
- * Whether the event's latest delivery may still be running: the event waits on it (pending), or was
- * acknowledged before and this later delivery has neither been acknowledged nor made all its attempts.
- */
-function mayBeUnderWay(status: DeliveryStatus, latest: Delivery): boolean {
-  if (status === 'pending') return true;
-  if (status !== 'delivered') return false;
-  const ended =
-    latest.attempts.some((a) => a.statusCode === 200) || latest.attempts.length >= webhookMaxAttempts;
-  return !ended;
-}
-
 export interface EventPublisher {
   /**
    * Validates, stores and hands an event to its delivery workflow. Publishing the same `eventId` again is
@@ -65,8 +52,9 @@ export interface EventPublisher {
     opts?: { eventId?: string },
   ): Promise<{ eventId: string; deliveryStatus: DeliveryStatus }>;
   /**
-   * Publishes a stored event again, as `publish` with its own payload and eventId would: starts its first
-   * delivery if a crash came between storing the event and starting that. Null when no event has this id.
+   * Publishes a stored event again, as `publish` with its own payload and eventId would: starts its latest
+   * delivery if that was recorded but never started (a crash, or Temporal refusing the start, came in
+   * between). Null when no event has this id.
    */
   republish(eventId: string): Promise<{ eventId: string; deliveryStatus: DeliveryStatus } | null>;
   /** Delivers a stored event again (same body and eventId, signed at send time) in a new delivery. */
@@ -88,20 +76,13 @@ export function createEventPublisher(deps: {
     return account.settings;
   }
 
-  /** Starts the delivery numbered `resend` (none: the first), the `index`-th of the event's deliveries. */
-  async function startDelivery(record: EventRecord, index: number, resend?: number): Promise<void> {
+  /** Starts the delivery recorded as `deliveryId`, the `index`-th of the event's deliveries. */
+  async function startDelivery(record: EventRecord, index: number, deliveryId: string): Promise<void> {
     try {
       await temporal.workflow.start(webhookDeliveryWorkflow, {
-        workflowId: webhookWorkflowId(record._id, resend),
+        workflowId: deliveryWorkflowId(record._id, deliveryId),
         taskQueue: queues.webhooks,
-        args: [
-          {
-            eventId: record._id,
-            accountId: record.accountId,
-            deliveryId: deliveryIdOf(resend),
-            deliveryIndex: index,
-          },
-        ],
+        args: [{ eventId: record._id, accountId: record.accountId, deliveryId, deliveryIndex: index }],
         // A finished delivery must never run again under the same id: that would repeat an acknowledged event.
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         // The operator finds deliveries in the Temporal UI by account and event type.
@@ -111,8 +92,29 @@ export function createEventPublisher(deps: {
         ],
       });
     } catch (error) {
-      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+      // Left pending, the event would wait for ever on a delivery nothing runs, and a caller that cannot
+      // publish it again under the same eventId (an API request the merchant retries) never would: dead-
+      // lettered, it is listed as failed and a resend starts it (as does a retried publish of that eventId).
+      await stores.events.setStatus(record._id, 'failed', ['pending']);
+      throw error;
     }
+  }
+
+  /**
+   * Starts the event's latest delivery, recorded but never started; an event dead-lettered because that
+   * start failed goes back to pending first. Returns the event's status.
+   */
+  async function startRecorded(
+    record: EventRecord,
+    index: number,
+    deliveryId: string,
+  ): Promise<DeliveryStatus> {
+    const revived =
+      record.deliveryStatus === 'failed' &&
+      (await stores.events.setStatus(record._id, 'pending', ['failed'], record.deliveries.length));
+    await startDelivery(record, index, deliveryId);
+    return revived ? 'pending' : record.deliveryStatus;
   }
 
   /** Whether a delivery workflow runs, has ended, or was never started. */
@@ -126,10 +128,19 @@ export function createEventPublisher(deps: {
     }
   }
 
-  /** The outcome publishing a stored event gives: its first delivery is started if it may never have been. */
+  /**
+   * The outcome publishing a stored event gives. Only its latest delivery can still be due, and only one
+   * that made no attempt may never have started: it is started (a no-op while it runs). One with attempts
+   * ran and is left alone: Temporal forgets an ended workflow after its retention, and starting its id
+   * again would post a second delivery beside whatever runs now (a resend).
+   */
   async function resume(record: EventRecord): Promise<{ eventId: string; deliveryStatus: DeliveryStatus }> {
-    if (record.deliveryStatus === 'pending' && record.deliveries.length > 0) await startDelivery(record, 0);
-    return { eventId: record._id, deliveryStatus: record.deliveryStatus };
+    const index = record.deliveries.length - 1;
+    const latest = record.deliveries[index];
+    if (!latest || latest.attempts.length > 0)
+      return { eventId: record._id, deliveryStatus: record.deliveryStatus };
+    const deliveryStatus = await startRecorded(record, index, latest.deliveryId);
+    return { eventId: record._id, deliveryStatus };
   }
 
   return {
@@ -176,10 +187,11 @@ export function createEventPublisher(deps: {
               'under_way',
               'A delivery of this event is still under way; resend it once it has ended.',
             );
-          // Recorded but never started (a process died in between): start that delivery now. One with
-          // attempts did run, and its history is gone (Temporal's retention): a new delivery, below.
+          // Recorded but never started (a process died in between, or Temporal refused the start): start
+          // that delivery now. One with attempts did run, and its history is gone (Temporal's retention): a
+          // new delivery, below.
           if (state === 'missing' && lastDelivery.attempts.length === 0) {
-            await startDelivery(record, last, resendNumberOf(lastDelivery.deliveryId));
+            await startRecorded(record, last, lastDelivery.deliveryId);
             return { eventId, deliveryId: lastDelivery.deliveryId, workflowId };
           }
           // Ended without a word (terminated by hand): a new delivery too, as after any other end.
@@ -188,7 +200,7 @@ export function createEventPublisher(deps: {
         const delivery = { deliveryId: deliveryIdOf(resend), startedAt: clock(), attempts: [] };
         const seen = { deliveries: record.deliveries.length, status: record.deliveryStatus };
         if (await stores.events.addDelivery(eventId, seen, delivery)) {
-          await startDelivery(record, record.deliveries.length, resend);
+          await startDelivery(record, record.deliveries.length, delivery.deliveryId);
           return { eventId, deliveryId: delivery.deliveryId, workflowId: webhookWorkflowId(eventId, resend) };
         }
         // Another resend (or the delivery's end) changed the event first: look again.

@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import type { EventName, StoredEvent } from '../domain/events.js';
-import type { DeliveryStatus } from '../domain/webhooks.js';
+import { isAcknowledged, type DeliveryStatus } from '../domain/webhooks.js';
 import { collections } from './collections.js';
 import type { CustomerRefs } from './customer-refs.js';
 import { isDuplicateKey } from './mongo.js';
@@ -99,10 +99,12 @@ export function createEventStore(db: Db) {
     },
 
     /**
-     * Records one attempt of the delivery at `delivery.index`; recording the same attempt twice is a
-     * no-op (a retried write sees it there, and `$addToSet` drops an identical copy from a racing one).
-     * With `delivered`, the event is marked delivered in the same write. False when the event has no such
-     * delivery. Both operations filter by _id alone: the embedded FerretDB scans for any other filter.
+     * Records one attempt of the delivery at `delivery.index`, and with `delivered` marks the event delivered
+     * in the same write. A delivery ends at its first acknowledgement: once one is recorded, nothing more is.
+     * An attempt already recorded is recorded again only when it now succeeded (a worker died after recording
+     * its failure, and the same attempt was posted again), so the event is still marked delivered; a racing
+     * identical copy is dropped by `$addToSet`. False when the event has no such delivery. Both operations
+     * filter by _id alone: the embedded FerretDB scans for any other filter.
      */
     async recordAttempt(
       eventId: string,
@@ -113,7 +115,8 @@ export function createEventStore(db: Db) {
       const record = await events.findOne({ _id: eventId }, { projection: { deliveries: 1 } });
       const current = record?.deliveries[delivery.index];
       if (current?.deliveryId !== delivery.deliveryId) return false;
-      if (current.attempts.some((a) => a.attempt === attempt.attempt)) return true;
+      if (current.attempts.some(isAcknowledged)) return true;
+      if (!delivered && current.attempts.some((a) => a.attempt === attempt.attempt)) return true;
       const at = `deliveries.${delivery.index}`;
       const result = await events.updateOne(
         { _id: eventId },
@@ -125,10 +128,19 @@ export function createEventStore(db: Db) {
       return result.matchedCount === 1;
     },
 
-    /** Sets the delivery status, only from one of `from` when given; true if it changed. */
-    async setStatus(eventId: string, status: DeliveryStatus, from?: DeliveryStatus[]): Promise<boolean> {
+    /**
+     * Sets the delivery status, only from one of `from` when given, and only while the event has
+     * `deliveries` deliveries when given (none added since it was read); true if it changed.
+     */
+    async setStatus(
+      eventId: string,
+      status: DeliveryStatus,
+      from?: DeliveryStatus[],
+      deliveries?: number,
+    ): Promise<boolean> {
       const filter: Filter<EventRecord> = { _id: eventId };
       if (from) filter.deliveryStatus = { $in: from };
+      if (deliveries !== undefined) filter.deliveries = { $size: deliveries };
       const result = await events.updateOne(filter, { $set: { deliveryStatus: status } });
       return result.modifiedCount === 1;
     },

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
+import { inOneMinuteWindow } from './support/minute.js';
 import { cliEnvOf, runCli } from './support/cli.js';
 import { poll } from './support/poll.js';
 import { sampleEvent } from './support/sample-events.js';
@@ -266,6 +267,7 @@ describe('POST /api/events/test and recoup webhooks test', () => {
 
   it('allows 10 a minute per key, and needs the secret key', async () => {
     const { key, created } = await merchant();
+    await inOneMinuteWindow();
     const statuses: number[] = [];
     for (let i = 0; i < 11; i += 1) statuses.push((await sendTest(key)).status);
     expect(statuses).toEqual([...Array<number>(10).fill(200), 429]);

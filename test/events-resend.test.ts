@@ -1,8 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventName } from '../domain/events.js';
 import { webhookMaxAttempts, webhookWorkflowId } from '../domain/webhooks.js';
 import type { DeliveryAttempt } from '../store/events.js';
+import { inOneMinuteWindow } from './support/minute.js';
 import { cliEnvOf, runCli } from './support/cli.js';
 import { poll } from './support/poll.js';
 import { sampleEvent } from './support/sample-events.js';
@@ -229,6 +231,7 @@ describe('POST /api/events/resend', () => {
 
   it('allows 10 batches a minute per key', async () => {
     const { key } = await merchant();
+    await inOneMinuteWindow();
     const statuses: number[] = [];
     for (let i = 0; i < 11; i += 1) statuses.push((await resendAll(key)).status);
     expect(statuses).toEqual([...Array<number>(10).fill(202), 429]);
@@ -270,9 +273,42 @@ describe('a resend after a delivery that never ran or was cut short', () => {
     await postedEach([eventId ?? ''], 1);
   });
 
+  it('a republish while a resend runs starts nothing: the long-gone first delivery never runs again', async () => {
+    const { id, key } = await merchant();
+    // Its eight attempts made, and Temporal's history of them expired (these never ran on this server).
+    const [eventId = ''] = await deadLetters(id, ['card.updated']);
+    const res = await call(stack.baseUrl, 'POST', `/api/events/${eventId}/resend`, { key });
+    expect(res.body).toEqual({ eventId, deliveryId: 'resend-1' });
+    // What a daily sweep or a retried activity does with an event it published; here while the resend runs.
+    expect(await stack.events.republish(eventId)).toEqual({ eventId, deliveryStatus: 'pending' });
+    const record = await poll(
+      () => stack.stores.events.get(eventId),
+      (r) => r?.deliveryStatus === 'delivered',
+    );
+    await expect(
+      stack.temporal.workflow.getHandle(webhookWorkflowId(eventId)).describe(),
+    ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(postsOf(eventId).map((r) => r.headers['x-service-delivery-attempt'])).toEqual(['1']);
+    expect(record?.deliveries.map((d) => [d.deliveryId, d.attempts.length])).toEqual([
+      ['initial', webhookMaxAttempts],
+      ['resend-1', 1],
+    ]);
+    // Once the resend ended, republishing still starts nothing.
+    expect(await stack.events.republish(eventId)).toEqual({ eventId, deliveryStatus: 'delivered' });
+    await expect(
+      stack.temporal.workflow.getHandle(webhookWorkflowId(eventId)).describe(),
+    ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+
   it('starts a new delivery of an event whose delivery was terminated by hand', async () => {
     const { id, key } = await merchant({ webhookUrl: unreachableWebhookUrl });
     const { eventId } = await stack.events.publish(id, sampleEvent('recovery.success'));
+    // Terminated between its first attempt (recorded) and its second, 2 s on: no attempt of it is being
+    // recorded while the resend adds its delivery (FerretDB's updates of one document are not atomic).
+    await poll(
+      () => stack.stores.events.get(eventId),
+      (record) => (record?.deliveries[0]?.attempts.length ?? 0) >= 1,
+    );
     const busy = await call(stack.baseUrl, 'POST', `/api/events/${eventId}/resend`, { key });
     expect(busy.status).toBe(409);
     expect(busy.body).toMatchObject({ error: 'Delivery under way' });

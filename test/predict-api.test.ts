@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsOf } from './support/events.js';
+import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
+import { startReceiver } from './support/webhook-receiver.js';
 
 let stack: Stack;
 let n = 0;
@@ -157,6 +159,49 @@ describe('POST /api/predict/risk', () => {
       body: { paymentMethodToken: 'tok_visa', amount: 1999 },
     });
     expect(res.status).toBe(401);
+  });
+});
+
+describe('a predict.risk.high whose delivery Temporal refused to start', () => {
+  /** Runs `request` while the stack's Temporal client refuses to start workflows. */
+  async function whileStartsFail<T>(request: () => Promise<T>): Promise<T> {
+    const workflow = stack.temporal.workflow;
+    const start = workflow.start.bind(workflow);
+    workflow.start = (() => Promise.reject(new Error('Temporal is briefly unreachable'))) as typeof start;
+    try {
+      return await request();
+    } finally {
+      workflow.start = start;
+    }
+  }
+
+  it('is dead-lettered, not left pending for ever: resending failed events delivers it', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { apiKey, account } = await stack.createAccount({ webhookUrl: receiver.url });
+      const expired = { paymentMethodToken: 'tok_visa', expiryMonth: 1, expiryYear: 2020 };
+      // The merchant's retry is a new prediction with its own event: this one is never published again.
+      expect((await whileStartsFail(() => predict(apiKey, expired))).status).toBe(500);
+      const [event] = await stack.stores.events.list({ accountId: account.id });
+      expect(event).toMatchObject({ type: 'predict.risk.high', deliveryStatus: 'failed' });
+      expect(event?.deliveries.map((d) => [d.deliveryId, d.attempts])).toEqual([['initial', []]]);
+
+      const resent = await call(stack.baseUrl, 'POST', '/api/events/resend', { key: apiKey, body: {} });
+      expect(resent.body).toMatchObject({
+        resent: [{ eventId: event?._id, deliveryId: 'initial' }],
+        skipped: [],
+      });
+      const record = await poll(
+        () => stack.stores.events.get(event?._id ?? ''),
+        (r) => r?.deliveryStatus === 'delivered',
+      );
+      expect(record?.deliveries.map((d) => [d.deliveryId, d.attempts.map((a) => a.statusCode)])).toEqual([
+        ['initial', [200]],
+      ]);
+      expect(receiver.received.map((r) => r.headers['x-service-event-id'])).toEqual([event?._id]);
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

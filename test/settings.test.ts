@@ -59,11 +59,22 @@ describe('webhookUrl (required), cardFormUrl and branding.logoUrl: https only', 
     [{ webhookUrl: 'http://merchant.example/hooks' }, 'webhookUrl'],
     [{ webhookUrl: 'ftp://merchant.example/hooks' }, 'webhookUrl'],
     [{ webhookUrl: 'merchant.example/hooks' }, 'webhookUrl'],
+    // Fetch refuses URLs with credentials: every delivery would fail, and log them in its error.
+    [{ webhookUrl: 'https://user:pass@merchant.example/hooks' }, 'webhookUrl'],
+    [{ webhookUrl: 'https://user@merchant.example/hooks' }, 'webhookUrl'],
+    [{ webhookUrl: 'https://:pass@merchant.example/hooks' }, 'webhookUrl'],
     [{ cardFormUrl: 'https://merchant.example/card' }, ok],
     [{ cardFormUrl: 'http://merchant.example/card' }, 'cardFormUrl'],
     [{ branding: { logoUrl: 'https://merchant.example/logo.png' } }, ok],
     [{ branding: { logoUrl: 'http://merchant.example/logo.png' } }, 'branding.logoUrl'],
   ]);
+
+  it('says why a webhookUrl with credentials is refused', () => {
+    const parsed = Settings.safeParse({ webhookUrl: 'https://user:pass@merchant.example/hooks' });
+    expect(parsed.error?.issues.map((i) => i.message)).toEqual([
+      expect.stringContaining('must not contain a user name or password'),
+    ]);
+  });
 });
 
 describe('timezone: an IANA zone', () => {

@@ -6,15 +6,18 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
 import { createWorkerMetrics } from '../activities/metrics.js';
 import { Settings } from '../domain/settings.js';
-import { webhookWorkflowId } from '../domain/webhooks.js';
+import type { EventName } from '../domain/events.js';
+import { webhookMaxAttempts, webhookWorkflowId, type DeliveryStatus } from '../domain/webhooks.js';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
 import { createLogger } from '../runtime/logger.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { createEventPublisher, type EventPublisher } from '../services/events.js';
+import type { Delivery, DeliveryAttempt } from '../store/events.js';
 import { createStores, type Stores } from '../store/index.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
 import { taskQueues } from '../worker/task-queues.js';
+import { poll } from './support/poll.js';
 import { sampleEvent } from './support/sample-events.js';
 import { RecordingMeter } from './support/recording-meter.js';
 import { startTimeSkipping } from './support/time-skipping.js';
@@ -192,19 +195,158 @@ describe('attempts never overlap', () => {
   });
 });
 
+/**
+ * An event of the account stored with these deliveries and no workflow running them, so a test can drive
+ * the delivery activities itself (the HTTP timeout runs on the wall clock, not the test server's).
+ */
+async function storedEvent(
+  accountId: string,
+  opts: { status?: DeliveryStatus; deliveries?: Delivery[]; name?: EventName } = {},
+) {
+  const eventId = randomUUID();
+  const name = opts.name ?? 'recovery.success';
+  const createdAt = new Date();
+  const payload = { ...sampleEvent(name), eventId, createdAt: createdAt.toISOString() };
+  await stores.events.insert({
+    _id: eventId,
+    accountId,
+    type: name,
+    payload,
+    body: JSON.stringify(payload),
+    createdAt,
+    deliveryStatus: opts.status ?? 'pending',
+    deliveries: opts.deliveries ?? [{ deliveryId: 'initial', startedAt: createdAt, attempts: [] }],
+  });
+  return eventId;
+}
+
+/** One recorded attempt with this status code, made `n`-th. */
+const attemptOf = (n: number, statusCode: number): DeliveryAttempt => ({
+  attempt: n,
+  at: new Date(),
+  statusCode,
+  error: statusCode === 200 ? null : `HTTP ${statusCode}: only 200 acknowledges`,
+  latencyMs: 7,
+});
+
 describe('one attempt', () => {
   it('a 200 that takes 11 s is a failure: the receiver must answer within 10 s', async () => {
     const { receiver, accountId } = await merchant(() => ({ status: 200, delayMs: 11_000 }));
-    // The HTTP timeout runs on the wall clock, so this drives the attempt activity itself, on an event
-    // stored without a delivery workflow (a recovery.failed suppressed by dunning being off).
-    const settings = Settings.parse({ webhookUrl: receiver.url, dunningEnabled: false });
-    await stores.accounts.updateSettings(accountId, settings);
-    const { eventId } = await events.publish(accountId, sampleEvent('recovery.failed'));
+    const eventId = await storedEvent(accountId);
     const outcome = await activities.deliverWebhook({ eventId, deliveryId: 'initial', attempt: 1 });
 
     expect(outcome).toMatchObject({ ok: false, statusCode: null, error: 'no answer within 10 s' });
     expect(outcome.latencyMs).toBeGreaterThanOrEqual(9_900);
     expect(outcome.latencyMs).toBeLessThan(11_000);
     expect(receiver.received).toHaveLength(1);
+  });
+
+  it('an attempt run again after its 200 was recorded answers that 200 and posts nothing', async () => {
+    // A worker died after recording the 200, before Temporal learned of it: attempt 1 runs again.
+    const { receiver, accountId } = await merchant(() => ({ status: 500 }));
+    const acknowledged = attemptOf(1, 200);
+    const eventId = await storedEvent(accountId, {
+      status: 'delivered',
+      deliveries: [{ deliveryId: 'initial', startedAt: new Date(), attempts: [acknowledged] }],
+    });
+    const outcome = await activities.deliverWebhook({ eventId, deliveryId: 'initial', attempt: 1 });
+    // ok: the workflow ends there instead of going on to post an acknowledged event again.
+    expect(outcome).toEqual({
+      ok: true,
+      statusCode: 200,
+      error: null,
+      at: acknowledged.at.toISOString(),
+      latencyMs: 7,
+    });
+    await activities.recordWebhookAttempt({
+      eventId,
+      deliveryId: 'initial',
+      deliveryIndex: 0,
+      attempt: 1,
+      ...outcome,
+    });
+    expect(receiver.received).toEqual([]);
+    const record = await stores.events.get(eventId);
+    expect(record?.deliveryStatus).toBe('delivered');
+    expect(record?.deliveries[0]?.attempts).toEqual([acknowledged]);
+  });
+
+  it('a delivery a resend replaced posts nothing, and its end leaves the event to the resend', async () => {
+    const { receiver, accountId } = await merchant(() => ({ status: 500 }));
+    const startedAt = new Date();
+    const failedAll = Array.from({ length: webhookMaxAttempts }, (_, i) => attemptOf(i + 1, 500));
+    const eventId = await storedEvent(accountId, {
+      deliveries: [
+        { deliveryId: 'initial', startedAt, attempts: failedAll.slice(0, -1) },
+        { deliveryId: 'resend-1', startedAt, attempts: [] },
+      ],
+    });
+    const outcome = await activities.deliverWebhook({
+      eventId,
+      deliveryId: 'initial',
+      attempt: webhookMaxAttempts,
+    });
+    expect(outcome).toMatchObject({
+      ok: false,
+      statusCode: null,
+      error: expect.stringContaining('resend-1'),
+    });
+    expect(receiver.received).toEqual([]);
+    // Its last attempt recorded, the replaced delivery ends; the event stays pending on the resend.
+    await activities.recordWebhookAttempt({
+      eventId,
+      deliveryId: 'initial',
+      deliveryIndex: 0,
+      attempt: webhookMaxAttempts,
+      ...outcome,
+    });
+    await activities.markEventStatus({ eventId, status: 'failed' });
+    expect((await stores.events.get(eventId))?.deliveryStatus).toBe('pending');
+  });
+});
+
+describe('dunning turned off while a recovery.failed is being delivered', () => {
+  it('the attempts still due post nothing, and the event ends suppressed, not failed', async () => {
+    // The first attempt is answered 3 s late: dunning is off before it ends, and before the second is due.
+    const { receiver, accountId } = await merchant(() => ({ status: 500, delayMs: 3_000 }));
+    const account = await stores.accounts.find(accountId);
+    if (!account) throw new Error('the account was not created');
+    const { eventId, deliveryStatus } = await events.publish(accountId, sampleEvent('recovery.failed'));
+    expect(deliveryStatus).toBe('pending');
+    await poll(
+      () => receiver.received.length,
+      (n) => n === 1,
+    );
+    await stores.accounts.updateSettings(accountId, { ...account.settings, dunningEnabled: false });
+
+    const handle = env.client.workflow.getHandle<typeof webhookDeliveryWorkflow>(webhookWorkflowId(eventId));
+    expect(await handle.result()).toEqual({ delivered: false, attempts: webhookMaxAttempts });
+    expect(receiver.received).toHaveLength(1);
+    const record = await stores.events.get(eventId);
+    expect(record?.deliveryStatus).toBe('suppressed');
+    expect(record?.deliveries[0]?.attempts.map((a) => [a.attempt, a.statusCode, a.error])).toEqual([
+      [1, 500, 'HTTP 500: only 200 acknowledges'],
+      ...Array.from({ length: webhookMaxAttempts - 1 }, (_, i) => [
+        i + 2,
+        null,
+        'recovery.failed is not sent while dunningEnabled is false: nothing sent',
+      ]),
+    ]);
+  });
+
+  it('a delivery stopped so sends nothing more, even once dunning is back on', async () => {
+    const { receiver, accountId } = await merchant(() => ({ status: 200 }));
+    const eventId = await storedEvent(accountId, {
+      name: 'recovery.failed',
+      status: 'suppressed',
+      deliveries: [{ deliveryId: 'initial', startedAt: new Date(), attempts: [attemptOf(1, 500)] }],
+    });
+    const outcome = await activities.deliverWebhook({ eventId, deliveryId: 'initial', attempt: 2 });
+    expect(outcome).toMatchObject({
+      ok: false,
+      statusCode: null,
+      error: expect.stringContaining('suppressed'),
+    });
+    expect(receiver.received).toEqual([]);
   });
 });
