@@ -1,6 +1,7 @@
 import { activityInfo, heartbeat } from '@temporalio/activity';
 import { z } from 'zod';
 import { daysUntilExpiry, expiresSoon } from '../domain/card-health.js';
+import { CustomerEmail } from '../domain/recovery-request.js';
 import { stableEventId } from '../runtime/crypto.js';
 import { createLinkService } from '../services/links.js';
 import type { Account } from '../store/accounts.js';
@@ -34,8 +35,6 @@ const Progress = z.object({
 });
 type Progress = z.infer<typeof Progress>;
 
-const Email = z.email();
-
 /**
  * The eventId of the warning for one card and expiry: the same card and expiry always give the same id, so
  * a card is warned about once per expiry however many sweeps see it, and a card renewed in place with a
@@ -60,8 +59,9 @@ export function cardSweepActivities(deps: ActivityDeps) {
   async function warn(account: Account, card: CardOnFile, days: number): Promise<boolean> {
     const eventId = expiryWarningEventId(account.id, card);
     if (await events.republish(eventId)) return false;
-    // A gateway may hold an address Recoup's events would refuse: the warning goes out without it.
-    const customerEmail = Email.safeParse(card.customerEmail).success ? card.customerEmail : null;
+    // In lower case, as every email Recoup stores, so an erasure by the address finds the warning and its
+    // link. A gateway may hold an address Recoup would refuse: the warning goes out without it.
+    const customerEmail = CustomerEmail.safeParse(card.customerEmail).data ?? null;
     const link = await links.mintCardExpiryLink(account, {
       paymentMethodToken: card.token,
       customerEmail,

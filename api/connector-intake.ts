@@ -1,5 +1,4 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { z } from 'zod';
 import { gatewaysCharging } from '../activities/gateways/routing.js';
 import { daysUntilExpiry } from '../domain/card-health.js';
 import type {
@@ -8,7 +7,7 @@ import type {
   ExpiringCard,
   ReportedFailure,
 } from '../domain/connectors.js';
-import { recoveryRequestFor } from '../domain/recovery-request.js';
+import { CustomerEmail, recoveryRequestFor } from '../domain/recovery-request.js';
 import { statusOf } from '../domain/recovery.js';
 import { stableEventId } from '../runtime/crypto.js';
 import type { Logger } from '../runtime/logger.js';
@@ -36,8 +35,6 @@ export interface ConnectorIntakeDeps {
   log: Logger;
   events: EventPublisher;
 }
-
-const Email = z.email();
 
 /** Request fields a platform adds to the payment itself: helpful to the engine, never worth refusing it for. */
 const enrichment = new Set(['customerEmail', 'cardOrigin', 'binPrefix', 'originalDeclineCode', 'locale']);
@@ -182,6 +179,9 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     const now = clock();
     const days = daysUntilExpiry(card, now.getTime(), account.settings.timezone);
     const expiry = `${String(card.expMonth).padStart(2, '0')}/${card.expYear}`;
+    // In lower case, as every email Recoup stores, so an erasure by the address finds the notice; one
+    // Recoup would refuse is left out, as from a recovery.
+    const customerEmail = CustomerEmail.safeParse(card.customerEmail).data;
     const { eventId } = await events.publish(
       account.id,
       {
@@ -191,9 +191,7 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
         expMonth: card.expMonth,
         expYear: card.expYear,
         ...(days >= 0 ? { daysUntilExpiry: days } : {}),
-        ...(card.customerEmail && Email.safeParse(card.customerEmail).success
-          ? { customerEmail: card.customerEmail }
-          : {}),
+        ...(customerEmail ? { customerEmail } : {}),
         message: `${platform} reports that the ${card.brand} card ending ${card.last4} expires at the end of ${expiry}; ask the customer to update it before their next renewal.`,
         timestamp: now.toISOString(),
       },

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { CustomerIdentity } from '../domain/customer-identity.js';
 import { statusOf } from '../domain/recovery.js';
-import { deliveryWorkflowId } from '../domain/webhooks.js';
+import { deliveryWorkflowId, mayBeUnderWay } from '../domain/webhooks.js';
 import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
@@ -27,22 +27,24 @@ export type ErasureOutcome =
 const deliveryStartGraceMs = 60_000;
 
 /**
- * Whether a delivery of the event is under way: its latest delivery's workflow runs, or it was published
- * too recently for that workflow to have started. A pending event whose delivery never started (the
+ * Whether a delivery of the event is under way: its latest delivery may still run and its workflow runs,
+ * or it was recorded too recently for that workflow to have started. A delivery that never started (the
  * publisher died before starting it) or ended without saying so is not, and does not block an erasure.
  */
 async function beingDelivered(temporal: Client, event: EventRecord, now: Date): Promise<boolean> {
   const latest = event.deliveries.at(-1);
-  if (event.deliveryStatus !== 'pending' || !latest) return false;
+  if (!latest || !mayBeUnderWay(event.deliveryStatus, latest)) return false;
   if (now.getTime() - latest.startedAt.getTime() < deliveryStartGraceMs) return true;
   return running(temporal, deliveryWorkflowId(event._id, latest.deliveryId));
 }
 
 /**
  * Erases one customer of an account (a data-protection request): deletes the webhook events and hosted links
- * about them and their workflows' histories in Temporal, and replaces their email, payment-method tokens,
- * card number prefix and platform customer id in the recoveries and pulses kept for the merchant's books by
- * one pseudonym. Refuses while a recovery of theirs or a delivery of one of their events is under way.
+ * about them and their workflows' histories in Temporal, and replaces their email, payment-method tokens
+ * (and the card keys hashed from them), card number prefix and platform customer id in the recoveries and
+ * pulses kept for the merchant's books by one pseudonym. Refuses while a recovery of theirs or a delivery
+ * of one of their events is under way. A payment they still owed is no longer held for the paywall: data
+ * retention deletes it as a settled one.
  * Safe to run again after an interruption: it finishes what is left. Used by `POST /api/customers/erase`
  * and `recoup customers erase`.
  */

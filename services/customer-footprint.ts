@@ -13,28 +13,32 @@ export interface Footprint {
   events: EventRecord[];
 }
 
+/**
+ * How many times the footprint looks the recoveries up again by what the last look found. Each look must
+ * find a record linking a new identifier, so a real customer settles in two or three; a chain longer than
+ * this ties records of many people together one after another (cards and addresses they share), and the
+ * footprint refuses to guess (an error, before anything is read out or changed).
+ */
+export const maxFootprintRounds = 8;
+
+/** The customer's identifiers spread through so many records that their footprint would not settle. */
+export class FootprintTooWideError extends Error {
+  override name = 'FootprintTooWideError';
+}
+
 const unique = (values: Array<string | null | undefined>): string[] => [
   ...new Set(values.filter((v): v is string => typeof v === 'string' && v !== erasedToken)),
 ];
 
-/**
- * Everything stored that names the customer: their recoveries (by what the merchant named), then, with the
- * emails, tokens and ids those add, the links minted for them (and the cards saved and customer ids named
- * through those), then the webhook events about any of it.
- */
-export async function customerFootprint(
-  stores: Stores,
-  accountId: string,
-  request: CustomerIdentity,
-): Promise<Footprint> {
-  const named = {
-    emails: unique([request.customerEmail]),
-    tokens: unique(request.paymentMethodTokens ?? []),
-    customerIds: unique([request.customerId]),
-  };
-  const recoveries = await stores.recoveries.ofCustomer(accountId, named);
-  const refs: CustomerRefs = {
-    emails: unique([...named.emails, ...recoveries.map((r) => r.customerEmail)]),
+/** What names the customer: what the merchant named, and what their recoveries and links add to it. */
+function refsOf(named: CustomerRefs, recoveries: RecoveryDoc[], links: Footprint['links']): CustomerRefs {
+  const emails = unique([
+    ...named.emails,
+    ...recoveries.map((r) => r.customerEmail),
+    ...links.map(({ link }) => link.data.customerEmail),
+  ]);
+  return {
+    emails,
     tokens: unique([
       ...named.tokens,
       ...recoveries.flatMap((r) => [
@@ -42,26 +46,62 @@ export async function customerFootprint(
         r.request.paymentMethodToken,
         ...(r.request.fallbackPaymentMethodTokens ?? []),
       ]),
+      // The cards saved through their card-update links.
+      ...links.map(({ consumption: c }) =>
+        c?.outcome.kind === 'card_updated' ? c.outcome.newPaymentMethodToken : null,
+      ),
     ]),
     transactionIds: unique(recoveries.flatMap((r) => [r._id, r.publicId])),
-    customerIds: unique([...named.customerIds, ...recoveries.map((r) => r.connector?.customerId)]),
+    customerIds: unique([
+      ...named.customerIds,
+      ...recoveries.map((r) => r.connector?.customerId),
+      // A cancel flow names the customer by the merchant's id; the proactive one by the email, known already.
+      ...links.map(({ link }) =>
+        link.kind === 'cancel_flow' && !emails.includes(link.data.customerId) ? link.data.customerId : null,
+      ),
+    ]),
   };
-  const links = await stores.links.ofCustomer(accountId, refs);
-  refs.tokens = unique([
-    ...refs.tokens,
-    ...links.map(({ consumption: c }) =>
-      c?.outcome.kind === 'card_updated' ? c.outcome.newPaymentMethodToken : null,
-    ),
-  ]);
-  // A cancel flow names the customer by the merchant's id; the proactive one by the email, already known.
-  refs.customerIds = unique([
-    ...refs.customerIds,
-    ...links.map(({ link }) =>
-      link.kind === 'cancel_flow' && !refs.emails.includes(link.data.customerId)
-        ? link.data.customerId
-        : null,
-    ),
-  ]);
+}
+
+/** Whether `refs` holds an email, token or customer id the recoveries were not looked up by. */
+const addsTo = (searched: CustomerRefs, refs: CustomerRefs): boolean =>
+  (['emails', 'tokens', 'customerIds'] as const).some((k) =>
+    refs[k].some((value) => !searched[k].includes(value)),
+  );
+
+/**
+ * Everything stored that names the customer: their recoveries and the links minted for them, looked up by
+ * what the merchant named and again by every email, token (charged, a fallback, or saved through a link)
+ * and customer id those add, until nothing new appears; then the webhook events about any of it. So a
+ * recovery on another card of the same email is found from one token, and one of another email from a
+ * card they share. Throws FootprintTooWideError when that takes more than `maxFootprintRounds` looks.
+ */
+export async function customerFootprint(
+  stores: Stores,
+  accountId: string,
+  request: CustomerIdentity,
+): Promise<Footprint> {
+  const named: CustomerRefs = {
+    emails: unique([request.customerEmail]),
+    tokens: unique(request.paymentMethodTokens ?? []),
+    transactionIds: [],
+    customerIds: unique([request.customerId]),
+  };
+  let searched: CustomerRefs = { emails: [], tokens: [], transactionIds: [], customerIds: [] };
+  let refs = named;
+  let recoveries: RecoveryDoc[] = [];
+  let links: Footprint['links'] = [];
+  for (let round = 0; addsTo(searched, refs); round++) {
+    if (round === maxFootprintRounds)
+      throw new FootprintTooWideError(
+        `The customer's records did not settle after ${maxFootprintRounds} lookups: their identifiers tie together more than one customer's records`,
+      );
+    // Each look asks for everything known so far: what it finds includes what the last one found.
+    searched = refs;
+    recoveries = await stores.recoveries.ofCustomer(accountId, searched);
+    links = await stores.links.ofCustomer(accountId, refsOf(named, recoveries, links));
+    refs = refsOf(named, recoveries, links);
+  }
   const events = await stores.events.ofCustomer(accountId, refs);
   return { refs, recoveries, links, events };
 }

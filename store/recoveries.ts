@@ -144,19 +144,36 @@ const maxPerCustomer = 500;
 /** States a recovery never leaves. */
 const endedStates = recoveryStates.filter((s) => statusOf(s) !== 'unknown');
 
+/** What an erased customer's payment-method tokens (and the card keys made from them) read as. */
+export const erasedToken = 'erased';
+
 /**
- * Ended recoveries whose payment is no longer owed (`stillOwed`): paid (by Recoup or elsewhere), written
- * off, or one the customer paid on their own after it ended unpaid (a Proof Mode control included).
+ * Ended recoveries that data retention may delete: those whose payment is no longer owed (`stillOwed`:
+ * paid by Recoup or elsewhere, written off, or paid on the customer's own after it ended unpaid, a Proof
+ * Mode control included), and those of an erased customer: the paywall no longer reaches them, and no one
+ * is left to collect them from.
  */
-const settled: Filter<RecoveryDoc> = {
+const done: Filter<RecoveryDoc> = {
   $or: [
     { state: { $in: endedStates.filter((state) => !stillOwed({ state })) } },
     { state: { $in: endedStates }, paidOnTheirOwnAt: { $exists: true } },
+    { state: { $in: endedStates }, paymentMethodToken: erasedToken },
   ],
 };
 
-/** What an erased customer's payment-method tokens read as. */
-export const erasedToken = 'erased';
+/**
+ * Ended recoveries settled before `cutoff`: when the customer paid on their own, else when the recovery
+ * ended (an erased one still owed included). Not updatedAt, which later writes (a write-back, an erasure)
+ * move; only a recovery that ended before endedAt was recorded falls back to it.
+ */
+const settledBefore = (cutoff: Date): Filter<RecoveryDoc> => ({
+  $or: [
+    { paidOnTheirOwnAt: { $lt: cutoff } },
+    { paidOnTheirOwnAt: { $exists: false }, endedAt: { $lt: cutoff } },
+    { paidOnTheirOwnAt: { $exists: false }, endedAt: { $exists: false }, updatedAt: { $lt: cutoff } },
+  ],
+});
+
 const customerPrefix = (accountId: string, email: string) => `${accountId}:${sha256(email).slice(0, 32)}`;
 
 /** The read model of recoveries, with the customer index and blocked cards that hang off it. */
@@ -378,19 +395,24 @@ export function createRecoveryStore(db: Db) {
     },
 
     /**
-     * Replaces what names the customer in a recovery (email, payment-method tokens, card number prefix,
-     * the platform's customer id) and keeps what the merchant's books and reports need (amount, currency,
-     * states, attempts, decline codes, dates, the merchant's own ids). One pseudonym per erased customer
-     * keeps their recoveries and pulses one customer for Proof Mode reports.
+     * Replaces what names the customer in a recovery (email, payment-method tokens and the card key hashed
+     * from one, card number prefix, the platform's customer id) and keeps what the merchant's books and
+     * reports need (amount, currency, states, attempts, decline codes, dates, the merchant's own ids). One
+     * pseudonym per erased customer keeps their recoveries and pulses one customer for Proof Mode reports.
+     * A block the recovery left on a card stays (later recoveries of the card are still refused) but no
+     * longer names the recovery: with the token, the block's card key would lead to the pseudonym.
      */
     async pseudonymise(doc: RecoveryDoc, pseudonym: string, now: Date): Promise<void> {
       const { binPrefix: _bin, fallbackPaymentMethodTokens: _fallbacks, ...request } = doc.request;
+      // Before the recovery, which an interrupted erasure starts again from.
+      await blocked.updateMany({ transactionId: doc._id }, { $set: { transactionId: erasedToken } });
       await recoveries.updateOne(
         { _id: doc._id },
         {
           $set: {
             customerEmail: doc.customerEmail === null ? null : pseudonym,
             paymentMethodToken: erasedToken,
+            cardKey: erasedToken,
             request: {
               ...request,
               paymentMethodToken: erasedToken,
@@ -405,12 +427,12 @@ export function createRecoveryStore(db: Db) {
 
     /**
      * Deletes the account's recoveries that were settled before `cutoff` (data retention); a payment still
-     * owed stays, however old: the paywall reads it. Their idempotency keys stay claimed (a key is never used
-     * twice: it names the workflow and the gateway's attempt keys), and customer index entries that led to
-     * them now lead nowhere.
+     * owed stays, however old, while the paywall reads it: until the customer is erased. Their idempotency
+     * keys stay claimed (a key is never used twice: it names the workflow and the gateway's attempt keys),
+     * and customer index entries that led to them now lead nowhere.
      */
     async purgeSettledBefore(accountId: string, cutoff: Date): Promise<number> {
-      const result = await recoveries.deleteMany({ accountId, updatedAt: { $lt: cutoff }, ...settled });
+      const result = await recoveries.deleteMany({ accountId, $and: [done, settledBefore(cutoff)] });
       return result.deletedCount;
     },
 

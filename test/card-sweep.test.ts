@@ -164,6 +164,42 @@ describe('the card health sweep of a sandbox account', () => {
     expect(warningsTo(receiver, expiring)).toHaveLength(1);
   });
 
+  it('keeps the gateway’s email in lower case, so an erasure by the address finds the warning and its link', async () => {
+    const { account, apiKey } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      cardHealthSweep: { enabled: true, daysBeforeExpiry: 30 },
+    });
+    const token = `tok_mixed_${randomUUID().slice(0, 6)}`;
+    await stack.stores.sandbox.saveCard({
+      _id: token,
+      accountId: account.id,
+      gateway: 'test',
+      brand: 'visa',
+      last4: '4242',
+      expMonth: now.getUTCMonth() + 1,
+      expYear: now.getUTCFullYear(),
+      customerEmail: 'Mia.Mixed@Example.com',
+      createdAt: new Date(),
+    });
+    expect(await sweep(account.id)).toMatchObject({ warned: 1 });
+    const [warning] = await waitFor(() => warningsTo(receiver, token), 1);
+    expect(warning!.body).toMatchObject({ customerEmail: 'mia.mixed@example.com' });
+    const linkToken = /\/update-card\/([A-Za-z0-9_-]{43})$/.exec(String(warning!.body.cardUpdateUrl))?.[1];
+    const link = await stack.stores.db
+      .collection<{ _id: string; data: { customerEmail: string | null } }>('links')
+      .findOne({ _id: sha256(linkToken!) });
+    expect(link?.data.customerEmail).toBe('mia.mixed@example.com');
+
+    const erase = () =>
+      call(stack.baseUrl, 'POST', '/api/customers/erase', {
+        key: apiKey,
+        body: { customerEmail: 'Mia.Mixed@Example.com' },
+      });
+    const erased = await poll(erase, (r) => r.status === 200);
+    expect(erased.body).toMatchObject({ events: 1, links: 1 });
+    expect(await stack.stores.events.list({ accountId: account.id, limit: 10 })).toEqual([]);
+  });
+
   it('the customer saves a new card through the warning’s link: card.updated names the old and the new token', async () => {
     const { account, apiKey } = await stack.createAccount({
       webhookUrl: receiver.url,

@@ -196,10 +196,10 @@ describe('Chargebee connector: payment_failed', () => {
 });
 
 describe('Chargebee connector: payment_source_expiring', () => {
-  it('forwards Chargebee’s notice as one card.expiring_soon with expMonth/expYear and the gateway token', async () => {
+  it('forwards Chargebee’s notice as one card.expiring_soon with expMonth/expYear, the gateway token and the email in lower case', async () => {
     const accountId = await connectedAccount(false);
     const notice = event('payment_source_expiring', {
-      customer: { id: 'AzZexpiring', email: 'expiring@example.com' },
+      customer: { id: 'AzZexpiring', email: 'Expiring@Example.com' },
       payment_source: {
         id: 'pm_AzZexpiring',
         customer_id: 'AzZexpiring',

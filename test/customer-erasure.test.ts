@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryWorkflowId, webhookWorkflowId } from '../domain/webhooks.js';
+import { cardKeyOf } from '../runtime/crypto.js';
 import { eraseCustomer } from '../services/customer-erasure.js';
 import { collections } from '../store/collections.js';
 import type { EventRecord } from '../store/events.js';
@@ -248,6 +249,14 @@ describe('POST /api/customers/erase', () => {
     const annTokens = [...Object.values(ann.tokens), newCardIn(annEvents)];
     const dump = await everything(stack.stores);
     for (const text of [ann.email, 'cus_ann', ...annTokens]) expect(dump).not.toContain(text);
+    // Nor the hashes of her cards in her recoveries, nor her stolen card's block (which still holds).
+    const annCards = annTokens.map((t) => cardKeyOf(clientId, t));
+    const recoveriesColl = stack.stores.db.collection<{ _id: string }>(collections.recoveries);
+    expect(await recoveriesColl.countDocuments({ cardKey: { $in: annCards } })).toBe(0);
+    const block = await stack.stores.db
+      .collection<{ _id: string }>(collections.blockedCards)
+      .findOne({ _id: cardKeyOf(clientId, ann.tokens.stolen) });
+    expect(block).toMatchObject({ declineCode: 'stolen_card', transactionId: 'erased' });
     for (const text of [bob.email, 'cus_bob', ...Object.values(bob.tokens)]) expect(dump).toContain(text);
     // Temporal deletes a closed history once its close is acknowledged in the history queue (about 30 s).
     for (const id of workflowIds)
@@ -311,6 +320,57 @@ describe('POST /api/customers/erase', () => {
     const dump = await everything(stack.stores);
     expect(dump).not.toContain('tok_nomail_card');
     expect(dump).not.toContain('tok_nomail_backup');
+  });
+
+  it('named by one card, finds the recoveries of the same email on another: waits for them, then erases all', async () => {
+    const email = 'hal@example.com';
+    const execute = (paymentMethodToken: string, originalDeclineCode: string, amount: number) =>
+      post<{ transactionId: string }>('/api/recovery/execute', {
+        paymentMethodToken,
+        originalDeclineCode,
+        amount,
+        customerEmail: email,
+      });
+    const recovered = await execute('tok_hal_first', 'try_again_later', 2500);
+    const queued = await execute('tok_hal_second', 'insufficient_funds', 3000);
+    expect([recovered.status, queued.status]).toEqual([200, 202]);
+    const ids = [recovered.body.transactionId, queued.body.transactionId];
+
+    const exported = await exportOf({ paymentMethodTokens: ['tok_hal_first'] });
+    expect(exported.body.recoveries.map((r) => r.transactionId).sort()).toEqual(ids.toSorted());
+    expect(exported.body.identifiers).toEqual({
+      customerEmails: [email],
+      paymentMethodTokens: expect.arrayContaining(['tok_hal_first', 'tok_hal_second']),
+      customerIds: [],
+    });
+
+    const refused = await erase({ paymentMethodTokens: ['tok_hal_first'] });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ transactionIds: [queued.body.transactionId] });
+    expect(await stack.stores.recoveries.find(clientId, queued.body.transactionId)).toMatchObject({
+      customerEmail: email,
+      paymentMethodToken: 'tok_hal_second',
+    });
+    expect((await paywall(email)).body).toMatchObject({ isPastDue: true });
+
+    const stop = await post('/api/recovery/stop', {
+      transactionId: queued.body.transactionId,
+      reason: 'not_owed',
+    });
+    expect(stop.status).toBe(200);
+    const erased = await poll(
+      () => erase({ paymentMethodTokens: ['tok_hal_first'] }),
+      (r) => r.status === 200,
+    );
+    expect(erased.body).toMatchObject({ recoveries: 2 });
+    const kept = await Promise.all(ids.map((id) => stack.stores.recoveries.find(clientId, id)));
+    expect(kept[0]?.customerEmail).toMatch(/@erased\.invalid$/);
+    expect(kept.map((d) => [d?.customerEmail, d?.paymentMethodToken])).toEqual([
+      [kept[0]?.customerEmail, 'erased'],
+      [kept[0]?.customerEmail, 'erased'],
+    ]);
+    const dump = await everything(stack.stores);
+    for (const text of [email, 'tok_hal_first', 'tok_hal_second']) expect(dump).not.toContain(text);
   });
 
   it('is refused with 409 while a recovery of the customer is under way, and changes nothing', async () => {
@@ -384,6 +444,58 @@ describe('POST /api/customers/erase', () => {
     const erased = await erase({ customerEmail: email }, apiKey);
     expect(erased.status).toBe(200);
     expect(erased.body).toMatchObject({ recoveries: 1, events: 2 });
+  });
+
+  it('waits for a resend of a delivered event, which stays delivered while it runs', async () => {
+    let failing = false;
+    const flaky = await startReceiver({ answer: () => ({ status: failing ? 500 : 200 }) });
+    try {
+      const { account, apiKey } = await stack.createAccount({ webhookUrl: flaky.url });
+      const email = 'ivy@example.com';
+      const res = await post(
+        '/api/recovery/execute',
+        {
+          paymentMethodToken: 'tok_ivy_card',
+          originalDeclineCode: 'try_again_later',
+          amount: 2500,
+          customerEmail: email,
+        },
+        apiKey,
+      );
+      expect(res.status).toBe(200);
+      const [event] = await poll(
+        () => stack.stores.events.list({ accountId: account.id }),
+        (events) => events.length > 0 && events.every((e) => e.deliveryStatus === 'delivered'),
+      );
+      const eventId = event?._id ?? '';
+
+      // The endpoint fails now: the resend's delivery is retried on its schedule, the event stays delivered.
+      failing = true;
+      const resent = await call(stack.baseUrl, 'POST', `/api/events/${eventId}/resend`, {
+        key: apiKey,
+        body: {},
+      });
+      expect(resent.status).toBe(202);
+      const retrying = await poll(
+        () => stack.stores.events.get(eventId),
+        (e) => (e?.deliveries[1]?.attempts.length ?? 0) > 0,
+      );
+      expect(retrying).toMatchObject({ deliveryStatus: 'delivered' });
+      // Past the grace a delivery just recorded gets: only its running workflow holds the erasure up.
+      await stack.stores.db
+        .collection<{ _id: string }>(collections.events)
+        .updateOne({ _id: eventId }, { $set: { 'deliveries.1.startedAt': new Date(Date.now() - 120_000) } });
+      const refused = await erase({ customerEmail: email }, apiKey);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ transactionIds: [], eventIds: [eventId] });
+
+      await stack.temporal.workflow.getHandle(webhookWorkflowId(eventId, 1)).terminate('test');
+      const erased = await erase({ customerEmail: email }, apiKey);
+      expect(erased.status).toBe(200);
+      expect(erased.body).toMatchObject({ recoveries: 1, events: 1 });
+    } finally {
+      await flaky.close();
+    }
   });
 
   it('an interrupted erasure finishes when run again, with the same pseudonym throughout', async () => {

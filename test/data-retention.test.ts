@@ -1,7 +1,9 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
 import { Settings } from '../domain/settings.js';
+import { collections } from '../store/collections.js';
 import { purgeAccountData } from '../services/data-retention.js';
 import { onServer } from './support/pages.js';
 import { poll } from './support/poll.js';
@@ -159,6 +161,86 @@ describe('data retention', () => {
     );
     expect(later.recoveries).toBe(1);
     expect(await stack.stores.recoveries.find(account.id, owed!._id)).toBeNull();
+  });
+
+  it('deletes an erased customer’s payment still owed once it ended longer ago: the paywall no longer reads it', async () => {
+    const { account, apiKey } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      dataRetentionDays: 90,
+    });
+    const customerEmail = 'erased.owes@example.com';
+    const blocked = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: 'tok_erased_owes',
+        originalDeclineCode: 'lost_card',
+        amount: 3300,
+        customerEmail,
+        idempotencyKey: 'owed-1',
+      },
+    });
+    expect(blocked.status).toBe(403);
+    const erased = await poll(
+      () => call(stack.baseUrl, 'POST', '/api/customers/erase', { key: apiKey, body: { customerEmail } }),
+      (r) => r.status === 200,
+    );
+    expect(erased.body).toMatchObject({ recoveries: 1 });
+
+    const purge = (days: number) =>
+      purgeAccountData(stack.stores, { id: account.id, days: 90 }, new Date(Date.now() + days * day));
+    expect((await purge(89)).recoveries).toBe(0);
+    expect((await purge(94)).recoveries).toBe(1);
+    expect(await stack.stores.recoveries.findByKey(account.id, 'owed-1')).toBeNull();
+  });
+
+  it('counts a recovery’s age from when it was settled, not from a later write such as an erasure', async () => {
+    const { account, apiKey } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      dataRetentionDays: 90,
+    });
+    const execute = (idempotencyKey: string, body: Record<string, unknown>) =>
+      call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: apiKey,
+        body: { paymentMethodToken: `tok_${idempotencyKey}`, amount: 2500, idempotencyKey, ...body },
+      });
+    const customerEmail = 'settled.long.ago@example.com';
+    const keys = ['settled_erased', 'settled_paid_late', 'settled_legacy'] as const;
+    const answers = await Promise.all([
+      execute(keys[0], { originalDeclineCode: 'try_again_later', customerEmail }),
+      execute(keys[1], { originalDeclineCode: 'lost_card' }),
+      execute(keys[2], { originalDeclineCode: 'try_again_later' }),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 403, 200]);
+    const find = (key: string) => stack.stores.recoveries.findByKey(account.id, key);
+    // Their workflows have made their last write.
+    for (const key of keys)
+      await stack.temporal.workflow
+        .getHandle((await find(key))!.workflowId)
+        .result()
+        .catch((error: unknown) => expect(error).toBeInstanceOf(WorkflowNotFoundError));
+    const [erased, paidLate, legacy] = await Promise.all(keys.map(async (k) => (await find(k))!._id));
+    // All three ended 100 days ago; the customer paid one on their own 10 days ago, and one ended before
+    // endedAt was recorded (its last write was then).
+    const recoveries = stack.stores.db.collection<{ _id: string }>(collections.recoveries);
+    const daysAgo = (n: number) => new Date(Date.now() - n * day);
+    await recoveries.updateMany({ _id: { $in: [erased!, paidLate!] } }, { $set: { endedAt: daysAgo(100) } });
+    await recoveries.updateOne({ _id: paidLate! }, { $set: { paidOnTheirOwnAt: daysAgo(10) } });
+    await recoveries.updateOne(
+      { _id: legacy! },
+      { $unset: { endedAt: '' }, $set: { updatedAt: daysAgo(100) } },
+    );
+    // The first one's customer is erased today, which rewrites it.
+    const erasure = await poll(
+      () => call(stack.baseUrl, 'POST', '/api/customers/erase', { key: apiKey, body: { customerEmail } }),
+      (r) => r.status === 200,
+    );
+    expect(erasure.body).toMatchObject({ recoveries: 1 });
+
+    const purged = await purgeAccountData(stack.stores, { id: account.id, days: 90 }, new Date());
+    expect(purged.recoveries).toBe(2);
+    expect(await find(keys[0])).toBeNull();
+    expect(await find(keys[2])).toBeNull();
+    expect(await find(keys[1])).toMatchObject({ state: 'blocked' });
   });
 
   it.each([
