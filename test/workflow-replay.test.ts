@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { admitRecovery } from '../api/admit-recovery.js';
@@ -10,6 +11,7 @@ import { webhookWorkflowId } from '../domain/webhooks.js';
 import { sha256 } from '../runtime/crypto.js';
 import { createLogger } from '../runtime/logger.js';
 import { serverClock } from '../scripts/time-skipping.js';
+import { ensureDailyWorkflows, runCardSweep } from '../services/card-sweep.js';
 import { createLinkOutcomes } from '../services/link-outcomes.js';
 import { call, type Stack } from './support/stack.js';
 import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
@@ -60,7 +62,7 @@ describe.skipIf(process.env.RECORD_HISTORIES).each(recordings.map((d) => d.name)
 );
 
 /** The scenarios recorded, each to the workflow whose history is kept: every kind of path a workflow takes. */
-const scenarios: Record<string, (stack: Stack) => Promise<string>> = {
+const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => Promise<string>> = {
   /** Queued to a payday, retried then, recovered. */
   'recovery-queued-recovered': (stack) =>
     recovery(stack, { paymentMethodToken: 'tok_visa', originalDeclineCode: 'insufficient_funds' }),
@@ -104,6 +106,16 @@ const scenarios: Record<string, (stack: Stack) => Promise<string>> = {
   'recovery-card-updated': async (stack) => (await cardUpdated(stack)).recovery,
   /** The follow-up of that link's use, which finds the use finished. */
   'link-use': async (stack) => (await cardUpdated(stack)).linkUse,
+  /** The operator's sweep of one account with a card in its expiry month: card.expiring_soon. */
+  'card-sweep-account': async (stack) => {
+    const { accountId } = await sweptAccount(stack);
+    return (await runCardSweep(stack.temporal, stack.queues, accountId)).workflowId;
+  },
+  /** The deployment's daily card health sweep, two days of it (it runs for ever: a history in progress). */
+  'card-health-sweep-daily': async (stack, env) =>
+    (await dailyWorkflowsAfterTwoDays(stack, env)).cardHealthSweep,
+  /** The deployment's daily data retention, two days of it. */
+  'data-retention-daily': async (stack, env) => (await dailyWorkflowsAfterTwoDays(stack, env)).dataRetention,
   /** recovery.failed to the test account's unreachable endpoint: the whole retry schedule, then given up. */
   'webhook-delivery-exhausted': async (stack) => {
     const recoveryId = await recovery(stack, {
@@ -141,6 +153,39 @@ async function recovery(
   if (!doc) throw new Error(`no recovery behind ${JSON.stringify(answer.body)}`);
   await stack.temporal.workflow.getHandle(doc.workflowId).result();
   return doc.workflowId;
+}
+
+/** An account whose sweep is on, with a card on file that expires this month (so within its warning days). */
+async function sweptAccount(stack: Stack): Promise<{ accountId: string }> {
+  const { account } = await stack.createAccount({
+    cardHealthSweep: { enabled: true, daysBeforeExpiry: 31 },
+    dataRetentionDays: 90,
+  });
+  const now = serverClock();
+  await stack.stores.sandbox.saveCard({
+    _id: `tok_visa_sweep_${account.id}`,
+    accountId: account.id,
+    gateway: 'test',
+    brand: 'visa',
+    last4: '4242',
+    expMonth: now.getUTCMonth() + 1,
+    expYear: now.getUTCFullYear(),
+    customerEmail: 'ada@example.com',
+    createdAt: now,
+  });
+  return { accountId: account.id };
+}
+
+/** Starts the daily workflows (once), with an account for them to work on, and lets two days pass. */
+let daily: Promise<{ cardHealthSweep: string; dataRetention: string }> | undefined;
+function dailyWorkflowsAfterTwoDays(stack: Stack, env: TestWorkflowEnvironment) {
+  daily ??= (async () => {
+    await sweptAccount(stack);
+    const ids = await ensureDailyWorkflows(stack.temporal, stack.queues);
+    await env.sleep(2 * 86_400_000);
+    return ids;
+  })();
+  return daily;
 }
 
 /** A recovery queued on `tok_visa` whose card-update link the customer uses; both workflows run to their end. */
@@ -194,7 +239,7 @@ describe.runIf(process.env.RECORD_HISTORIES)('recording histories', () => {
         const now = new Date(await env.currentTimeMs());
         await skipTo(env, Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 12, 10));
         for (const [scenario, run] of Object.entries(scenarios)) {
-          const workflowId = await run(stack);
+          const workflowId = await run(stack, env);
           const history = await stack.temporal.workflow.getHandle(workflowId).fetchHistory();
           const recorded: Recorded = { scenario, workflowId, history: JSON.parse(JSON.stringify(history)) };
           writeFileSync(join(folder, `${scenario}.json`), `${JSON.stringify(recorded)}\n`);
