@@ -64,12 +64,13 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     const { invoiceId, customerId, subscriptionId, ...fields } = f;
     const schema = recoveryRequestFor(account.gateways[0]?.kind ?? 'test');
     const request: Record<string, unknown> = { ...fields, idempotencyKey: invoiceId };
-    let parsed = schema.safeParse(request);
+    // With the input on each issue, formatIssues tells a missing field from a wrong one (details of a 422).
+    let parsed = schema.safeParse(request, { reportInput: true });
     const refused = parsed.success ? [] : parsed.error.issues.map((i) => String(i.path[0]));
     if (refused.length > 0 && refused.every((field) => enrichment.has(field))) {
       // A platform's odd email or country must not cost the merchant the recovery: go on without it.
       for (const field of refused) delete request[field];
-      parsed = schema.safeParse(request);
+      parsed = schema.safeParse(request, { reportInput: true });
     }
     if (!parsed.success)
       throw new HttpError(422, {
