@@ -37,8 +37,8 @@ export function recordActivities(deps: ActivityDeps) {
      * Claims FAILED_API_ as the id of a failure ending the first phase; false when execute, tired of waiting,
      * already answered 202 under the bare id (which the failure then keeps).
      */
-    async claimFailureId(input: { transactionId: string }): Promise<boolean> {
-      return deps.stores.recoveries.claimAnswer(input.transactionId, 'failure');
+    async claimFailureId(input: { accountId: string; transactionId: string }): Promise<boolean> {
+      return deps.stores.recoveries.claimAnswer(input.accountId, input.transactionId, 'failure');
     },
 
     /** Records an event (validated against the catalogue) and hands it to its delivery workflow. */

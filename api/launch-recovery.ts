@@ -57,7 +57,7 @@ export async function launchRecovery(
         ? {
             wait,
             onlyIfNew: unstarted,
-            claimProcessing: () => recoveries.claimAnswer(doc._id, 'processing'),
+            claimProcessing: () => recoveries.claimAnswer(doc.accountId, doc._id, 'processing'),
             ...(deps.firstPhaseDeadlineMs ? { deadlineMs: deps.firstPhaseDeadlineMs } : {}),
           }
         : { wait, onlyIfNew: unstarted },

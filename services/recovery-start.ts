@@ -1,6 +1,7 @@
 import {
   WorkflowExecutionAlreadyStartedError,
   type Client,
+  type WorkflowHandle,
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import type { RecoveryInput, StopReason } from '../domain/recovery.js';
@@ -48,23 +49,22 @@ export function recoveryStartOptions(
 /**
  * Stops a recovery whose workflow never started (its intake died, or Temporal failed its start and nobody
  * retried) by starting the workflow told to stop at once: it records the stop, with no screen and no
- * charge, and ends. Returns the running stop, or null when a workflow of the recovery's id exists or ran —
- * a late retry of the intake started it first (Temporal runs one per id), and that workflow is to be stopped
- * instead.
+ * charge, and ends. Returns the started workflow's handle (the caller decides how long to wait for its end),
+ * or null when a workflow of the recovery's id exists or ran — a late retry of the intake started it first
+ * (Temporal runs one per id), and that workflow is to be stopped instead.
  */
 export async function startStopped(
   temporal: Client,
   queues: TaskQueues,
   doc: RecoveryDoc,
   reason: StopReason,
-): Promise<Promise<void> | null> {
+): Promise<WorkflowHandle<typeof recoveryWorkflow> | null> {
   const input = { ...recoveryInputOf(doc), stopBeforeStart: reason };
   try {
-    const handle = await temporal.workflow.start(
+    return await temporal.workflow.start(
       recoveryWorkflow,
       recoveryStartOptions(queues, doc.workflowId, input, 'FAIL'),
     );
-    return handle.result();
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) return null;
     throw error;

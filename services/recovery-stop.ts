@@ -67,7 +67,7 @@ export async function stopRecovery(
   if (asked === 'no_workflow' && statusOf(now.state) === 'unknown') {
     const stopping = await startStopped(deps.temporal, deps.queues, now, reason);
     // A late retry of the intake started the workflow first: that one is stopped instead.
-    asked = stopping ? await settle(stopping) : await askToStop(deps.temporal, now, reason);
+    asked = stopping ? await settle(stopping.result()) : await askToStop(deps.temporal, now, reason);
     now = (await recoveries.find(accountId, doc.publicId)) ?? now;
   }
   if (asked === 'pending') return { kind: 'pending', doc: now };

@@ -24,4 +24,5 @@ export const collections = {
   sandboxCards: 'sandboxCards',
   connectorEvents: 'connectorEvents',
   erasures: 'erasures',
+  answerClaims: 'answerClaims',
 } as const;

@@ -40,6 +40,7 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   sandboxCards: [[{ accountId: 1, gateway: 1 }]],
   connectorEvents: [[{ accountId: 1, receivedAt: -1 }]],
   erasures: [],
+  answerClaims: [],
 };
 
 /** Creates all indexes (idempotent). FerretDB has no TTL indexes, so expiry is checked on read. */

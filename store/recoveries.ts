@@ -76,17 +76,22 @@ export interface RecoveryDoc {
    * said so. The customer no longer owes it, and the report counts the payment collected.
    */
   paidOnTheirOwnAt?: Date;
-  /**
-   * Which id the first phase's answer gave, when execute answered before the phase ended (see claimAnswer):
-   * `processing` — 202 under the bare id; `failure` — the phase failed first, under FAILED_API_.
-   */
-  answerClaim?: AnswerClaim;
   createdAt: Date;
   updatedAt: Date;
 }
 
-/** Who decided the id of a recovery's answer: execute's late 202, or a failure that ended the first phase. */
+/**
+ * Who decided the id of a recovery's answer, when execute answered late (see claimAnswer): `processing` —
+ * 202 under the bare id; `failure` — the first phase failed first, under FAILED_API_.
+ */
 export type AnswerClaim = 'processing' | 'failure';
+
+interface AnswerClaimDoc {
+  _id: string; // transactionId
+  accountId: string;
+  as: AnswerClaim;
+  at: Date;
+}
 
 /** Fields the workflow may change as a recovery moves. */
 export type RecoveryPatch = Partial<
@@ -181,6 +186,7 @@ export function createRecoveryStore(db: Db) {
   const recoveries = db.collection<RecoveryDoc>(collections.recoveries);
   const keys = db.collection<{ _id: string; transactionId: string }>(collections.idempotencyKeys);
   const blocked = db.collection<BlockedCardDoc>(collections.blockedCards);
+  const answerClaims = db.collection<AnswerClaimDoc>(collections.answerClaims);
   const customerIndex = sequence(db.collection<CustomerEntryDoc>(collections.customerRecoveries), {
     remember: true,
   });
@@ -310,17 +316,23 @@ export function createRecoveryStore(db: Db) {
     /**
      * Claims the id of the recovery's answer for `as`: true when this claim holds (made now, or by an earlier
      * try of the same caller), false when the other side claimed first. Execute answering 202 under the bare
-     * id, and a first phase failing under FAILED_API_, each claim before they answer, so a merchant's id and
-     * the webhook's agree whichever comes first.
+     * id, and a slow first phase failing under FAILED_API_, each claim before they answer, so a merchant's
+     * id and the webhook's agree whichever comes first. A unique insert: exact on FerretDB too, whose
+     * conditional updates are not atomic.
      */
-    async claimAnswer(transactionId: string, as: AnswerClaim): Promise<boolean> {
-      const claimed = await recoveries.updateOne(
-        { _id: transactionId, answerClaim: { $exists: false } },
-        { $set: { answerClaim: as } },
-      );
-      if (claimed.modifiedCount === 1) return true;
-      const doc = await recoveries.findOne({ _id: transactionId }, { projection: { answerClaim: 1 } });
-      return doc?.answerClaim === as;
+    async claimAnswer(accountId: string, transactionId: string, as: AnswerClaim): Promise<boolean> {
+      try {
+        await answerClaims.insertOne({ _id: transactionId, accountId, as, at: new Date() });
+        return true;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        return (await answerClaims.findOne({ _id: transactionId }))?.as === as;
+      }
+    },
+
+    /** Who claimed the id of the recovery's answer, if anyone did. */
+    async answerClaimOf(transactionId: string): Promise<AnswerClaim | null> {
+      return (await answerClaims.findOne({ _id: transactionId }))?.as ?? null;
     },
 
     /**
@@ -433,6 +445,8 @@ export function createRecoveryStore(db: Db) {
      */
     async purgeSettledBefore(accountId: string, cutoff: Date): Promise<number> {
       const result = await recoveries.deleteMany({ accountId, $and: [done, settledBefore(cutoff)] });
+      // Answer claims matter only while a first phase is answered (a minute at most).
+      await answerClaims.deleteMany({ accountId, at: { $lt: cutoff } });
       return result.deletedCount;
     },
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admitRecovery } from '../api/admit-recovery.js';
 import { startRecovery } from '../api/start-recovery.js';
 import { recoveryInputOf, startStopped } from '../services/recovery-start.js';
+import { stopRecovery } from '../services/recovery-stop.js';
 import { RecoveryRequest } from '../domain/recovery-request.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import { taskQueues } from '../worker/task-queues.js';
@@ -274,6 +275,27 @@ describe('a recovery whose workflow never started, stopped by the merchant', () 
     expect(res.body).toMatchObject({ status: 'succeeded', state: 'paid_elsewhere', recovered: false });
     expect((await m.execute()).status).toBe(409);
     expect(await m.charges()).toBe(0);
+  });
+
+  it('with no worker to run the stop, answers pending after its wait, not never', async () => {
+    const m = await merchant({ idempotencyKey: 'inv-unworked' });
+    const admitted = await admitRecovery(stack.stores, m.account, m.request, minutesAgo(2));
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    const { doc } = admitted;
+    const queues = taskQueues(`nobody-${n}`);
+    const startedAt = Date.now();
+    try {
+      const outcome = await stopRecovery(
+        { stores: stack.stores, temporal: stack.temporal, queues },
+        m.account.id,
+        { transactionId: doc._id },
+        'not_owed',
+      );
+      expect(outcome.kind).toBe('pending');
+      expect(Date.now() - startedAt).toBeLessThan(15_000);
+    } finally {
+      await stack.temporal.workflow.getHandle(doc.workflowId).terminate('test over');
+    }
   });
 
   it('a retry of its intake that started the workflow first is not started over: that workflow is asked to stop', async () => {

@@ -110,7 +110,8 @@ export class RecoveryContext {
     if (this.answered || this.input.answeredAtStart) return this.publicId;
     // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
     if (!this.failureClaimed && patched(failureIdClaimPatch)) {
-      if (!(await claimFailureId({ transactionId: this.input.transactionId }))) {
+      const { accountId, transactionId } = this.input;
+      if (!(await claimFailureId({ accountId, transactionId }))) {
         this.answeredProcessing = true;
         return this.publicId;
       }
