@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CardSweepResult } from '../activities/card-sweep.js';
 import { cardSweepWorkflowId, sweepDay, sweepHourUtc } from '../domain/card-health.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
+import { cardOnFile } from './support/cards.js';
 import type { Stack } from './support/stack.js';
 import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
@@ -48,16 +49,7 @@ describe('the daily card health sweep', () => {
     await skipTo(env, start);
 
     const saveCard = (accountId: string, token: string) =>
-      stack.stores.sandbox.saveCard({
-        _id: token,
-        accountId,
-        gateway: 'test',
-        brand: 'visa',
-        last4: '4242',
-        ...expiry,
-        customerEmail: 'ada@example.com',
-        createdAt: new Date(start),
-      });
+      stack.stores.sandbox.saveCard(cardOnFile(accountId, token, { now: new Date(start), expires: expiry }));
     // Ahead of it: three accounts whose gateway cannot be reached (their sweep is enabled on the warning
     // day), each sweep failing for half an hour in its own lane, and a sound account with nothing to sweep.
     const broken = await Promise.all(

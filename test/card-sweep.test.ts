@@ -10,6 +10,7 @@ import { StoredEventSchema } from '../domain/events.js';
 import { sha256 } from '../runtime/crypto.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
+import { cardOnFile } from './support/cards.js';
 import { cliEnvOf, runCli, type CliRun } from './support/cli.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm } from './support/pages.js';
@@ -170,17 +171,9 @@ describe('the card health sweep of a sandbox account', () => {
       cardHealthSweep: { enabled: true, daysBeforeExpiry: 30 },
     });
     const token = `tok_mixed_${randomUUID().slice(0, 6)}`;
-    await stack.stores.sandbox.saveCard({
-      _id: token,
-      accountId: account.id,
-      gateway: 'test',
-      brand: 'visa',
-      last4: '4242',
-      expMonth: now.getUTCMonth() + 1,
-      expYear: now.getUTCFullYear(),
-      customerEmail: 'Mia.Mixed@Example.com',
-      createdAt: new Date(),
-    });
+    await stack.stores.sandbox.saveCard(
+      cardOnFile(account.id, token, { now, customerEmail: 'Mia.Mixed@Example.com' }),
+    );
     expect(await sweep(account.id)).toMatchObject({ warned: 1 });
     const [warning] = await waitFor(() => warningsTo(receiver, token), 1);
     expect(warning!.body).toMatchObject({ customerEmail: 'mia.mixed@example.com' });
@@ -443,17 +436,7 @@ describe("the sweep counts a card's days in the account's time zone", () => {
   // One card valid through December 2026, swept at an instant whose date differs between UTC and the
   // account's zone: the sweep must count in the zone (as the hosted card form does), never in UTC.
   const cardOf = (accountId: string, token: string) =>
-    stack.stores.sandbox.saveCard({
-      _id: token,
-      accountId,
-      gateway: 'test',
-      brand: 'visa',
-      last4: '4242',
-      expMonth: 12,
-      expYear: 2026,
-      customerEmail: 'ada@example.com',
-      createdAt: new Date(),
-    });
+    stack.stores.sandbox.saveCard(cardOnFile(accountId, token, { expires: { expMonth: 12, expYear: 2026 } }));
   const sweepAt = (accountId: string, asOf: number) => {
     const activities = cardSweepActivities(activityDeps(stack));
     return new MockActivityEnvironment().run(

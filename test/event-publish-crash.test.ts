@@ -10,6 +10,7 @@ import { recoveryWorkflowId } from '../domain/recovery.js';
 import { Settings } from '../domain/settings.js';
 import { createEventPublisher } from '../services/events.js';
 import { collections } from '../store/collections.js';
+import { cardOnFile } from './support/cards.js';
 import { poll } from './support/poll.js';
 import { activityDeps, call, startStack, type Stack } from './support/stack.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
@@ -103,21 +104,12 @@ describe('an event stored before its delivery could start', () => {
 
   it('card.expiring_soon: a retried sweep delivers the stored warning and mints no second link', async () => {
     const { account } = await webhookAccount({ cardHealthSweep: { enabled: true, daysBeforeExpiry: 31 } });
-    const now = new Date();
-    const card = {
-      _id: `tok_sweep_${randomUUID().slice(0, 8)}`,
-      accountId: account.id,
-      gateway: 'test',
-      brand: 'visa',
-      last4: '4242',
-      expMonth: now.getUTCMonth() + 1,
-      expYear: now.getUTCFullYear(),
-      customerEmail: 'ada@example.com',
-      createdAt: now,
-    };
+    const card = cardOnFile(account.id, `tok_sweep_${randomUUID().slice(0, 8)}`);
     await stack.stores.sandbox.saveCard(card);
     const activities = activitiesStartFailingOnce();
-    await runAndRetry(() => activities.sweepAccountCards({ accountId: account.id, asOf: now.getTime() }));
+    await runAndRetry(() =>
+      activities.sweepAccountCards({ accountId: account.id, asOf: card.createdAt.getTime() }),
+    );
     const eventId = expiryWarningEventId(account.id, { token: card._id, ...card });
     const { event, sameType, links, posted } = await settled(account.id, eventId, 'card_update');
     expect(event?.deliveryStatus).toBe('delivered');

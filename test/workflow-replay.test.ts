@@ -13,6 +13,7 @@ import { createLogger } from '../runtime/logger.js';
 import { serverClock } from '../scripts/time-skipping.js';
 import { ensureDailyWorkflows, runCardSweep } from '../services/card-sweep.js';
 import { createLinkOutcomes } from '../services/link-outcomes.js';
+import { cardOnFile } from './support/cards.js';
 import { call, type Stack } from './support/stack.js';
 import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
 
@@ -161,18 +162,9 @@ async function sweptAccount(stack: Stack): Promise<{ accountId: string }> {
     cardHealthSweep: { enabled: true, daysBeforeExpiry: 31 },
     dataRetentionDays: 90,
   });
-  const now = serverClock();
-  await stack.stores.sandbox.saveCard({
-    _id: `tok_visa_sweep_${account.id}`,
-    accountId: account.id,
-    gateway: 'test',
-    brand: 'visa',
-    last4: '4242',
-    expMonth: now.getUTCMonth() + 1,
-    expYear: now.getUTCFullYear(),
-    customerEmail: 'ada@example.com',
-    createdAt: now,
-  });
+  await stack.stores.sandbox.saveCard(
+    cardOnFile(account.id, `tok_visa_sweep_${account.id}`, { now: serverClock() }),
+  );
   return { accountId: account.id };
 }
 
