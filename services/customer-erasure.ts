@@ -4,7 +4,8 @@ import { statusOf } from '../domain/recovery.js';
 import { deliveryWorkflowId, mayBeUnderWay } from '../domain/webhooks.js';
 import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
-import type { RecoveryDoc } from '../store/recoveries.js';
+import { erasedToken, type RecoveryDoc } from '../store/recoveries.js';
+import { cardKeyOf } from '../runtime/crypto.js';
 import { customerFootprint } from './customer-footprint.js';
 import { deleteHistory, running } from './workflow-history.js';
 
@@ -39,10 +40,36 @@ async function beingDelivered(temporal: Client, event: EventRecord, now: Date): 
 }
 
 /**
+ * The card-network attempt budgets of the customer's cards and the 5-minute duplicate claims of their
+ * recoveries keep their counts (the networks' rules and the duplicate check stay exact) but no longer name
+ * the recoveries: with a token, its card key would lead there. Before the recoveries, which an interrupted
+ * erasure starts again from.
+ */
+async function forgetCardClaims(
+  stores: Stores,
+  accountId: string,
+  tokens: string[],
+  recoveries: RecoveryDoc[],
+  now: Date,
+): Promise<void> {
+  for (const token of tokens) await stores.cardBudgets.forgetAttempts(cardKeyOf(accountId, token));
+  for (const { request } of recoveries)
+    if (request.paymentMethodToken !== erasedToken)
+      await stores.claims.forgetVelocity(
+        accountId,
+        cardKeyOf(accountId, request.paymentMethodToken),
+        request.amount,
+        request.currency,
+        now,
+      );
+}
+
+/**
  * Erases one customer of an account (a data-protection request): deletes the webhook events and hosted links
  * about them and their workflows' histories in Temporal, and replaces their email, payment-method tokens
  * (and the card keys hashed from them), card number prefix and platform customer id in the recoveries and
- * pulses kept for the merchant's books by one pseudonym. Refuses while a recovery of theirs or a delivery
+ * pulses kept for the merchant's books by one pseudonym; its cards' attempt budgets and duplicate claims
+ * no longer name the recoveries. Refuses while a recovery of theirs or a delivery
  * of one of their events is under way. A payment they still owed is no longer held for the paywall: data
  * retention deletes it as a settled one.
  * Safe to run again after an interruption: it finishes what is left. Used by `POST /api/customers/erase`
@@ -55,7 +82,20 @@ export async function eraseCustomer(
 ): Promise<ErasureOutcome> {
   const { stores, temporal } = deps;
   const now = deps.clock();
-  const { refs, recoveries, links, events } = await customerFootprint(stores, accountId, request);
+  // As the merchant named the customer: running the same request again continues with the same pseudonym,
+  // from what the first run found (it may have unlinked the record that led to another card or address).
+  const who = JSON.stringify([
+    request.customerEmail ?? null,
+    request.customerId ?? null,
+    [...new Set(request.paymentMethodTokens ?? [])].toSorted(),
+  ]);
+  const earlier = await stores.erasures.underWay(accountId, who);
+  const { refs, recoveries, links, events } = await customerFootprint(
+    stores,
+    accountId,
+    request,
+    earlier?.refs,
+  );
 
   const busy: RecoveryDoc[] = [];
   for (const r of recoveries)
@@ -69,15 +109,10 @@ export async function eraseCustomer(
       eventIds: delivering.map((e) => e._id),
     };
 
-  // As the merchant named the customer: running the same request again continues with the same pseudonym.
-  const who = JSON.stringify([
-    request.customerEmail ?? null,
-    request.customerId ?? null,
-    [...new Set(request.paymentMethodTokens ?? [])].toSorted(),
-  ]);
-  const pseudonym = await stores.erasures.begin(accountId, who, now);
+  const { emails, tokens, customerIds } = refs;
+  const pseudonym = await stores.erasures.begin(accountId, who, { emails, tokens, customerIds }, now);
   // Histories first, then what leads to the records, then the records: a run interrupted anywhere still
-  // finds what is left when run again, since the recoveries it starts from are changed last.
+  // finds what is left when run again, from what it recorded above and the recoveries, changed last.
   const workflowIds = [
     ...recoveries.map((r) => r.workflowId),
     ...events.flatMap((e) => e.deliveries.map((d) => deliveryWorkflowId(e._id, d.deliveryId))),
@@ -92,6 +127,7 @@ export async function eraseCustomer(
     await stores.retentionNotices.forget(accountId, email);
   }
   await stores.holdouts.forget(accountId, [...refs.emails, ...refs.tokens]);
+  await forgetCardClaims(stores, accountId, refs.tokens, recoveries, now);
   for (const r of recoveries) await stores.recoveries.pseudonymise(r, pseudonym, now);
   await stores.erasures.finish(accountId, who);
   return {

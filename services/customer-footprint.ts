@@ -1,5 +1,6 @@
 import type { CustomerIdentity } from '../domain/customer-identity.js';
 import type { CustomerRefs } from '../store/customer-refs.js';
+import type { ErasedRefs } from '../store/erasures.js';
 import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import type { ConsumptionDoc, LinkDoc } from '../store/links.js';
@@ -80,12 +81,14 @@ export async function customerFootprint(
   stores: Stores,
   accountId: string,
   request: CustomerIdentity,
+  /** Identifiers an earlier, interrupted erasure of the same request found: named as if the merchant had. */
+  found: ErasedRefs = { emails: [], tokens: [], customerIds: [] },
 ): Promise<Footprint> {
   const named: CustomerRefs = {
-    emails: unique([request.customerEmail]),
-    tokens: unique(request.paymentMethodTokens ?? []),
+    emails: unique([request.customerEmail, ...found.emails]),
+    tokens: unique([...(request.paymentMethodTokens ?? []), ...found.tokens]),
     transactionIds: [],
-    customerIds: unique([request.customerId]),
+    customerIds: unique([request.customerId, ...found.customerIds]),
   };
   let searched: CustomerRefs = { emails: [], tokens: [], transactionIds: [], customerIds: [] };
   let refs = named;

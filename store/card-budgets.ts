@@ -29,6 +29,9 @@ interface StopDoc {
   at: Date;
 }
 
+/** The attempt key of a claim whose recovery's customer was erased: `erased:<n>`, unique per card. */
+const erasedAttempt = 'erased:';
+
 /** The longest window any network rule counts over. */
 const windowMs = 30 * 24 * 3_600_000;
 /** As many claims as the largest cap allows in a window: reading this many back judges any cap exactly. */
@@ -124,6 +127,23 @@ export function createCardBudgetStore(db: Db) {
     },
 
     stopOf,
+
+    /**
+     * Forgets which recovery made each of the card's attempts (a customer's erasure): every claim keeps its
+     * number and time, so the card's budgets hold as before, and its attempt key becomes `erased:<n>`.
+     * Returns how many claims changed.
+     */
+    async forgetAttempts(cardKey: string): Promise<number> {
+      const all = await numbered.readDown(cardKey, await numbered.highest(cardKey), () => true, Infinity);
+      let changed = 0;
+      for (const c of all) {
+        const erased = `${erasedAttempt}${c.n}`;
+        if (c.attemptKey === erased) continue;
+        await claims.updateOne({ _id: c._id }, { $set: { attemptKey: erased } });
+        changed++;
+      }
+      return changed;
+    },
 
     /** Epoch ms of the card's claimed attempts after `since`, oldest first. */
     async attemptsSince(cardKey: string, since: Date): Promise<number[]> {

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
+import { erasedToken } from './recoveries.js';
 import { sequence, type SequenceDoc } from './sequence.js';
 
 interface KeyDoc {
@@ -84,6 +85,36 @@ export function createIntakeClaims(db: Db) {
         () => ({ transactionId, at: now }),
       );
       return held;
+    },
+
+    /**
+     * Forgets which transactions claimed the card and amount (a customer's erasure): the claims keep their
+     * numbers, so later claims stay exact, and lose their transaction; a claim still within its 5 minutes
+     * keeps its time and refuses a duplicate as before (naming the transaction `erased`), an older one
+     * loses its time too. Returns how many claims changed.
+     */
+    async forgetVelocity(
+      accountId: string,
+      cardKey: string,
+      amount: number,
+      currency: string,
+      now: Date,
+    ): Promise<number> {
+      const prefix = velocityPrefix(accountId, cardKey, amount, currency);
+      const all = await velocityClaims.readDown(
+        prefix,
+        await velocityClaims.highest(prefix),
+        () => true,
+        Infinity,
+      );
+      let changed = 0;
+      for (const c of all) {
+        const at = now.getTime() - c.at.getTime() < velocityWindowMs ? c.at : new Date(0);
+        if (c.transactionId === erasedToken && at.getTime() === c.at.getTime()) continue;
+        await velocity.updateOne({ _id: c._id }, { $set: { transactionId: erasedToken, at } });
+        changed++;
+      }
+      return changed;
     },
 
     /** Gives the claim back when the request it was made for is refused (only that transaction's claim). */

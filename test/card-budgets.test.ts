@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { maxNetworkCap, NetworkRules } from '../domain/network-rules.js';
+import { collections } from '../store/collections.js';
 import { createCardBudgetStore, type CardBudgetStore, type CardClaim } from '../store/card-budgets.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
@@ -176,5 +177,36 @@ describe('configured caps', () => {
     expect(
       await claim(card, { attemptKey: 'big/last', now: new Date(start.getTime() + day), rules }),
     ).toMatchObject({ allowed: false, retryAt: start.getTime() + 30 * day });
+  });
+});
+
+describe('a card whose customer was erased', () => {
+  it('keeps its budget, times and stop, and no longer names the attempts; forgetting again changes nothing', async () => {
+    const card = newCard();
+    const mc = { brand: 'mastercard' as const, declineCode: 'do_not_honor' };
+    for (let i = 0; i < 10; i += 1)
+      await claim(card, { ...mc, attemptKey: `wf-erased/${i}`, now: new Date(start.getTime() + i * 1000) });
+    await budgets.rememberStop(card, { advice: '21', at: start });
+    const times = await budgets.attemptsSince(card, new Date(0));
+
+    expect(await budgets.forgetAttempts(card)).toBe(10);
+    expect(await budgets.forgetAttempts(card)).toBe(0);
+
+    const stored = await db
+      .collection<{ _id: string; attemptKey?: string }>(collections.cardBudgets)
+      .find({ cardKey: card, n: { $exists: true } })
+      .sort({ n: 1 })
+      .toArray();
+    expect(stored.map((c) => c.attemptKey)).toEqual(Array.from({ length: 10 }, (_, i) => `erased:${i + 1}`));
+    expect(JSON.stringify(stored)).not.toContain('wf-erased');
+    expect(await budgets.attemptsSince(card, new Date(0))).toEqual(times);
+    expect(await budgets.stopOf(card)).toBe('21');
+    expect(
+      await claim(card, {
+        declineCode: 'do_not_honor',
+        attemptKey: 'wf-later/1',
+        now: new Date(start.getTime() + hour),
+      }),
+    ).toMatchObject({ allowed: false, reason: mentioning('21') });
   });
 });

@@ -118,6 +118,14 @@ async function everything(stores: Stores): Promise<string> {
   return JSON.stringify(docs);
 }
 
+/** Which of `ids` the card-network budgets and the 5-minute duplicate claims still hold. */
+async function claimsNaming(ids: string[]): Promise<string[]> {
+  const names = [collections.velocity, collections.cardBudgets];
+  const docs = await Promise.all(names.map((n) => stack.stores.db.collection(n).find({}).toArray()));
+  const text = JSON.stringify(docs);
+  return ids.filter((id) => text.includes(id));
+}
+
 async function historyGone(workflowId: string): Promise<boolean> {
   try {
     await stack.temporal.workflow.getHandle(workflowId).describe();
@@ -232,6 +240,16 @@ describe('POST /api/customers/erase', () => {
       ann.recoveries.map((r) => call(stack.baseUrl, 'GET', `/api/recovery/status/${r.publicId}`, { key })),
     );
     const books = await report();
+    const annIds = ann.recoveries.flatMap((r) => [r._id, r.workflowId]);
+    const bobIds = bob.recoveries.flatMap((r) => [r._id, r.workflowId]);
+    expect(await claimsNaming(annIds)).not.toEqual([]);
+    const bobClaims = await claimsNaming(bobIds);
+    expect(bobClaims).not.toEqual([]);
+    const annBudget = await stack.stores.cardBudgets.attemptsSince(
+      cardKeyOf(clientId, ann.tokens.card),
+      new Date(0),
+    );
+    expect(annBudget).toHaveLength(1);
 
     const res = await erase({ customerEmail: 'Ann@Example.com' });
     expect(res.status).toBe(200);
@@ -258,6 +276,12 @@ describe('POST /api/customers/erase', () => {
       .findOne({ _id: cardKeyOf(clientId, ann.tokens.stolen) });
     expect(block).toMatchObject({ declineCode: 'stolen_card', transactionId: 'erased' });
     for (const text of [bob.email, 'cus_bob', ...Object.values(bob.tokens)]) expect(dump).toContain(text);
+    // Her cards' attempt budgets and duplicate claims still count, but name none of her recoveries.
+    expect(await claimsNaming(annIds)).toEqual([]);
+    expect(
+      await stack.stores.cardBudgets.attemptsSince(cardKeyOf(clientId, ann.tokens.card), new Date(0)),
+    ).toEqual(annBudget);
+    expect(await claimsNaming(bobIds)).toEqual(bobClaims);
     // Temporal deletes a closed history once its close is acknowledged in the history queue (about 30 s).
     for (const id of workflowIds)
       expect(await poll(() => historyGone(id), Boolean, { timeoutMs: 90_000, everyMs: 1_000 }), id).toBe(
@@ -529,6 +553,58 @@ describe('POST /api/customers/erase', () => {
     const pseudonyms = new Set([...kept.map((d) => d?.customerEmail), pulse?.customerEmail]);
     expect(pseudonyms.size).toBe(1);
     expect(await everything(stack.stores)).not.toContain(dana.email);
+    expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
+  });
+
+  it('interrupted after the recovery that led to another address, still erases that address when run again', async () => {
+    // Eve's card was also charged for a recovery under her work address: named by one, both are hers.
+    const execute = (customerEmail: string, amount: number) =>
+      post<{ transactionId: string }>('/api/recovery/execute', {
+        paymentMethodToken: 'tok_eve_card',
+        originalDeclineCode: 'try_again_later',
+        amount,
+        customerEmail,
+      });
+    const home = await execute('eve@example.com', 1500);
+    const work = await execute('eve.work@example.com', 1600);
+    expect([home.status, work.status]).toEqual([200, 200]);
+    let died = false;
+    const stores: Stores = {
+      ...stack.stores,
+      recoveries: {
+        ...stack.stores.recoveries,
+        async pseudonymise(doc, pseudonym, now) {
+          // The process dies once the home address's recovery, which led to the card, is pseudonymised.
+          if (doc._id !== home.body.transactionId) {
+            const first = await stack.stores.recoveries.find(clientId, home.body.transactionId);
+            if (first) await stack.stores.recoveries.pseudonymise(first, pseudonym, now);
+            died = true;
+            throw new Error('process died');
+          }
+          await stack.stores.recoveries.pseudonymise(doc, pseudonym, now);
+        },
+      },
+    };
+    const deps = { stores, temporal: stack.temporal, clock: () => new Date() };
+    const named = { customerEmail: 'eve@example.com' };
+    await poll(
+      () => eraseCustomer(deps, clientId, named).catch((error: unknown) => error),
+      () => died,
+    );
+    expect((await stack.stores.recoveries.find(clientId, work.body.transactionId))?.customerEmail).toBe(
+      'eve.work@example.com',
+    );
+
+    const finished = await eraseCustomer({ ...deps, stores: stack.stores }, clientId, named);
+    expect(finished).toMatchObject({ kind: 'erased', recoveries: 1 });
+    const kept = await Promise.all(
+      [home, work].map((r) => stack.stores.recoveries.find(clientId, r.body.transactionId)),
+    );
+    expect(new Set(kept.map((d) => d?.customerEmail)).size).toBe(1);
+    expect(kept[0]?.customerEmail).toMatch(/@erased\.invalid$/);
+    const dump = await everything(stack.stores);
+    for (const text of ['eve@example.com', 'eve.work@example.com', 'tok_eve_card'])
+      expect(dump).not.toContain(text);
     expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
   });
 
