@@ -1,11 +1,21 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { maxFootprintRounds } from '../services/customer-footprint.js';
+import { collections } from '../store/collections.js';
+import { cliEnvOf, runCli, type CliRun } from './support/cli.js';
+import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
+// A named database and master key, so the real `recoup` executable works on the stack's data.
+const dbName = `cr_${randomBytes(4).toString('hex')}`;
+const masterKey = randomBytes(32);
 let stack: Stack;
 let keys: { apiKey: string; publishableKey: string };
 
+const recoup = (...args: string[]): Promise<CliRun> => runCli(args, cliEnvOf(stack, masterKey));
+
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ dbName, masterKey });
   keys = await stack.createAccount();
 });
 afterAll(() => stack.close());
@@ -239,5 +249,101 @@ describe('GET /api/recovery/paywall-status', () => {
     } finally {
       await fixed.close();
     }
+  });
+});
+
+describe('a customer whose identifiers tie together the records of more than one customer', () => {
+  let clientId: string;
+  let apiKey: string;
+  let transactionIds: string[];
+  let eventIds: string[];
+
+  /** What an erasure would replace in each recovery of the chain, as it is now. */
+  const personalFields = () =>
+    Promise.all(
+      transactionIds.map(async (id) => {
+        const doc = await stack.stores.recoveries.find(clientId, id);
+        return [doc?.customerEmail, doc?.paymentMethodToken, doc?.cardKey, doc?.request];
+      }),
+    );
+
+  /** Nothing was erased: every recovery as before, no erasure begun, every webhook event still there. */
+  async function expectUnchanged(before: Awaited<ReturnType<typeof personalFields>>) {
+    const after = await personalFields();
+    expect(after).toEqual(before);
+    expect(after[0]?.slice(0, 2)).toEqual(['chain0@example.com', 'tok_chain_0']);
+    expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
+    const events = await stack.stores.events.list({ accountId: clientId, limit: 100 });
+    expect(events.map((e) => e._id)).toEqual(expect.arrayContaining(eventIds));
+  }
+
+  // Recoveries tied one to the next, alternately by a shared card and a shared email: (chain0, card 0),
+  // (chain1, card 0), (chain1, card 1), (chain2, card 1)… Each look from chain0 finds one more, so the
+  // footprint would need one look more than the chain is long, and stops at maxFootprintRounds.
+  beforeAll(async () => {
+    const created = await stack.createAccount();
+    clientId = created.account.id;
+    apiKey = created.apiKey;
+    transactionIds = [];
+    for (let k = 0; k <= maxFootprintRounds; k += 1) {
+      const res = await call<{ transactionId: string }>(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: apiKey,
+        body: {
+          customerEmail: `chain${Math.ceil(k / 2)}@example.com`,
+          paymentMethodToken: `tok_chain_${Math.floor(k / 2)}`,
+          originalDeclineCode: 'try_again_later',
+          amount: 2000 + k,
+        },
+      });
+      expect(res.status).toBe(200);
+      transactionIds.push(res.body.transactionId);
+    }
+    const events = await poll(
+      () => stack.stores.events.list({ accountId: clientId, limit: 100 }),
+      (found) => found.length >= transactionIds.length,
+    );
+    expect(events.length).toBeGreaterThanOrEqual(transactionIds.length);
+    eventIds = events.map((e) => e._id);
+  });
+
+  it('export and erasure answer 409 customer footprint too wide, and change nothing', async () => {
+    const before = await personalFields();
+    for (const path of ['/api/customers/export', '/api/customers/erase']) {
+      const res = await call(stack.baseUrl, 'POST', path, {
+        key: apiKey,
+        body: { customerEmail: 'chain0@example.com' },
+      });
+      expect(res.status, path).toBe(409);
+      expect(res.body, path).toEqual({
+        error: 'Customer footprint too wide',
+        message: expect.stringContaining('records of more than one customer'),
+      });
+      expect(res.body.message).toContain('Nothing was read out or changed');
+    }
+    await expectUnchanged(before);
+  });
+
+  it('is declared in the OpenAPI document of both routes', async () => {
+    const doc = await call<{ paths: Record<string, { post?: { responses: Record<string, unknown> } }> }>(
+      stack.baseUrl,
+      'GET',
+      '/api/openapi.json',
+    );
+    for (const path of ['/api/customers/export', '/api/customers/erase'])
+      expect(JSON.stringify(doc.body.paths[path]?.post?.responses[409]), path).toContain(
+        'Customer footprint too wide',
+      );
+  });
+
+  it('recoup customers export and erase refuse it with exit 1, and change nothing', async () => {
+    const before = await personalFields();
+    for (const command of ['export', 'erase']) {
+      const run = await recoup('customers', command, clientId, '--email', 'chain0@example.com');
+      expect(run.code, command).toBe(1);
+      expect(run.stdout, command).toBe('');
+      expect(run.stderr, command).toContain('records of more than one customer');
+      expect(run.stderr, command).toContain('nothing was read out or changed');
+    }
+    await expectUnchanged(before);
   });
 });

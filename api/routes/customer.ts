@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { stillOwed } from '../../domain/recovery.js';
 import { eraseCustomer } from '../../services/customer-erasure.js';
 import { exportCustomer } from '../../services/customer-export.js';
+import { FootprintTooWideError, maxFootprintRounds } from '../../services/customer-footprint.js';
 import type { Stores } from '../../store/index.js';
 import type { RecoveryDoc } from '../../store/recoveries.js';
 import { accountOf } from '../context.js';
@@ -9,9 +10,10 @@ import { badRequest, conflict } from '../http-error.js';
 import { reply, route } from '../route.js';
 import {
   CustomerExport,
-  ErasureInFlight,
   CustomerIdentity,
+  ErasureRefused,
   ErasureResult,
+  FootprintTooWide,
   PaywallQuery,
   PaywallStatus,
   pulseClockSkewMinutes,
@@ -24,6 +26,29 @@ interface Deps {
   temporal: Client;
   clock: () => Date;
 }
+
+/** 409: the customer's identifiers tie together records of more than one customer; nothing was read or changed. */
+const footprintTooWide = () =>
+  conflict({
+    error: 'Customer footprint too wide',
+    message: `The customer's identifiers tie together records of more than one customer (cards and email addresses shared with others still led to new records after ${maxFootprintRounds} lookups), so Recoup refuses to guess which are theirs. Nothing was read out or changed: the deployment's operator can look at those records.`,
+  });
+
+/** Runs a customer's export or erasure; a footprint too wide to settle is answered 409, not 500. */
+async function refusingWideFootprints<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof FootprintTooWideError) throw footprintTooWide();
+    throw error;
+  }
+}
+
+const footprintTooWideResponse = {
+  description:
+    "The customer's identifiers tie together records of more than one customer; nothing was read out or changed",
+  schema: FootprintTooWide,
+};
 
 /**
  * The paywall view of a customer's recoveries: anything not paid (by Recoup or elsewhere) and not written
@@ -101,12 +126,18 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
       tag: 'Customer',
       summary: 'Everything Recoup holds about a customer (a data-subject access request)',
       description:
-        'The identifiers Recoup links to the customer, their recoveries with the personal fields of each request and every attempt, their pulses, the webhook events about them as sent, and the hosted links minted for them. Changes nothing.',
+        "The identifiers Recoup links to the customer, their recoveries with the personal fields of each request and every attempt, their pulses, the webhook events about them as sent, and the hosted links minted for them. Changes nothing. Refused with 409 when the customer's identifiers tie together records of more than one customer (cards or addresses shared with others): Recoup does not guess which are theirs.",
       auth: 'secret',
       body: CustomerIdentity,
-      responses: { 200: { description: 'What Recoup holds about the customer', schema: CustomerExport } },
+      responses: {
+        200: { description: 'What Recoup holds about the customer', schema: CustomerExport },
+        409: footprintTooWideResponse,
+      },
       async handle(ctx, { body }) {
-        return reply(200, await exportCustomer(stores, accountOf(ctx).id, body, clock()));
+        const exported = await refusingWideFootprints(() =>
+          exportCustomer(stores, accountOf(ctx).id, body, clock()),
+        );
+        return reply(200, exported);
       },
     }),
     route({
@@ -115,15 +146,21 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
       tag: 'Customer',
       summary: 'Erase a customer (a data-protection request)',
       description:
-        'Deletes the webhook events and hosted links about the customer and their workflow histories, and replaces their email, payment-method tokens, card number prefix and billing-platform customer id in the recoveries and pulses kept for your books (amounts, states, decline codes and dates stay, so reports do not change). Refused with 409 while a recovery of theirs or a delivery of one of their events is under way. Running it again finishes an interrupted erasure and otherwise finds nothing.',
+        'Deletes the webhook events and hosted links about the customer and their workflow histories, and replaces their email, payment-method tokens, card number prefix and billing-platform customer id in the recoveries and pulses kept for your books (amounts, states, decline codes and dates stay, so reports do not change). Refused with 409 while a recovery of theirs or a delivery of one of their events is under way, and when their identifiers tie together records of more than one customer (cards or addresses shared with others): Recoup does not guess which are theirs. Running it again finishes an interrupted erasure and otherwise finds nothing.',
       auth: 'secret',
       body: CustomerIdentity,
       responses: {
         200: { description: 'Erased: what was deleted or pseudonymised', schema: ErasureResult },
-        409: { description: 'Something of the customer is still under way', schema: ErasureInFlight },
+        409: {
+          description:
+            "Something of the customer is still under way (listed), or the customer's identifiers tie together records of more than one customer; nothing was changed",
+          schema: ErasureRefused,
+        },
       },
       async handle(ctx, { body }) {
-        const outcome = await eraseCustomer({ stores, temporal, clock }, accountOf(ctx).id, body);
+        const outcome = await refusingWideFootprints(() =>
+          eraseCustomer({ stores, temporal, clock }, accountOf(ctx).id, body),
+        );
         if (outcome.kind === 'in_flight')
           throw conflict({
             error: 'Customer has work under way',

@@ -66,6 +66,15 @@ export const ErasureInFlight = z.object({
   eventIds: z.array(z.string()).describe('Webhook events still being delivered'),
 });
 
+/** 409 from export and erasure: the customer's identifiers tie together records of more than one customer. */
+export const FootprintTooWide = z.object({
+  error: z.literal('Customer footprint too wide'),
+  message: z.string(),
+});
+
+/** 409 from POST /api/customers/erase: work under way, or a footprint too wide; either way nothing changed. */
+export const ErasureRefused = z.union([ErasureInFlight, FootprintTooWide]);
+
 /** 200 from POST /api/customers/export: what Recoup holds about the customer. */
 export const CustomerExport = z.object({
   exportedAt: z.iso.datetime(),

@@ -1,5 +1,6 @@
 import { CustomerIdentity } from '../../domain/customer-identity.js';
 import { exportCustomer } from '../../services/customer-export.js';
+import { FootprintTooWideError, maxFootprintRounds } from '../../services/customer-footprint.js';
 import { onePositional, parseCommand, validInput } from '../args.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
@@ -25,6 +26,19 @@ function identityOf(values: { email?: string; 'customer-id'?: string; token?: st
   });
 }
 
+/** Runs an export or erasure; a footprint too wide to settle is refused (exit 1) in the operator's words. */
+async function refusingWideFootprints<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof FootprintTooWideError)) throw error;
+    throw new Error(
+      `the customer's identifiers tie together records of more than one customer (cards and email addresses shared with others still led to new records after ${maxFootprintRounds} lookups), so Recoup refuses to guess which are theirs; nothing was read out or changed: look at the account's recoveries of those cards and addresses (recoup recoveries list) to tell the customers apart`,
+      { cause: error },
+    );
+  }
+}
+
 /**
  * Prints everything Recoup holds about one customer of an account as JSON, exactly as the merchant's
  * POST /api/customers/export answers: the operator's way to answer an access request the merchant forwarded.
@@ -34,7 +48,10 @@ async function exportData(argv: string[], ctx: CliContext): Promise<void> {
   const clientId = onePositional(positionals, 'clientId', exportUsage.join(' '));
   const identity = identityOf(values);
   await existingAccount(ctx, clientId);
-  ctx.out(JSON.stringify(await exportCustomer(ctx.stores, clientId, identity, ctx.clock()), null, 2));
+  const exported = await refusingWideFootprints(() =>
+    exportCustomer(ctx.stores, clientId, identity, ctx.clock()),
+  );
+  ctx.out(JSON.stringify(exported, null, 2));
 }
 
 /**
@@ -48,10 +65,9 @@ async function erase(argv: string[], ctx: CliContext): Promise<void> {
   await existingAccount(ctx, clientId);
   // Loaded here: the other commands never need the Temporal SDK.
   const { eraseCustomer } = await import('../../services/customer-erasure.js');
-  const outcome = await eraseCustomer(
-    { stores: ctx.stores, temporal: await ctx.temporal(), clock: ctx.clock },
-    clientId,
-    request,
+  const temporal = await ctx.temporal();
+  const outcome = await refusingWideFootprints(() =>
+    eraseCustomer({ stores: ctx.stores, temporal, clock: ctx.clock }, clientId, request),
   );
   if (outcome.kind === 'in_flight')
     throw new Error(
