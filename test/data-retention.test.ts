@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -241,6 +242,28 @@ describe('data retention', () => {
     expect(await find(keys[0])).toBeNull();
     expect(await find(keys[2])).toBeNull();
     expect(await find(keys[1])).toMatchObject({ state: 'blocked' });
+  });
+
+  it('forgets answer claims made before the cutoff, of that account only', async () => {
+    const [{ account }, { account: other }] = await Promise.all([
+      stack.createAccount({ dataRetentionDays: 90 }),
+      stack.createAccount({ dataRetentionDays: 90 }),
+    ]);
+    const [old, recent, othersOld] = [randomUUID(), randomUUID(), randomUUID()];
+    const { recoveries } = stack.stores;
+    expect(await recoveries.claimAnswer(account.id, old, 'processing')).toBe(true);
+    expect(await recoveries.claimAnswer(account.id, recent, 'failure')).toBe(true);
+    expect(await recoveries.claimAnswer(other.id, othersOld, 'processing')).toBe(true);
+    // Claims are dated when made: two of them made 100 days ago, one 80.
+    const claims = stack.stores.db.collection<{ _id: string }>(collections.answerClaims);
+    const daysAgo = (n: number) => new Date(Date.now() - n * day);
+    await claims.updateMany({ _id: { $in: [old, othersOld] } }, { $set: { at: daysAgo(100) } });
+    await claims.updateOne({ _id: recent }, { $set: { at: daysAgo(80) } });
+
+    await purgeAccountData(stack.stores, { id: account.id, days: 90 }, new Date());
+    expect(await recoveries.answerClaimOf(old)).toBeNull();
+    expect(await recoveries.answerClaimOf(recent)).toBe('failure');
+    expect(await recoveries.answerClaimOf(othersOld)).toBe('processing');
   });
 
   it.each([
