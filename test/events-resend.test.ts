@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventName } from '../domain/events.js';
@@ -6,6 +6,7 @@ import { webhookMaxAttempts, webhookWorkflowId } from '../domain/webhooks.js';
 import type { DeliveryAttempt } from '../store/events.js';
 import { inOneMinuteWindow } from './support/minute.js';
 import { cliEnvOf, runCli } from './support/cli.js';
+import { storeEvent } from './support/events.js';
 import { poll } from './support/poll.js';
 import { sampleEvent } from './support/sample-events.js';
 import { call, startStack, unreachableWebhookUrl, type Stack } from './support/stack.js';
@@ -60,17 +61,11 @@ async function deadLetters(accountId: string, names: EventName[], status: 'faile
   const start = Date.now() - 3_600_000;
   const eventIds: string[] = [];
   for (const [i, name] of names.entries()) {
-    const eventId = randomUUID();
     const createdAt = new Date(start + i * 60_000);
-    const payload = { ...sampleEvent(name), eventId, createdAt: createdAt.toISOString() };
-    await stack.stores.events.insert({
-      _id: eventId,
-      accountId,
+    const eventId = await storeEvent(stack.stores.events, accountId, {
       type: name,
-      payload,
-      body: JSON.stringify(payload),
       createdAt,
-      deliveryStatus: status,
+      status,
       deliveries: [
         { deliveryId: 'initial', startedAt: createdAt, attempts: endedAttempts(status, createdAt) },
       ],

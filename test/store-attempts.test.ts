@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { RecoveryRequest } from '../domain/recovery-request.js';
 import { createEventStore, type DeliveryAttempt } from '../store/events.js';
 import { createRecoveryStore, type AttemptRecord } from '../store/recoveries.js';
-import { sampleEvent } from './support/sample-events.js';
+import { storeEvent } from './support/events.js';
 import { scratchDb } from './support/scratch-db.js';
 
 // Retried activities record the same attempt again, sometimes while the first run is still writing:
@@ -68,16 +68,8 @@ describe('recovery attempts in the read model', () => {
 describe('webhook delivery attempts in the audit log', () => {
   async function newEvent() {
     const events = createEventStore(db());
-    const eventId = randomUUID();
-    const payload = { ...sampleEvent('recovery.success'), eventId, createdAt: now.toISOString() };
-    await events.insert({
-      _id: eventId,
-      accountId: 'acct_a',
-      type: 'recovery.success',
-      payload,
-      body: JSON.stringify(payload),
+    const eventId = await storeEvent(events, 'acct_a', {
       createdAt: now,
-      deliveryStatus: 'pending',
       deliveries: [{ deliveryId: 'd1', startedAt: now, attempts: [] }],
     });
     return { events, eventId };

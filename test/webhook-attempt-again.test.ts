@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createEventStore, type DeliveryAttempt } from '../store/events.js';
-import { sampleEvent } from './support/sample-events.js';
+import { storeEvent } from './support/events.js';
 import { scratchDb } from './support/scratch-db.js';
 
 // A worker that dies after recording an attempt's outcome, before Temporal learned of it, makes the
@@ -14,18 +13,7 @@ const initial = { deliveryId: 'initial', index: 0 };
 
 async function pendingEvent() {
   const events = createEventStore(db());
-  const eventId = randomUUID();
-  const payload = { ...sampleEvent('recovery.success'), eventId, createdAt: now.toISOString() };
-  await events.insert({
-    _id: eventId,
-    accountId: 'acct_a',
-    type: 'recovery.success',
-    payload,
-    body: JSON.stringify(payload),
-    createdAt: now,
-    deliveryStatus: 'pending',
-    deliveries: [{ deliveryId: 'initial', startedAt: now, attempts: [] }],
-  });
+  const eventId = await storeEvent(events, 'acct_a', { createdAt: now });
   return { events, eventId };
 }
 

@@ -6,17 +6,17 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
 import { createWorkerMetrics } from '../activities/metrics.js';
 import { Settings } from '../domain/settings.js';
-import type { EventName } from '../domain/events.js';
-import { webhookMaxAttempts, webhookWorkflowId, type DeliveryStatus } from '../domain/webhooks.js';
+import { webhookMaxAttempts, webhookWorkflowId } from '../domain/webhooks.js';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
 import { createLogger } from '../runtime/logger.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { createEventPublisher, type EventPublisher } from '../services/events.js';
-import type { Delivery, DeliveryAttempt } from '../store/events.js';
+import type { DeliveryAttempt } from '../store/events.js';
 import { createStores, type Stores } from '../store/index.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
 import { taskQueues } from '../worker/task-queues.js';
+import { storeEvent } from './support/events.js';
 import { poll } from './support/poll.js';
 import { sampleEvent } from './support/sample-events.js';
 import { RecordingMeter } from './support/recording-meter.js';
@@ -195,31 +195,6 @@ describe('attempts never overlap', () => {
   });
 });
 
-/**
- * An event of the account stored with these deliveries and no workflow running them, so a test can drive
- * the delivery activities itself (the HTTP timeout runs on the wall clock, not the test server's).
- */
-async function storedEvent(
-  accountId: string,
-  opts: { status?: DeliveryStatus; deliveries?: Delivery[]; name?: EventName } = {},
-) {
-  const eventId = randomUUID();
-  const name = opts.name ?? 'recovery.success';
-  const createdAt = new Date();
-  const payload = { ...sampleEvent(name), eventId, createdAt: createdAt.toISOString() };
-  await stores.events.insert({
-    _id: eventId,
-    accountId,
-    type: name,
-    payload,
-    body: JSON.stringify(payload),
-    createdAt,
-    deliveryStatus: opts.status ?? 'pending',
-    deliveries: opts.deliveries ?? [{ deliveryId: 'initial', startedAt: createdAt, attempts: [] }],
-  });
-  return eventId;
-}
-
 /** One recorded attempt with this status code, made `n`-th. */
 const attemptOf = (n: number, statusCode: number): DeliveryAttempt => ({
   attempt: n,
@@ -229,10 +204,12 @@ const attemptOf = (n: number, statusCode: number): DeliveryAttempt => ({
   latencyMs: 7,
 });
 
+// The tests below store their events with no workflow running them and drive the delivery activities
+// themselves: the HTTP timeout runs on the wall clock, not the test server's.
 describe('one attempt', () => {
   it('a 200 that takes 11 s is a failure: the receiver must answer within 10 s', async () => {
     const { receiver, accountId } = await merchant(() => ({ status: 200, delayMs: 11_000 }));
-    const eventId = await storedEvent(accountId);
+    const eventId = await storeEvent(stores.events, accountId);
     const outcome = await activities.deliverWebhook({ eventId, deliveryId: 'initial', attempt: 1 });
 
     expect(outcome).toMatchObject({ ok: false, statusCode: null, error: 'no answer within 10 s' });
@@ -245,7 +222,7 @@ describe('one attempt', () => {
     // A worker died after recording the 200, before Temporal learned of it: attempt 1 runs again.
     const { receiver, accountId } = await merchant(() => ({ status: 500 }));
     const acknowledged = attemptOf(1, 200);
-    const eventId = await storedEvent(accountId, {
+    const eventId = await storeEvent(stores.events, accountId, {
       status: 'delivered',
       deliveries: [{ deliveryId: 'initial', startedAt: new Date(), attempts: [acknowledged] }],
     });
@@ -275,7 +252,7 @@ describe('one attempt', () => {
     const { receiver, accountId } = await merchant(() => ({ status: 500 }));
     const startedAt = new Date();
     const failedAll = Array.from({ length: webhookMaxAttempts }, (_, i) => attemptOf(i + 1, 500));
-    const eventId = await storedEvent(accountId, {
+    const eventId = await storeEvent(stores.events, accountId, {
       deliveries: [
         { deliveryId: 'initial', startedAt, attempts: failedAll.slice(0, -1) },
         { deliveryId: 'resend-1', startedAt, attempts: [] },
@@ -336,8 +313,8 @@ describe('dunning turned off while a recovery.failed is being delivered', () => 
 
   it('a delivery stopped so sends nothing more, even once dunning is back on', async () => {
     const { receiver, accountId } = await merchant(() => ({ status: 200 }));
-    const eventId = await storedEvent(accountId, {
-      name: 'recovery.failed',
+    const eventId = await storeEvent(stores.events, accountId, {
+      type: 'recovery.failed',
       status: 'suppressed',
       deliveries: [{ deliveryId: 'initial', startedAt: new Date(), attempts: [attemptOf(1, 500)] }],
     });
