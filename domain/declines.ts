@@ -180,6 +180,30 @@ const knownCodes: Record<string, CodeEntry> = {
 };
 
 /**
+ * Stripe's decline codes known since 2026-11-26 (before, `unknown`: retried). A recovery workflow begun
+ * before then decides on them as it did (see `classifyDecline`'s `knowsLater`): its history must replay.
+ */
+const laterCodes: Record<string, CodeEntry> = {
+  do_not_try_again: ['no_longer_chargeable', 1],
+  not_permitted: ['no_longer_chargeable', 1],
+  service_not_allowed: ['no_longer_chargeable', 1],
+  card_not_supported: [
+    'invalid_card',
+    1,
+    { reason: 'The card does not support this kind of payment; ask the customer for another card.' },
+  ],
+  currency_not_supported: [
+    'invalid_card',
+    1,
+    { reason: 'The card cannot be charged in this currency; ask the customer for another card.' },
+  ],
+  invalid_pin: ['invalid_card', 3],
+  pin_try_exceeded: ['invalid_card', 3],
+  offline_pin_required: ['authentication_required', 3],
+  online_or_offline_pin_required: ['authentication_required', 3],
+};
+
+/**
  * Soft declines a European or UK issuer gives for a payment it wanted authenticated without saying so (no
  * `authentication_required`), which a customer-present 3-D Secure payment would likely clear; not a lack of
  * funds, a technical failure, a suspected duplicate, nor a card that is dead or invalid.
@@ -336,6 +360,10 @@ const paypalAliases: Record<string, string> = {
   '11611': 'merchant_blacklist', // blocked by the merchant's fraud filters
 };
 
+/** A table's own entry for the code (never an Object prototype member such as `constructor`). */
+const own = <T>(table: Record<string, T>, code: string): T | undefined =>
+  Object.hasOwn(table, code) ? table[code] : undefined;
+
 /**
  * Trims, lower-cases and turns spaces and hyphens into underscores ("Do-Not Honor" → "do_not_honor"), and
  * reads ISO 8583 and Braintree response codes, Adyen refusal reasons, GoCardless failure causes and PayPal's
@@ -347,19 +375,27 @@ export function normalizeDeclineCode(code: string | null | undefined): string {
     .toLowerCase()
     .replace(/[\s-]+/g, '_');
   return (
-    isoAliases[normal] ??
-    braintreeAliases[normal] ??
-    adyenAliases[normal] ??
-    gocardlessAliases[normal] ??
-    paypalAliases[normal] ??
+    own(isoAliases, normal) ??
+    own(braintreeAliases, normal) ??
+    own(adyenAliases, normal) ??
+    own(gocardlessAliases, normal) ??
+    own(paypalAliases, normal) ??
     normal
   );
 }
 
-/** Classifies a processor decline code; unknown and missing codes are treated conservatively as `unknown`. */
-export function classifyDecline(code: string | null | undefined): DeclineInfo {
+/**
+ * Classifies a processor decline code; unknown and missing codes are treated conservatively as `unknown`.
+ * `knowsLater` is asked, only for a code added later, whether to know it: a workflow answers as its
+ * version does (`patched`), everything else knows every code.
+ */
+export function classifyDecline(
+  code: string | null | undefined,
+  knowsLater: () => boolean = () => true,
+): DeclineInfo {
   const normal = normalizeDeclineCode(code);
-  const entry = knownCodes[normal];
+  const later = own(laterCodes, normal);
+  const entry = own(knownCodes, normal) ?? (later && knowsLater() ? later : undefined);
   if (!entry) {
     const policy = groupPolicies.unknown;
     const reason = normal

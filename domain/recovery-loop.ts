@@ -1,4 +1,4 @@
-import { classifyDecline, type DeclineGroup, type RecommendedAction } from './declines.js';
+import { classifyDecline, type DeclineGroup, type DeclineInfo, type RecommendedAction } from './declines.js';
 import {
   optionExposure,
   optionHistory,
@@ -298,7 +298,13 @@ export function refreshed(state: LoopState, fresh: string | null): LoopState {
 export function observe(
   state: LoopState,
   result: ChargeResult,
-  o: { sentAt: number; now: number; reconciled: boolean },
+  o: {
+    sentAt: number;
+    now: number;
+    reconciled: boolean;
+    /** How the decline is read: the workflow's own version of `classifyDecline` (see workflows/declines). */
+    classify?: (code: string) => DeclineInfo;
+  },
 ): LoopState {
   const inFlight = state.inFlight;
   if (!inFlight) throw new Error('No attempt is in flight');
@@ -341,7 +347,7 @@ export function observe(
   }
   if (result.kind === 'not_found') return next; // nothing was charged; plan again from the same decline
   next = { ...next, lastGatewayTransaction: result.gatewayTransactionId ?? next.lastGatewayTransaction };
-  const info = classifyDecline(result.code);
+  const info = (o.classify ?? classifyDecline)(result.code);
   next = {
     ...next,
     lastDeclineCode: info.code,

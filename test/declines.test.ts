@@ -46,6 +46,14 @@ const table: Row[] = [
   ['incorrect_number', 'invalid_card', false, true, 'request_card_update', false, 1],
   ['no_such_issuer', 'invalid_card', false, true, 'request_card_update', false, 1],
   ['duplicate_transaction', 'unknown', false, false, 'monitor', false, 4],
+  // Stripe's codes known since 2026-11-26 (see the later codes below).
+  ['do_not_try_again', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
+  ['not_permitted', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
+  ['service_not_allowed', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
+  ['card_not_supported', 'invalid_card', false, true, 'request_card_update', false, 1],
+  ['currency_not_supported', 'invalid_card', false, true, 'request_card_update', false, 1],
+  ['pin_try_exceeded', 'invalid_card', false, true, 'request_card_update', false, 3],
+  ['offline_pin_required', 'authentication_required', false, false, 'request_card_update', true, 3],
   ['something_new_from_the_issuer', 'unknown', true, true, 'monitor', false, 4],
 ];
 
@@ -142,5 +150,29 @@ describe('missing codes are treated conservatively as unknown', () => {
 describe('a suspected duplicate', () => {
   it('asks the merchant to verify before retrying', () => {
     expect(classifyDecline('duplicate_transaction').reason).toMatch(/duplicate/i);
+  });
+});
+
+describe('codes known later', () => {
+  it('are classified as before (unknown, retried) for a workflow whose version predates them', () => {
+    let asked = 0;
+    const before = classifyDecline('do_not_try_again', () => {
+      asked += 1;
+      return false;
+    });
+    expect(before).toMatchObject({ code: 'do_not_try_again', group: 'unknown', retryable: true });
+    expect(asked).toBe(1);
+  });
+
+  it('never ask a workflow about a code known from the start', () => {
+    expect(
+      classifyDecline('stolen_card', () => {
+        throw new Error('asked');
+      }),
+    ).toMatchObject({ group: 'blocked' });
+  });
+
+  it('an Object member name is an unknown code, not a table entry', () => {
+    expect(classifyDecline('constructor')).toMatchObject({ code: 'constructor', group: 'unknown' });
   });
 });

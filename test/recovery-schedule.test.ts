@@ -130,6 +130,8 @@ describe('smart retries on the time-skipping server', () => {
 
   it.each([
     ['stolen_card', 'manual_review', []],
+    // Stripe's "do not try again": never retried (before 2026-11-26 it was an unknown code, retried).
+    ['do_not_try_again', 'request_card_update', []],
     ['authentication_required', 'request_card_update', ['recovery.authentication_required']],
   ])(
     'a queued retry the issuer answers %s ends failed (the 202’s final outcome), not blocked, and the card is not tried again',

@@ -73,6 +73,15 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
       paymentMethodToken: 'tok_decline_stolen_card',
       originalDeclineCode: 'insufficient_funds',
     }),
+  /**
+   * Queued, then the retry is declined with a code classified only since 2026-11-26 (Stripe's "do not try
+   * again"): recorded before then, it is retried until the budget is spent, and must replay so.
+   */
+  'recovery-queued-later-code': (stack) =>
+    recovery(stack, {
+      paymentMethodToken: 'tok_decline_do_not_try_again',
+      originalDeclineCode: 'insufficient_funds',
+    }),
   /** An ambiguous charge looked up at the gateway: it went through. */
   'recovery-reconciled': (stack) =>
     recovery(stack, { paymentMethodToken: 'tok_timeout', originalDeclineCode: 'try_again_later' }),

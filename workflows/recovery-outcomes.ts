@@ -1,6 +1,7 @@
 import { isCancellation, proxyActivities, uuid4 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { classifyDecline, mayBeUnflaggedAuthentication, type RecommendedAction } from '../domain/declines.js';
+import { mayBeUnflaggedAuthentication, type RecommendedAction } from '../domain/declines.js';
+import { classifyInWorkflow } from './declines.js';
 import type { Prediction, StopReason, Strategy } from '../domain/recovery.js';
 import type { RecoveryContext } from './recovery-context.js';
 
@@ -135,7 +136,7 @@ interface Failure {
  */
 export async function fail(ctx: RecoveryContext, o: Failure): Promise<void> {
   const { request: r } = ctx.input;
-  const info = classifyDecline(o.declineCode);
+  const info = classifyInWorkflow(o.declineCode);
   const action = o.action ?? info.recommendedAction;
   const reason = o.reason ?? info.reason;
   await ctx.conclude(
@@ -203,7 +204,7 @@ export async function block(
   const paymentMethodToken = o.token ?? r.paymentMethodToken;
   // The answer and the event name the spec's code (card_no_longer_chargeable for a dead card); the status
   // record's lastDeclineCode and the reason keep the issuer's own.
-  const declineCode = classifyDecline(o.declineCode).blockedAs;
+  const declineCode = classifyInWorkflow(o.declineCode).blockedAs;
   const reason = declineCode === o.declineCode ? o.reason : `${o.reason} (decline code ${o.declineCode})`;
   await ctx.conclude(
     'blocked',
@@ -235,7 +236,7 @@ async function authenticationRequired(
   token: string,
   declineCode: string,
 ): Promise<void> {
-  if (classifyDecline(declineCode).group !== 'authentication_required') return;
+  if (classifyInWorkflow(declineCode).group !== 'authentication_required') return;
   const { request: r } = ctx.input;
   await ctx.emit({
     event: 'recovery.authentication_required',

@@ -9,7 +9,6 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { Screen } from '../activities/recovery-screen.js';
-import { classifyDecline } from '../domain/declines.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 import type { PlanOption } from '../domain/plan.js';
 import {
@@ -24,6 +23,7 @@ import {
   type LoopStep,
 } from '../domain/recovery-loop.js';
 import { attemptKeyOf, type RecoveryInput } from '../domain/recovery.js';
+import { classifyInWorkflow } from './declines.js';
 import { cardUpdatedSignal } from './recovery-definitions.js';
 import { RecoveryContext } from './recovery-context.js';
 import {
@@ -140,7 +140,12 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       advice: step.advice,
     });
     if (sent.kind === 'not_allowed')
-      return observe(loop, sent, { sentAt, now: Date.now(), reconciled: false });
+      return observe(loop, sent, {
+        sentAt,
+        now: Date.now(),
+        reconciled: false,
+        classify: classifyInWorkflow,
+      });
     ctx.attemptCount = attemptNo;
     let result: Exclude<typeof sent, { kind: 'ambiguous' }> | Awaited<ReturnType<typeof resolveCharge>>;
     if (sent.kind !== 'ambiguous') result = sent;
@@ -159,8 +164,8 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       result = await resolveCharge({ ...base, sentAt });
     }
     const reconciled = sent.kind === 'ambiguous';
-    const next = observe(loop, result, { sentAt, now: Date.now(), reconciled });
-    const code = result.kind === 'declined' ? classifyDecline(result.code).code : null;
+    const next = observe(loop, result, { sentAt, now: Date.now(), reconciled, classify: classifyInWorkflow });
+    const code = result.kind === 'declined' ? classifyInWorkflow(result.code).code : null;
     // Resolved without a payment (declined, or never charged): no longer reconciling, at work again.
     // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
     const resolvedNow = code !== null || patched(processingStatePatch);
