@@ -1,5 +1,7 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import adyenLibrary from '@adyen/api-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdyenCredentials, createAdyenGateway } from '../activities/gateways/adyen.js';
+import { AdyenCredentials, adyenClient, createAdyenGateway } from '../activities/gateways/adyen.js';
 import { credentialsProblem } from '../activities/gateways/registry.js';
 import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
 import { parseGateways } from '../cli/gateway-spec.js';
@@ -33,6 +35,12 @@ function cardWith(answers: EmulatedAnswer[]) {
 }
 
 const paymentsOf = (id: string) => adyen.payments().filter((p) => p.storedPaymentMethodId === id);
+
+/** An attempt key as recoveries make them: `recovery/<account id>/<transaction id>/<attempt>`, 77 characters. */
+const attemptKey = (attemptNo: number, transactionId: string = randomUUID()) =>
+  `recovery/acct_${randomBytes(12).toString('hex')}/${transactionId}/${attemptNo}`;
+
+const day = 24 * 60 * 60 * 1000;
 
 describe('Adyen adapter: a charge is one subscription payment of the stored payment method', () => {
   it('an authorised payment names the merchant account, the shopper, the attempt and the amount in minor units', async () => {
@@ -136,6 +144,110 @@ describe('Adyen adapter: a lost answer is resolved by sending the same request w
       expect(paymentsOf(id)).toHaveLength(0);
     },
   );
+});
+
+describe("Adyen adapter: attempt keys fit Adyen's limits (Idempotency-Key 64 characters, reference 80)", () => {
+  it('Adyen refuses a longer Idempotency-Key or reference with a 422, and charges nothing', async () => {
+    const { id } = cardWith(['approve']);
+    const payments = new adyenLibrary.CheckoutAPI(adyenClient(AdyenCredentials.parse(adyen.credentials)))
+      .PaymentsApi;
+    const request = {
+      amount: { value: 1999, currency: 'EUR' },
+      merchantAccount: 'AcmeECOM',
+      reference: 'r'.repeat(80),
+      paymentMethod: { storedPaymentMethodId: id },
+      shopperReference: `shopper${n}`,
+      returnUrl,
+    };
+    await expect(payments.payments(request, { idempotencyKey: 'k'.repeat(65) })).rejects.toMatchObject({
+      statusCode: 422,
+      errorCode: '000',
+    });
+    await expect(
+      payments.payments({ ...request, reference: 'r'.repeat(81) }, { idempotencyKey: 'k'.repeat(64) }),
+    ).rejects.toMatchObject({ statusCode: 422, errorCode: '000' });
+    expect(paymentsOf(id)).toHaveLength(0);
+  });
+
+  it("a recovery's attempt key (77 characters) is charged once: the key is the reference, its SHA-256 the Idempotency-Key, and a retry gets the first answer", async () => {
+    const { id, req } = cardWith(['approve', 'approve']);
+    const key = attemptKey(1);
+    expect(key).toHaveLength(77);
+    const first = await gateway.charge({ ...req, idempotencyKey: key });
+    expect(first.kind).toBe('approved');
+    expect(await gateway.charge({ ...req, idempotencyKey: key })).toEqual(first);
+    expect(await gateway.lookup({ ...req, idempotencyKey: key })).toEqual(first);
+    const payments = paymentsOf(id);
+    expect(payments).toHaveLength(1);
+    expect(payments[0]!.reference).toBe(key);
+    expect(payments[0]!.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a key longer than 80 characters (a merchant idempotency key) is its SHA-256 as reference and Idempotency-Key, the same on every try', async () => {
+    const { id, req } = cardWith(['approve', 'approve']);
+    const key = attemptKey(1, `invoice-${'2024-11-acme-enterprise-annual-'.repeat(3)}`);
+    expect(key.length).toBeGreaterThan(80);
+    const first = await gateway.charge({ ...req, idempotencyKey: key });
+    expect(first.kind).toBe('approved');
+    expect(await gateway.charge({ ...req, idempotencyKey: key })).toEqual(first);
+    const payments = paymentsOf(id);
+    expect(payments).toHaveLength(1);
+    expect(payments[0]!.reference).toMatch(/^[0-9a-f]{64}$/);
+    expect(payments[0]!.idempotencyKey).toBe(payments[0]!.reference);
+  });
+
+  it('the first and second attempts of one recovery (/1 and /2) stay two payments after shortening', async () => {
+    const { id, req } = cardWith([{ refuse: 'Not enough balance' }, 'approve']);
+    const transactionId = `${randomUUID()}-${'long-merchant-key-'.repeat(3)}`;
+    const first = attemptKey(1, transactionId);
+    const second = first.replace(/\/1$/, '/2');
+    expect((await gateway.charge({ ...req, idempotencyKey: first })).kind).toBe('declined');
+    expect((await gateway.charge({ ...req, idempotencyKey: second })).kind).toBe('approved');
+    const payments = paymentsOf(id);
+    expect(payments.map((p) => p.resultCode)).toEqual(['Refused', 'Authorised']);
+    expect(new Set(payments.map((p) => p.reference)).size).toBe(2);
+    expect(new Set(payments.map((p) => p.idempotencyKey)).size).toBe(2);
+  });
+});
+
+describe('Adyen adapter: a payment Adyen holds without a final result (Received, Pending)', () => {
+  it.each([
+    ['received', 'Received'],
+    ['pending', 'Pending'],
+  ] as const)(
+    'a payment answered %s is ambiguous and names its PSP reference; its lookup pays nothing more and fails (retried later)',
+    async (answer, resultCode) => {
+      const { id, req } = cardWith([answer, 'approve']);
+      const charged = await gateway.charge(req);
+      const [payment] = paymentsOf(id);
+      expect(payment!.resultCode).toBe(resultCode);
+      expect(charged).toEqual({
+        kind: 'ambiguous',
+        reason: expect.stringContaining(`payment ${payment!.pspReference} as ${resultCode}`),
+      });
+      await expect(gateway.lookup(req)).rejects.toThrow(/AUTHORISATION webhook/);
+      expect(paymentsOf(id)).toHaveLength(1);
+    },
+  );
+
+  it('a lookup once Adyen may have dropped the key (7 days) sends nothing: the same request could be a second payment', async () => {
+    const { id, req } = cardWith(['pending', 'approve']);
+    const sentAt = Date.now() - 8 * day;
+    expect((await gateway.charge({ ...req, sentAt })).kind).toBe('ambiguous');
+    adyen.expireKeys();
+    const sent = adyen.requests();
+    await expect(gateway.lookup({ ...req, sentAt })).rejects.toThrow(/second payment/);
+    expect(adyen.requests()).toBe(sent);
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it("a lookup within the key's validity still replays it: a lost answer six days old is resolved once", async () => {
+    const { id, req } = cardWith(['lost', 'approve']);
+    const sentAt = Date.now() - 6 * day;
+    expect((await gateway.charge({ ...req, sentAt })).kind).toBe('ambiguous');
+    expect(await gateway.lookup({ ...req, sentAt })).toMatchObject({ kind: 'approved' });
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
 });
 
 describe('Adyen adapter: what it offers and how it is configured', () => {

@@ -15,7 +15,11 @@ afterAll(async () => {
 });
 
 /** An account whose primary gateway is Adyen (the emulator), and one execute of a stored card. */
-async function executeOnAdyen(answers: EmulatedAnswer[], originalDeclineCode: string) {
+async function executeOnAdyen(
+  answers: EmulatedAnswer[],
+  originalDeclineCode: string,
+  idempotencyKey?: string,
+) {
   n += 1;
   adyen.addStoredMethod(`stored${n}`, {
     merchantAccount: 'AcmeEU',
@@ -32,6 +36,7 @@ async function executeOnAdyen(answers: EmulatedAnswer[], originalDeclineCode: st
       amount: 4900,
       currency: 'eur',
       originalDeclineCode,
+      ...(idempotencyKey ? { idempotencyKey } : {}),
     },
   });
   const id = String(res.body.transactionId);
@@ -52,9 +57,12 @@ describe('a recovery on an account whose gateway is Adyen', () => {
       amount: { value: 4900, currency: 'EUR' },
       shopperInteraction: 'ContAuth',
     });
-    // Recoup's public URL is the return URL Adyen requires; the attempt is the reference and the key.
+    // Recoup's public URL is the return URL Adyen requires. The attempt's key (77 characters) is the
+    // reference, and its SHA-256 the Idempotency-Key (Adyen takes 64 characters).
     expect(payment!.returnUrl).toBe(stack.baseUrl);
-    expect(payment!.reference).toMatch(/\/1$/);
+    expect(payment!.reference).toBe(`${out.record!.workflowId}/1`);
+    expect(payment!.reference).toHaveLength(77);
+    expect(payment!.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
     expect(out.record?.attempts).toEqual([
       expect.objectContaining({
         outcome: 'approved',
@@ -62,6 +70,15 @@ describe('a recovery on an account whose gateway is Adyen', () => {
         gatewayTransactionId: payment!.pspReference,
       }),
     ]);
+  });
+
+  it("a merchant's long idempotency key (an attempt key over 80 characters) is charged once, under its SHA-256", async () => {
+    const out = await executeOnAdyen(['approve'], 'processing_error', `invoice-${'acme-annual-'.repeat(10)}`);
+    expect(out.res.status).toBe(200);
+    expect(out.res.body).toMatchObject({ success: true });
+    expect(out.payments).toHaveLength(1);
+    expect(out.payments[0]!.reference).toMatch(/^[0-9a-f]{64}$/);
+    expect(out.payments[0]!.idempotencyKey).toBe(out.payments[0]!.reference);
   });
 
   it("Adyen's refusal becomes the recovery's decline: Not enough balance queues a smart retry", async () => {

@@ -7,6 +7,7 @@ import adyen, {
 } from '@adyen/api-library';
 import { z } from 'zod';
 import { normalizeDeclineCode } from '../../domain/declines.js';
+import { keyWithin } from './gateway-keys.js';
 import {
   declined,
   type ChargeAnswer,
@@ -22,6 +23,15 @@ const { checkout } = adyen.Types;
 type PaymentRequest = Types.checkout.PaymentRequest;
 type PaymentResponse = Types.checkout.PaymentResponse;
 const { ResultCodeEnum } = checkout.PaymentResponse;
+
+/** Adyen takes an `Idempotency-Key` of at most 64 characters and a payment `reference` of at most 80. */
+const idempotencyKeyMax = 64;
+const referenceMax = 80;
+/**
+ * How long Adyen is sure to keep an idempotency key: at least 31 days by its current documentation, 7 by
+ * earlier versions of it (the shorter is taken). After that the same request may be a new payment.
+ */
+const keyKeptMs = 7 * 24 * 60 * 60 * 1000;
 
 /**
  * An Adyen gateway's credentials: a Checkout API key, the environment and, for live, the account's
@@ -121,6 +131,22 @@ function outcomeOf(response: PaymentResponse): ChargeAnswer | null {
   }
 }
 
+/** Why Adyen's answer is not final: a payment it holds whose result comes later, or no answer to read. */
+function unanswered(response: PaymentResponse): string {
+  const resultCode = response.resultCode ?? 'without a result';
+  return response.pspReference
+    ? `Adyen holds payment ${response.pspReference} as ${resultCode}; its final result comes only in Adyen's AUTHORISATION webhook`
+    : `Adyen answered ${resultCode} without a PSP reference`;
+}
+
+/** A lookup too late to replay: Adyen may have dropped the key, and the same request could pay again. */
+function keyMayBeGone(req: LookupRequest): Error {
+  const reference = keyWithin(req.idempotencyKey, referenceMax);
+  return new Error(
+    `Adyen may no longer hold the idempotency key of ${req.idempotencyKey} (sent ${new Date(req.sentAt).toISOString()}): the same request could be a second payment, so it is not sent. Find the payment by its reference ${reference} in Adyen's Customer Area`,
+  );
+}
+
 /** Adyen error codes of a stored payment method that can never be charged again as given. */
 const goneCodes: ReadonlySet<string> = new Set([
   '800', // contract not found
@@ -150,14 +176,20 @@ function refusal(error: unknown): ChargeOutcome {
 /**
  * Adyen through its official library (`@adyen/api-library`, Checkout API): each attempt is one `/payments`
  * call for the stored payment method (`shopperInteraction: ContAuth`, `recurringProcessingModel:
- * Subscription`), with the attempt's key as Adyen's idempotency key and as the payment's reference. Adyen
- * has no API to read a payment back; its documented answer to a lost response is to send the same request
- * with the same key, which returns the first result and charges only if the first request never arrived
- * (once). The lookup does exactly that, so for Adyen "looked up" means "resolved at most once", never a
- * second charge. Refusals carry Adyen's refusal reason read as Recoup's decline name and Mastercard's
- * merchant advice code. `returnUrl` (Recoup's public URL) is what Adyen requires in every payment request.
+ * Subscription`), with the attempt's key as Adyen's idempotency key and as the payment's reference (each
+ * its SHA-256 when longer than Adyen takes). Adyen has no API to read a payment back; its documented answer
+ * to a lost response is to send the same request with the same key, which returns the first result and
+ * charges only if the first request never arrived (once). The lookup does exactly that, so for Adyen
+ * "looked up" means "resolved at most once", never a second charge, and it is never sent once Adyen may
+ * have dropped the key (`clock` against the charge's `sentAt`). Refusals carry Adyen's refusal reason read
+ * as Recoup's decline name and Mastercard's merchant advice code. `returnUrl` (Recoup's public URL) is what
+ * Adyen requires in every payment request.
  */
-export function createAdyenGateway(credentials: AdyenCredentials, returnUrl: string): GatewayAdapter {
+export function createAdyenGateway(
+  credentials: AdyenCredentials,
+  returnUrl: string,
+  clock: () => Date = () => new Date(),
+): GatewayAdapter {
   const payments = new CheckoutAPI(adyenClient(credentials)).PaymentsApi;
 
   /** The one request of an attempt: built the same way each time, so a replay is the same request. */
@@ -171,7 +203,7 @@ export function createAdyenGateway(credentials: AdyenCredentials, returnUrl: str
     return {
       amount: { value: req.amount, currency: req.currency },
       merchantAccount,
-      reference: req.idempotencyKey,
+      reference: keyWithin(req.idempotencyKey, referenceMax),
       paymentMethod: { type: checkout.CardDetails.TypeEnum.Scheme, storedPaymentMethodId },
       shopperReference,
       shopperInteraction: checkout.PaymentRequest.ShopperInteractionEnum.ContAuth,
@@ -184,21 +216,22 @@ export function createAdyenGateway(credentials: AdyenCredentials, returnUrl: str
   async function send(req: ChargeRequest | LookupRequest): Promise<ChargeOutcome> {
     let response: PaymentResponse;
     try {
-      response = await payments.payments(paymentOf(req), { idempotencyKey: req.idempotencyKey });
+      response = await payments.payments(paymentOf(req), {
+        idempotencyKey: keyWithin(req.idempotencyKey, idempotencyKeyMax),
+      });
     } catch (error) {
       return refusal(error);
     }
-    return (
-      outcomeOf(response) ?? {
-        kind: 'ambiguous',
-        reason: `Adyen answered ${response.resultCode ?? 'without a result'}`,
-      }
-    );
+    return outcomeOf(response) ?? { kind: 'ambiguous', reason: unanswered(response) };
   }
 
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
+    // A payment Adyen holds as Received or Pending answers every replay the same way, so its lookup fails on
+    // and on; once Adyen may have dropped the key, the same request could be a second payment: never sent.
+    if (clock().getTime() - req.sentAt >= keyKeptMs) throw keyMayBeGone(req);
     const outcome = await send(req);
-    // Still no answer (Adyen busy with the first request, unreachable): fail, so the lookup is retried later.
+    // No final answer (Adyen busy with the first request, unreachable, or holding the payment as Received or
+    // Pending): fail, so the lookup is retried later.
     if (outcome.kind === 'ambiguous')
       throw new Error(`Adyen has no answer for ${req.idempotencyKey} yet: ${outcome.reason}`);
     return outcome;

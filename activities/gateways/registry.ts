@@ -46,7 +46,8 @@ const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
   },
   adyen: {
     credentials: AdyenCredentials,
-    create: (ctx) => createAdyenGateway(AdyenCredentials.parse(ctx.credentials), ctx.publicBaseUrl),
+    create: (ctx) =>
+      createAdyenGateway(AdyenCredentials.parse(ctx.credentials), ctx.publicBaseUrl, ctx.clock),
   },
   gocardless: {
     credentials: GoCardlessCredentials,

@@ -6,8 +6,9 @@ import { closeServer, readJson, sendJson, serveEmulator } from './emulator-http.
  * A local HTTPS emulator of the part of Adyen's Checkout API the Adyen adapter uses (`POST /v72/payments`
  * with a stored payment method), with Adyen's API-key authentication, its idempotency (a request with a
  * key already answered gets the first answer again; a 5xx is not kept, so the same key goes through
- * again) and its error bodies, so the official library runs unchanged against loopback. Each stored
- * payment method answers from a script.
+ * again), its documented limits (an `Idempotency-Key` of at most 64 characters, a `reference` of at most
+ * 80) and its error bodies, so the official library runs unchanged against loopback. Each stored payment
+ * method answers from a script.
  */
 export type EmulatedAnswer =
   | 'approve'
@@ -19,6 +20,12 @@ export type EmulatedAnswer =
   | 'redirect'
   /** The payment is authorised, but the connection is cut before the answer. */
   | 'lost'
+  /**
+   * Adyen holds the payment without a final result (resultCode Received, or Pending), with its PSP
+   * reference; the result would come in Adyen's AUTHORISATION webhook, and a replay gets this answer again.
+   */
+  | 'received'
+  | 'pending'
   /** 500 before anything is processed (not kept under the idempotency key). */
   | 'server_error'
   /** 422 with error code 704: a request with this idempotency key is still being processed. */
@@ -59,11 +66,17 @@ export interface AdyenEmulator {
   payments(): EmulatedPayment[];
   /** Requests received, replays included. */
   requests(): number;
+  /** Forgets every idempotency key, as Adyen does once a key's validity has passed. */
+  expireKeys(): void;
   close(): Promise<void>;
 }
 
 /** Merchant accounts the emulated API key may use. */
 const merchantAccounts = new Set(['AcmeECOM', 'AcmeEU']);
+
+/** Adyen's documented maximum lengths of the `Idempotency-Key` header and of a payment's `reference`. */
+const idempotencyKeyMax = 64;
+const referenceMax = 80;
 
 const apiError = (status: number, errorCode: string, message: string, errorType: string) => ({
   status,
@@ -71,6 +84,16 @@ const apiError = (status: number, errorCode: string, message: string, errorType:
   message,
   errorType,
 });
+
+/** The resultCode of each scripted answer that reaches a result (a refusal is `Refused`). */
+const resultCodes = {
+  approve: 'Authorised',
+  lost: 'Authorised',
+  error: 'Error',
+  redirect: 'RedirectShopper',
+  received: 'Received',
+  pending: 'Pending',
+} as const;
 
 type Fields = Record<string, unknown>;
 const text = (o: unknown, key: string): string => {
@@ -103,6 +126,12 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
       !returnUrl
     )
       return { status: 422, body: apiError(422, '100', 'Required field missing', 'validation') };
+    const reference = text(body, 'reference');
+    if (reference.length > referenceMax)
+      return {
+        status: 422,
+        body: apiError(422, '000', `reference='${reference}' given is invalid`, 'validation'),
+      };
     const storedPaymentMethodId = text(body.paymentMethod, 'storedPaymentMethodId');
     const shopperReference = text(body, 'shopperReference');
     const method = methods.get(storedPaymentMethodId);
@@ -118,21 +147,14 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
         body: apiError(422, '704', 'request already processed or in progress', 'validation'),
       };
     const pspReference = randomBytes(8).toString('hex').toUpperCase();
-    const resultCode =
-      answer === 'approve' || answer === 'lost'
-        ? 'Authorised'
-        : answer === 'error'
-          ? 'Error'
-          : answer === 'redirect'
-            ? 'RedirectShopper'
-            : 'Refused';
+    const resultCode = typeof answer === 'object' ? 'Refused' : resultCodes[answer];
     payments.push({
       pspReference,
       resultCode,
       merchantAccount,
       storedPaymentMethodId,
       shopperReference,
-      reference: text(body, 'reference'),
+      reference,
       amount: { value: amount.value, currency: amount.currency },
       shopperInteraction: text(body, 'shopperInteraction'),
       recurringProcessingModel: text(body, 'recurringProcessingModel'),
@@ -149,7 +171,7 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
         : {};
     const reply = {
       status: 200,
-      body: { pspReference, resultCode, merchantReference: text(body, 'reference'), ...refusal },
+      body: { pspReference, resultCode, merchantReference: reference, ...refusal },
     };
     if (key) answered.set(key, reply);
     return answer === 'lost' ? 'lost' : reply;
@@ -164,6 +186,12 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
         return send(res, 404, apiError(404, '000', 'Not found', 'validation'));
       const body = await readJson(req);
       const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
+      if (key && key.length > idempotencyKeyMax)
+        return send(
+          res,
+          422,
+          apiError(422, '000', `Idempotency-Key exceeds ${idempotencyKeyMax} characters`, 'validation'),
+        );
       const earlier = key ? answered.get(key) : undefined;
       const reply = earlier ?? process(body, key);
       if (reply === 'lost') return res.socket?.destroy();
@@ -178,6 +206,7 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
     addStoredMethod: (id, method) => methods.set(id, { ...method, tries: 0 }),
     payments: () => [...payments],
     requests: () => requests,
+    expireKeys: () => answered.clear(),
     close: () => closeServer(server),
   };
 }
