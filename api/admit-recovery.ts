@@ -39,20 +39,28 @@ export function duplicate(transactionId: string, existing: RecoveryDoc | null, w
   });
 }
 
+/** Still processing, no attempt, nothing written since it was stored: a started workflow records its screen at once. */
+const untouchedSinceStored = (doc: RecoveryDoc) =>
+  !doc.startFailed &&
+  doc.state === 'processing' &&
+  doc.attempts.length === 0 &&
+  doc.updatedAt.getTime() === doc.createdAt.getTime();
+
 /**
  * A recovery whose intake may have died between storing it and starting its workflow (or whose customer
  * index entry failed after the insert): still processing, no attempt, long after it was stored. Its
  * workflow may yet exist (workers far behind): `launchRecovery` starts it only if Temporal has none.
  */
 export function mayBeUnstarted(doc: RecoveryDoc, now: Date): boolean {
-  return (
-    !doc.startFailed &&
-    doc.state === 'processing' &&
-    doc.attempts.length === 0 &&
-    // Nothing written since it was stored: a started workflow records its screen at once.
-    doc.updatedAt.getTime() === doc.createdAt.getTime() &&
-    now.getTime() - doc.createdAt.getTime() >= abandonedAfterMs
-  );
+  return untouchedSinceStored(doc) && now.getTime() - doc.createdAt.getTime() >= abandonedAfterMs;
+}
+
+/**
+ * A recovery that may be unstarted but is too young for a retry to take over (its intake may be starting
+ * it right now): untouched since it was stored under `abandonedAfterMs` ago.
+ */
+export function mayStillBeStarting(doc: RecoveryDoc, now: Date): boolean {
+  return untouchedSinceStored(doc) && now.getTime() - doc.createdAt.getTime() < abandonedAfterMs;
 }
 
 /** A duplicate's recovery that is resumed, not refused: its start failed, or may never have happened. */

@@ -19,9 +19,9 @@ import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import { paidElsewhereSignal } from '../workflows/recovery-definitions.js';
-import { admitRecovery } from './admit-recovery.js';
+import { abandonedAfterMs, admitRecovery, mayStillBeStarting } from './admit-recovery.js';
 import { HttpError } from './http-error.js';
-import { launchRecovery } from './launch-recovery.js';
+import { launchRecovery, workflowExists } from './launch-recovery.js';
 import { formatIssues } from './validate.js';
 
 /** What the connector intake needs. */
@@ -46,6 +46,26 @@ export type ConnectorReceipt =
   | { action: 'paid_elsewhere' | 'control_paid' | 'paid_after_end'; transactionId: string | null }
   | { action: 'card_expiring'; eventId: string }
   | { action: 'ignored'; reason: string };
+
+/**
+ * 503 for a delivery that found the invoice's recovery stored but not started, too recently to take it
+ * over: the event is not marked done, and a delivery after `Retry-After` (once the recovery is older than
+ * `abandonedAfterMs`) starts it if its own intake never did.
+ */
+function notStartedYet(recovery: RecoveryDoc, now: Date, requestId: string): HttpError {
+  const takeOverAt = recovery.createdAt.getTime() + abandonedAfterMs;
+  const seconds = Math.max(1, Math.ceil((takeOverAt - now.getTime()) / 1000));
+  return new HttpError(
+    503,
+    {
+      error: 'Internal error',
+      message: "The invoice's recovery is being started; deliver the event again to make sure it runs.",
+      transactionId: recovery.publicId,
+      requestId,
+    },
+    { 'Retry-After': String(seconds) },
+  );
+}
 
 /**
  * Carries out what a platform event asks: a failed payment becomes a recovery (through the same intake
@@ -77,17 +97,23 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
         error: 'The failed payment cannot be recovered through this account',
         details: formatIssues(parsed.error),
       });
-    const admission = await admitRecovery(stores, account, parsed.data, clock(), {
+    const now = clock();
+    const admission = await admitRecovery(stores, account, parsed.data, now, {
       platform,
       invoiceId,
       customerId,
       ...(subscriptionId ? { subscriptionId } : {}),
     });
     if (admission.kind === 'duplicate') {
+      const { existing } = admission;
+      if (admission.by !== 'idempotencyKey' || !existing) throw admission.error;
+      // Stored under a minute ago and not started yet: its intake may have died before starting it. Marking
+      // the event done would leave that recovery unstarted for good; the platform's next retry takes it over.
+      // (Temporal unreachable: not known to have started either.)
+      if (mayStillBeStarting(existing, now) && !(await workflowExists(temporal, existing.workflowId)))
+        throw notStartedYet(existing, now, requestId);
       // The platform reported this invoice's failure again (its own retry failed too): one recovery per invoice.
-      if (admission.by === 'idempotencyKey' && admission.existing)
-        return { action: 'already_received', transactionId: admission.existing.publicId };
-      throw admission.error;
+      return { action: 'already_received', transactionId: existing.publicId };
     }
     try {
       await launchRecovery(deps, admission.doc, requestId, false);

@@ -19,7 +19,7 @@ interface Deps {
 }
 
 /** Whether the workflow exists: true, false, or null when Temporal cannot say. */
-async function workflowExists(temporal: Client, workflowId: string): Promise<boolean | null> {
+export async function workflowExists(temporal: Client, workflowId: string): Promise<boolean | null> {
   try {
     await temporal.workflow.getHandle(workflowId).describe();
     return true;

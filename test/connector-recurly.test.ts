@@ -2,7 +2,12 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
 import { admitRecovery } from '../api/admit-recovery.js';
+import { startRecovery } from '../api/start-recovery.js';
 import { RecoveryRequest } from '../domain/recovery-request.js';
+import { recoveryInputOf } from '../services/recovery-start.js';
+import type { Account } from '../store/accounts.js';
+import type { RecoveryDoc } from '../store/recoveries.js';
+import { taskQueues } from '../worker/task-queues.js';
 import {
   cardUpdateRecovers,
   postWebhook,
@@ -209,11 +214,15 @@ describe('Recurly connector: a redelivery after the intake died midway', () => {
     expect(recurly.markedSuccessful().filter((id) => id === failed.invoiceId)).toHaveLength(1);
   });
 
-  it('between storing the recovery and starting it: that recovery is started and recovered', async () => {
-    const { account } = await connected();
-    const failed = renewalFailed('tok_visa');
+  /** The recovery of `failed` as an intake stores it at `at` before starting its workflow (then dies). */
+  async function storedUnstarted(
+    account: Account,
+    failed: ReturnType<typeof renewalFailed>,
+    token: string,
+    at: Date,
+  ): Promise<RecoveryDoc> {
     const request = RecoveryRequest.parse({
-      paymentMethodToken: 'tok_visa',
+      paymentMethodToken: token,
       amount: 4900,
       originalDeclineCode: 'try_again_later',
       idempotencyKey: failed.invoiceId,
@@ -223,16 +232,115 @@ describe('Recurly connector: a redelivery after the intake died midway', () => {
       invoiceId: failed.invoiceId,
       customerId: failed.accountCode,
     };
-    const admitted = await admitRecovery(stack.stores, account, request, minutesAgo(2), connector);
+    const admitted = await admitRecovery(stack.stores, account, request, at, connector);
     if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    return admitted.doc;
+  }
+
+  it('between storing the recovery and starting it: that recovery is started and recovered', async () => {
+    const { account } = await connected();
+    const failed = renewalFailed('tok_visa');
+    const stored = await storedUnstarted(account, failed, 'tok_visa', minutesAgo(2));
 
     const res = await post(account.id, failed.body);
     expect(res).toEqual({
       status: 200,
-      body: { received: true, action: 'recovery_started', transactionId: admitted.doc._id },
+      body: { received: true, action: 'recovery_started', transactionId: stored._id },
     });
-    expect((await writtenBack(stack, account.id, failed.invoiceId))._id).toBe(admitted.doc._id);
+    expect((await writtenBack(stack, account.id, failed.invoiceId))._id).toBe(stored._id);
     expect(recurly.markedSuccessful().filter((id) => id === failed.invoiceId)).toHaveLength(1);
+  });
+
+  it('under a minute after storing the recovery: 503 and the event stays open, until a retry a minute on starts it, charged once', async () => {
+    const { account } = await connected();
+    const token = `tok_recurly_unstarted_${randomBytes(4).toString('hex')}`;
+    const failed = renewalFailed(token);
+    const stored = await storedUnstarted(account, failed, token, new Date(Date.now() - 15_000));
+
+    // Retry-After names when a retry may take the recovery over (60 s after it was stored).
+    const first = await fetch(`${stack.baseUrl}/api/connectors/recurly/webhook/${account.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...signature(failed.body) },
+      body: failed.body,
+    });
+    expect(first.status).toBe(503);
+    expect(Number(first.headers.get('retry-after'))).toBeGreaterThan(40);
+    expect(Number(first.headers.get('retry-after'))).toBeLessThanOrEqual(45);
+    expect(await first.json()).toMatchObject({ error: 'Internal error', transactionId: stored._id });
+    // Not done: the platform's next delivery is handled again, not answered as a duplicate.
+    const again = await post(account.id, failed.body);
+    expect(again).toMatchObject({ status: 503, body: { transactionId: stored._id } });
+    const [event] = await stack.stores.connectorEvents.latest(account.id, 1);
+    expect(event).toMatchObject({
+      eventId: (JSON.parse(failed.body) as { id: string }).id,
+      doneAt: null,
+      outcome: null,
+    });
+    expect(await stack.stores.recoveries.find(account.id, stored._id)).toMatchObject({
+      state: 'processing',
+      attempts: [],
+    });
+
+    // The platform backs off for minutes: by its next retry the recovery is over a minute old, untouched.
+    await stack.stores.db
+      .collection<{ _id: string }>('recoveries')
+      .updateOne({ _id: stored._id }, { $set: { createdAt: minutesAgo(2), updatedAt: minutesAgo(2) } });
+    const later = await post(account.id, failed.body);
+    expect(later).toEqual({
+      status: 200,
+      body: { received: true, action: 'recovery_started', transactionId: stored._id },
+    });
+    expect((await writtenBack(stack, account.id, failed.invoiceId))._id).toBe(stored._id);
+    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(1);
+    expect(recurly.markedSuccessful().filter((id) => id === failed.invoiceId)).toHaveLength(1);
+    expect((await post(account.id, failed.body)).body).toEqual({
+      received: true,
+      duplicate: true,
+      action: 'recovery_started',
+    });
+  });
+
+  it('under a minute after storing the recovery whose workflow Temporal has (workers behind): already_received at once', async () => {
+    const { account } = await connected();
+    const failed = renewalFailed('tok_visa');
+    const stored = await storedUnstarted(account, failed, 'tok_visa', new Date(Date.now() - 15_000));
+    // Started on a task queue no worker polls: the workflow exists, and has recorded nothing yet.
+    await startRecovery(
+      stack.temporal,
+      taskQueues(`nobody-${n}`),
+      stored.workflowId,
+      recoveryInputOf(stored),
+      {
+        wait: false,
+      },
+    );
+    try {
+      const res = await post(account.id, failed.body);
+      expect(res).toEqual({
+        status: 200,
+        body: { received: true, action: 'already_received', transactionId: stored.publicId },
+      });
+      expect((await post(account.id, failed.body)).body).toMatchObject({ duplicate: true });
+    } finally {
+      await stack.temporal.workflow.getHandle(stored.workflowId).terminate('test over');
+    }
+  });
+});
+
+describe('Recurly connector: the invoice’s next failure while its recovery runs', () => {
+  it('is already_received at once, seconds after the recovery started: one recovery', async () => {
+    const accountId = await connectedAccount();
+    const failed = renewalFailed('tok_decline_do_not_honor');
+    const res = await post(accountId, failed.body);
+    expect(res.body).toMatchObject({ action: 'recovery_started' });
+    await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.state === 'queued');
+
+    // Recurly's own retry of the invoice failed too: a notification of its own.
+    const next = JSON.stringify({ ...JSON.parse(failed.body), id: randomBytes(6).toString('hex') });
+    expect(await post(accountId, next)).toEqual({
+      status: 200,
+      body: { received: true, action: 'already_received', transactionId: res.body.transactionId },
+    });
   });
 });
 

@@ -6,6 +6,7 @@ import { rawBodyOf } from '../middleware/json-body.js';
 import { reply, route } from '../route.js';
 import { ConnectorParams, ConnectorReceipt } from '../schemas/connectors.js';
 import { ErrorBody } from '../schemas/errors.js';
+import { EngineUnavailableBody } from '../schemas/recovery.js';
 
 /** Node gives header names in lower case; a repeated header becomes one comma-joined value. */
 const headersOf = (raw: Record<string, string | string[] | undefined>) =>
@@ -34,6 +35,11 @@ export function connectorRoutes(deps: ConnectorIntakeDeps) {
         413: { description: 'Request body too large (1 MiB)', schema: ErrorBody },
         422: {
           description: 'The failed payment cannot be recovered through this account (details name why)',
+        },
+        503: {
+          description:
+            "Not handled yet, so the platform's retry handles it again: the invoice's recovery was stored under a minute ago and has not started (a retry after Retry-After starts it if its intake died), or the recovery engine (Temporal) is unreachable",
+          schema: EngineUnavailableBody,
         },
       },
       async handle(ctx, { params }) {
