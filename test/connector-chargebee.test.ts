@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chargebee as chargebeeConnector } from '../activities/connectors/chargebee.js';
 import { startChargebeeEmulator, type ChargebeeEmulator } from './support/chargebee-emulator.js';
 import {
   cardUpdateRecovers,
@@ -57,10 +58,7 @@ function event(eventType: string, content: Record<string, unknown>) {
 }
 
 /** Chargebee's automatic collection of a new invoice failed on the customer's card `reference`. */
-function paymentFailed(
-  reference: string,
-  opts: { errorCode?: string; invoiceStatus?: 'paid'; locale?: string } = {},
-) {
+function paymentFailed(reference: string, opts: { errorCode?: string; locale?: string } = {}) {
   n += 1;
   const invoiceId = `inv_${n}_${randomBytes(4).toString('hex')}`;
   const customerId = `AzZcb${n}`;
@@ -70,7 +68,6 @@ function paymentFailed(
     customer_id: customerId,
     amount_due: amount,
     currency_code: 'USD',
-    ...(opts.invoiceStatus ? { status: opts.invoiceStatus } : {}),
   });
   const body = event('payment_failed', {
     transaction: {
@@ -185,12 +182,111 @@ describe('Chargebee connector: payment_failed', () => {
     expect(chargebee.calls().filter((c) => c.path.includes(failed.invoiceId))).toEqual([]);
   });
 
-  it('an invoice paid in Chargebee meanwhile is left alone: already_paid, no payment recorded', async () => {
+  it('an invoice paid in Chargebee while its recovery waited is left alone: already_paid, no payment recorded', async () => {
     const accountId = await connectedAccount();
-    const failed = paymentFailed('cus_1/tok_visa', { invoiceStatus: 'paid' });
+    const failed = paymentFailed('cus_1/tok_decline_do_not_honor_x3');
     await post(accountId, failed.body);
+    await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.state === 'queued');
+    chargebee.payInvoiceInChargebee(failed.invoiceId);
+    // The customer's new card retries the recovery at once; its write-back finds the invoice paid.
+    const updated = event('payment_source_updated', {
+      payment_source: {
+        id: `pm_paid${n}`,
+        customer_id: failed.customerId,
+        type: 'card',
+        reference_id: 'cus_1/tok_visa',
+        status: 'valid',
+        deleted: false,
+      },
+    });
+    await post(accountId, JSON.stringify(updated));
     const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.writeBack !== undefined);
     expect(doc?.writeBack).toBe('already_paid');
+    expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
+  });
+});
+
+describe('Chargebee connector: a payment_failed event that arrives late', () => {
+  it('an event delivered after the customer paid the invoice in Chargebee is ignored: nothing charged, nothing recorded', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_visa');
+    chargebee.payInvoiceInChargebee(failed.invoiceId);
+    const res = await post(accountId, failed.body);
+    expect(res).toEqual({
+      status: 200,
+      body: {
+        received: true,
+        action: 'ignored',
+        reason: 'The invoice is paid at Chargebee, nothing is owed',
+      },
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toBeNull();
+    expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
+  });
+
+  it('an invoice partly paid in Chargebee since the event is recovered for what it still owes', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_visa');
+    chargebee.payInvoiceInChargebee(failed.invoiceId, 500);
+    const res = await post(accountId, failed.body);
+    expect(res.body).toMatchObject({ action: 'recovery_started' });
+    const doc = await writtenBack(stack, accountId, failed.invoiceId);
+    expect(doc.amount).toBe(failed.amount - 500);
+    expect(chargebee.recordPayments(failed.invoiceId)).toEqual([
+      expect.objectContaining({
+        form: expect.objectContaining({ 'transaction[amount]': String(failed.amount - 500) }),
+      }),
+    ]);
+  });
+
+  it('Chargebee failing to answer the invoice read is a 5xx that starts nothing, so Chargebee resends', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_visa');
+    chargebee.outage(true);
+    try {
+      expect((await post(accountId, failed.body)).status).toBeGreaterThanOrEqual(500);
+    } finally {
+      chargebee.outage(false);
+    }
+    expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toBeNull();
+    expect((await post(accountId, failed.body)).body).toMatchObject({ action: 'recovery_started' });
+    expect(await writtenBack(stack, accountId, failed.invoiceId)).toMatchObject({ amount: failed.amount });
+  });
+});
+
+describe('Chargebee connector: a write-back retried', () => {
+  /** The write-back activity's call for a payment Recoup recovered on the invoice. */
+  const writeBack = (failed: ReturnType<typeof paymentFailed>) =>
+    chargebeeConnector.writeBack!(
+      { username, password, site: chargebee.site, apiKey: chargebee.apiKey, apiBase: chargebee.url },
+      {
+        invoiceId: failed.invoiceId,
+        amount: failed.amount,
+        currency: 'USD',
+        gatewayTransactionId: 'ch_recovered',
+        recoveredAt: Date.now(),
+      },
+      { gateways: [] },
+    );
+
+  it('after Recoup’s own record was made but its answer was lost, is recorded, not already_paid', async () => {
+    const failed = paymentFailed('cus_1/tok_visa');
+    chargebee.loseRecordPaymentAnswers(true);
+    try {
+      await expect(writeBack(failed)).rejects.toThrow();
+    } finally {
+      chargebee.loseRecordPaymentAnswers(false);
+    }
+    expect(chargebee.invoice(failed.invoiceId)).toMatchObject({ status: 'paid' });
+    // The activity's retry finds the invoice paid by the payment whose reference is the recovered charge.
+    expect(await writeBack(failed)).toBe('recorded');
+    expect(chargebee.recordPayments(failed.invoiceId)).toHaveLength(1);
+  });
+
+  it('after the customer paid the invoice in Chargebee, is already_paid: the platform collected it too', async () => {
+    const failed = paymentFailed('cus_1/tok_visa');
+    chargebee.payInvoiceInChargebee(failed.invoiceId);
+    expect(await writeBack(failed)).toBe('already_paid');
     expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stripeBilling } from '../activities/connectors/stripe-billing.js';
 import { attemptKeyField } from '../activities/gateways/stripe.js';
 import { admitRecovery } from '../api/admit-recovery.js';
 import { RecoveryRequest } from '../domain/recovery-request.js';
@@ -92,14 +93,17 @@ function signed(
 }
 
 /** Stripe reports the automatic payment of a new invoice failed; the card answers `answers` to Recoup. */
-function failedInvoice(answers: Parameters<StripeEmulator['addCard']>[1]['answers'], legacy = false) {
+function failedInvoice(
+  answers: Parameters<StripeEmulator['addCard']>[1]['answers'],
+  { legacy = false, email }: { legacy?: boolean; email?: string } = {},
+) {
   n += 1;
   const customer = `cus_billing${n}`;
   const card = `pm_billing${n}`;
   stripe.addCard(card, { customer, answers });
   const failed = stripe.addFailedInvoice({
     customer,
-    email: `Billing${n}@Example.com`,
+    email: email ?? `Billing${n}@Example.com`,
     amount: 2900,
     currency: 'eur',
     card,
@@ -141,15 +145,32 @@ describe('Stripe Billing connector: invoice.payment_failed', () => {
     expect(status.body).toMatchObject({ status: 'succeeded', recovered: true, amount: 2900 });
   });
 
-  it('a platform retry of the event changes nothing; a second event for the same invoice is the same recovery', async () => {
+  it('a platform retry of the event changes nothing; a failure event after Recoup collected the invoice is ignored', async () => {
     const account = await connectedAccount();
     const { invoice, event } = failedInvoice(['approve']);
-    const first = await redeliveryIsDuplicate(stack, account.id, invoice.id, () =>
+    await redeliveryIsDuplicate(stack, account.id, invoice.id, () =>
       postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers),
     );
+    // Written back as paid out of band: Stripe holds it paid.
+    const other = signed('invoice.payment_failed', invoice);
+    const late = await postWebhook(stack, 'stripe-billing', account.id, other.body, other.headers);
+    expect(late.body).toMatchObject({
+      action: 'ignored',
+      reason: 'The invoice is paid at Stripe, nothing is owed',
+    });
+    expect(
+      stripe.intents().filter((i) => i.customer === invoice.customer && i.metadata[attemptKeyField]),
+    ).toHaveLength(1);
+  });
+
+  it('Stripe’s own next attempt failing too (a second event for the still open invoice) is the same recovery', async () => {
+    const account = await connectedAccount();
+    const { invoice, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    const queued = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'queued');
     const other = signed('invoice.payment_failed', invoice);
     const second = await postWebhook(stack, 'stripe-billing', account.id, other.body, other.headers);
-    expect(second.body).toMatchObject({ action: 'already_received', transactionId: first.publicId });
+    expect(second.body).toMatchObject({ action: 'already_received', transactionId: queued!.publicId });
     expect(
       stripe.intents().filter((i) => i.customer === invoice.customer && i.metadata[attemptKeyField]),
     ).toHaveLength(1);
@@ -178,7 +199,7 @@ describe('Stripe Billing connector: invoice.payment_failed', () => {
 
   it('reads the invoice’s payment from the invoice itself on endpoints pinned to API versions before 2025-03-31', async () => {
     const account = await connectedAccount();
-    const { invoice, card, event } = failedInvoice(['approve'], true);
+    const { invoice, card, event } = failedInvoice(['approve'], { legacy: true });
     const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
     expect(res.body).toMatchObject({ action: 'recovery_started' });
     const doc = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'succeeded');
@@ -187,8 +208,7 @@ describe('Stripe Billing connector: invoice.payment_failed', () => {
 
   it('an email the platform holds that Recoup would refuse does not cost the recovery: it goes on without it', async () => {
     const account = await connectedAccount();
-    const { invoice } = failedInvoice(['approve']);
-    const event = signed('invoice.payment_failed', { ...invoice, customer_email: 'not an email' });
+    const { invoice, event } = failedInvoice(['approve'], { email: 'not an email' });
     const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
     expect(res.body).toMatchObject({ action: 'recovery_started' });
     const doc = await writtenBack(stack, account.id, invoice.id);
@@ -203,6 +223,94 @@ describe('Stripe Billing connector: invoice.payment_failed', () => {
     expect(event.body.length).toBeGreaterThan(64 * 1024);
     const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
     expect(res).toMatchObject({ status: 200, body: { action: 'recovery_started' } });
+  });
+});
+
+describe('Stripe Billing connector: a failure event that arrives late', () => {
+  it('an older failure delivered after the customer paid the invoice at Stripe is ignored: nothing charged, not past due', async () => {
+    const account = await connectedAccount();
+    const { invoice, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    // The customer pays on Stripe's hosted invoice page; Stripe's notice of it comes first.
+    const paid = signed('payment_intent.succeeded', stripe.payInvoiceAtStripe(invoice.id));
+    await postWebhook(stack, 'stripe-billing', account.id, paid.body, paid.headers);
+
+    const late = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(late).toEqual({
+      status: 200,
+      body: { received: true, action: 'ignored', reason: 'The invoice is paid at Stripe, nothing is owed' },
+    });
+    expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toBeNull();
+    expect(
+      stripe.intents().filter((i) => i.customer === invoice.customer && i.metadata[attemptKeyField]),
+    ).toEqual([]);
+    expect(await isPastDue(account.apiKey, `billing${n}@example.com`)).toBe(false);
+  });
+
+  it('an invoice partly paid at Stripe since the event is recovered for what remains, not the event’s amount', async () => {
+    const account = await connectedAccount();
+    const { invoice, card, event } = failedInvoice(['approve']);
+    stripe.payPartOfInvoiceAtStripe(invoice.id, 900);
+    const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(res.body).toMatchObject({ action: 'recovery_started' });
+    const doc = await writtenBack(stack, account.id, invoice.id);
+    expect(doc.amount).toBe(2000);
+    expect(stripe.intents().filter((i) => i.payment_method === card && i.metadata[attemptKeyField])).toEqual([
+      expect.objectContaining({ amount: 2000, status: 'succeeded' }),
+    ]);
+  });
+
+  it('Stripe failing to answer the invoice read is a 5xx that starts nothing, so Stripe delivers again', async () => {
+    const account = await connectedAccount();
+    const { invoice, event } = failedInvoice(['approve']);
+    stripe.invoiceOutage(Number.POSITIVE_INFINITY, 'reads');
+    try {
+      const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+      expect(res.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      stripe.invoiceOutage(null);
+    }
+    expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toBeNull();
+    expect((await stack.stores.connectorEvents.latest(account.id, 5))[0]).toMatchObject({ doneAt: null });
+    // Stripe's redelivery, once it answers again, is taken in.
+    const again = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(again.body).toMatchObject({ action: 'recovery_started' });
+    expect(await writtenBack(stack, account.id, invoice.id)).toMatchObject({ amount: 2900 });
+  });
+});
+
+describe('Stripe Billing connector: a write-back retried', () => {
+  /** The write-back activity's call for a payment Recoup recovered on `invoiceId`. */
+  const writeBack = (invoiceId: string) =>
+    stripeBilling.writeBack!(
+      { webhookSecret, apiKey: stripe.secretKey, apiBase: stripe.url },
+      {
+        invoiceId,
+        amount: 2900,
+        currency: 'EUR',
+        gatewayTransactionId: 'pi_recovered',
+        recoveredAt: Date.now(),
+      },
+      { gateways: [] },
+    );
+
+  it('after Recoup’s own call paid the invoice but its answer was lost, is recorded, not already_paid', async () => {
+    const { invoice } = failedInvoice(['approve']);
+    stripe.loseInvoicePayAnswers(true);
+    try {
+      await expect(writeBack(invoice.id)).rejects.toThrow();
+    } finally {
+      stripe.loseInvoicePayAnswers(false);
+    }
+    expect(stripe.invoice(invoice.id)).toMatchObject({ status: 'paid', paid_out_of_band: true });
+    // The activity's retry: Stripe replays the lost success under the same idempotency key.
+    expect(await writeBack(invoice.id)).toBe('recorded');
+  });
+
+  it('after the customer paid the invoice at Stripe, is already_paid: the platform collected it too', async () => {
+    const { invoice } = failedInvoice(['approve']);
+    stripe.payInvoiceAtStripe(invoice.id);
+    expect(await writeBack(invoice.id)).toBe('already_paid');
+    expect(stripe.invoice(invoice.id)).toMatchObject({ status: 'paid', paid_out_of_band: false });
   });
 });
 
@@ -401,7 +509,7 @@ describe('Stripe Billing connector: after the failure', () => {
     expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
   });
 
-  it('ignores Recoup’s own payments, payments of no invoice, invoices with no payment and other events', async () => {
+  it('ignores Recoup’s own payments, payments of no invoice, invoices Stripe does not know and other events', async () => {
     const account = await connectedAccount();
     const own = signed('payment_intent.succeeded', {
       id: 'pi_own',
@@ -413,8 +521,8 @@ describe('Stripe Billing connector: after the failure', () => {
       object: 'payment_intent',
       metadata: {},
     });
-    const unpaid = signed('invoice.payment_failed', {
-      id: 'in_nopayment',
+    const unknown = signed('invoice.payment_failed', {
+      id: 'in_unknown',
       object: 'invoice',
       customer: 'cus_x',
       amount_remaining: 100,
@@ -422,12 +530,12 @@ describe('Stripe Billing connector: after the failure', () => {
       customer_email: null,
     });
     const other = signed('customer.created', { id: 'cus_new', object: 'customer' });
-    for (const event of [own, loose, unpaid, other]) {
+    for (const event of [own, loose, unknown, other]) {
       const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ received: true, action: 'ignored', reason: expect.any(String) });
     }
-    expect(await stack.stores.recoveries.findByKey(account.id, 'in_nopayment')).toBeNull();
+    expect(await stack.stores.recoveries.findByKey(account.id, 'in_unknown')).toBeNull();
   });
 });
 

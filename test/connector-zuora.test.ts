@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
+import { zuora as zuoraConnector } from '../activities/connectors/zuora.js';
 import { postWebhook, redeliveryIsDuplicate, writtenBack } from './support/connectors.js';
 import { startStack, type Stack } from './support/stack.js';
 import { startZuoraEmulator, type ZuoraEmulator } from './support/zuora-emulator.js';
@@ -43,10 +44,10 @@ async function connectedAccount() {
  * Zuora declined the payment of a $49.50 invoice on a card reference payment method (`tokenId` + a
  * customer id); the callout as the documented template renders it, with its notification id header.
  */
-function paymentDeclined(tokenId: string, code = 'processing_error') {
+function paymentDeclined(tokenId: string, invoiceStatus = 'Posted') {
   n += 1;
   const accountId = `8a8aa0${n}${randomBytes(6).toString('hex')}`;
-  const invoiceId = zuora.addInvoice(accountId, 49.5);
+  const invoiceId = zuora.addInvoice(accountId, 49.5, invoiceStatus);
   const body = JSON.stringify({
     event: 'Payment.Failure',
     paymentId: randomBytes(16).toString('hex'),
@@ -55,7 +56,7 @@ function paymentDeclined(tokenId: string, code = 'processing_error') {
     paymentMethodId: zuora.addPaymentMethod(tokenId, `cus_${n}`),
     amount: '49.50',
     currency: 'USD',
-    gatewayResponseCode: code,
+    gatewayResponseCode: 'processing_error',
     gatewayResponse: 'Your card was declined.',
     bin: '424242',
     email: `Jonas${n}@Example.com`,
@@ -162,5 +163,100 @@ describe('Zuora connector: Payment Declined callout', () => {
         reason: expect.stringContaining('template'),
       });
     }
+  });
+});
+
+/** The `POST /v1/payments` calls of write-backs to the invoice. */
+const paymentsOf = (invoiceId: string) =>
+  zuora.payments().filter((p) => p.idempotencyKey?.endsWith(invoiceId));
+
+describe('Zuora connector: a callout that arrives late', () => {
+  it('a callout delivered after the customer paid the invoice in Zuora is ignored: nothing charged, nothing recorded', async () => {
+    const accountId = await connectedAccount();
+    const declined = paymentDeclined('tok_visa');
+    zuora.payInvoiceInZuora(declined.invoiceId, 49.5);
+    const res = await post(accountId, declined.body, declined.headers);
+    expect(res).toEqual({
+      status: 200,
+      body: { received: true, action: 'ignored', reason: 'The invoice is paid at Zuora, nothing is owed' },
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, declined.invoiceId)).toBeNull();
+    expect(paymentsOf(declined.invoiceId)).toEqual([]);
+  });
+
+  it('a canceled invoice is ignored with its status', async () => {
+    const accountId = await connectedAccount();
+    const declined = paymentDeclined('tok_visa', 'Canceled');
+    const res = await post(accountId, declined.body, declined.headers);
+    expect(res.body).toMatchObject({
+      action: 'ignored',
+      reason: 'The invoice is Canceled at Zuora, no longer due for collection',
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, declined.invoiceId)).toBeNull();
+  });
+
+  it('an invoice partly paid in Zuora since the decline is recovered for its balance, not the callout’s amount', async () => {
+    const accountId = await connectedAccount();
+    const declined = paymentDeclined('tok_visa');
+    zuora.payInvoiceInZuora(declined.invoiceId, 20);
+    const res = await post(accountId, declined.body, declined.headers);
+    expect(res.body).toMatchObject({ action: 'recovery_started' });
+    const doc = await writtenBack(stack, accountId, declined.invoiceId);
+    expect(doc.amount).toBe(2950);
+    expect(paymentsOf(declined.invoiceId)).toEqual([
+      expect.objectContaining({ body: expect.objectContaining({ amount: '29.50' }) }),
+    ]);
+  });
+
+  it('Zuora failing to answer the invoice read is a 5xx that starts nothing, so Zuora calls again', async () => {
+    const accountId = await connectedAccount();
+    const declined = paymentDeclined('tok_visa');
+    zuora.invoiceOutage(true);
+    try {
+      const res = await post(accountId, declined.body, declined.headers);
+      expect(res.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      zuora.invoiceOutage(false);
+    }
+    expect(await stack.stores.recoveries.findByKey(accountId, declined.invoiceId)).toBeNull();
+    const again = await post(accountId, declined.body, declined.headers);
+    expect(again.body).toMatchObject({ action: 'recovery_started' });
+    expect(await writtenBack(stack, accountId, declined.invoiceId)).toMatchObject({ amount: 4950 });
+  });
+});
+
+describe('Zuora connector: a write-back retried', () => {
+  /** The write-back activity's call for a payment Recoup recovered on `invoiceId`. */
+  const writeBack = (invoiceId: string) =>
+    zuoraConnector.writeBack!(
+      { username, password, clientId: zuora.clientId, clientSecret: zuora.clientSecret, apiBase: zuora.url },
+      {
+        invoiceId,
+        amount: 4950,
+        currency: 'USD',
+        gatewayTransactionId: 'ch_recovered',
+        recoveredAt: Date.now(),
+      },
+      { gateways: [] },
+    );
+
+  it('after Recoup’s own payment was applied but its answer was lost, is recorded, not already_paid', async () => {
+    const { invoiceId } = paymentDeclined('tok_visa');
+    zuora.losePaymentAnswers(true);
+    try {
+      await expect(writeBack(invoiceId)).rejects.toThrow();
+    } finally {
+      zuora.losePaymentAnswers(false);
+    }
+    // The activity's retry finds the invoice paid by the payment whose reference is the recovered charge.
+    expect(await writeBack(invoiceId)).toBe('recorded');
+    expect(paymentsOf(invoiceId)).toHaveLength(1);
+  });
+
+  it('after the customer paid the invoice in Zuora, is already_paid: the platform collected it too', async () => {
+    const { invoiceId } = paymentDeclined('tok_visa');
+    zuora.payInvoiceInZuora(invoiceId, 49.5);
+    expect(await writeBack(invoiceId)).toBe('already_paid');
+    expect(paymentsOf(invoiceId)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
-import Chargebee, { basicAuthValidator, WebhookAuthenticationError } from 'chargebee';
+import Chargebee, { basicAuthValidator, WebhookAuthenticationError, type Invoice } from 'chargebee';
 import { z } from 'zod';
-import type { ConnectorAction } from '../../domain/connectors.js';
+import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
 import { pageLocaleOf } from '../../domain/links.js';
 import type { PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
 import { bodyDigestId, jsonOf, samePair } from './webhook-body.js';
@@ -92,7 +92,16 @@ function tokenOf(referenceId: string | null | undefined): string | null {
 
 const ignored = (reason: string): ConnectorAction => ({ kind: 'ignored', reason });
 
-function paymentFailed(payload: unknown): ConnectorAction {
+/** The invoice's statuses that await the payment Recoup would collect (Chargebee's Invoice `status`). */
+const awaitingPayment = new Set(['payment_due', 'not_paid']);
+
+/**
+ * Chargebee resends a webhook for days and does not order them, so the event's invoice is a snapshot: the
+ * customer may have paid it since. With API credentials the invoice is read back, and only one still
+ * awaiting payment is recovered, of what it still owes; a failed read throws (the intake answers 5xx and
+ * Chargebee resends). Without credentials the event's own amount is all there is.
+ */
+async function paymentFailed(payload: unknown, config: ChargebeeConfig): Promise<ConnectorAction> {
   const parsed = PaymentFailedEvent.safeParse(payload);
   if (!parsed.success) return ignored('The payment_failed event lacks the transaction Recoup needs');
   const { transaction: t, invoice, customer, card } = parsed.data.content;
@@ -101,8 +110,19 @@ function paymentFailed(payload: unknown): ConnectorAction {
   // The event names the gateway reference of the customer's primary payment method only.
   const token = tokenOf(customer?.payment_method?.reference_id);
   if (!token) return ignored('The customer has no gateway payment method to retry');
-  const amount = invoice?.amount_due ?? t.amount;
-  const currency = invoice?.currency_code ?? t.currency_code;
+  let amount = invoice?.amount_due ?? t.amount;
+  let currency = invoice?.currency_code ?? t.currency_code;
+  if (config.site && config.apiKey) {
+    const current = await currentInvoice(clientOf(config.site, config.apiKey, config.apiBase), invoiceId);
+    if (!current) return ignored('Chargebee does not know the invoice');
+    if (current.status === 'paid') return ignored('The invoice is paid at Chargebee, nothing is owed');
+    if (!awaitingPayment.has(current.status))
+      return ignored(`The invoice is ${current.status} at Chargebee, no longer due for collection`);
+    const due = current.amount_due ?? 0;
+    if (due <= 0) return ignored('The invoice is paid at Chargebee, nothing is owed');
+    amount = due;
+    currency = current.currency_code;
+  }
   if (amount == null || !currency) return ignored('The failed payment names no amount');
   // Chargebee passes the gateway's codes through; Stripe's specific decline code sits under error_detail.
   const code = (t.error_detail?.decline_code ?? t.error_code)?.toLowerCase();
@@ -169,7 +189,7 @@ function clientOf(site: string, apiKey: string, apiBase: string | undefined): Ch
   return new Chargebee({
     site: base ? base.hostname : site,
     apiKey,
-    // Inside the write-back activity's one-minute timeout (the SDK's default is 80 s).
+    // Inside the write-back activity's one-minute timeout and a webhook's wait (the SDK's default is 80 s).
     timeout: 20_000,
     ...(base
       ? { hostSuffix: '', protocol, port: Number(base.port) || (protocol === 'http' ? 80 : 443) }
@@ -193,16 +213,44 @@ async function callApi<T>(send: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The invoice as Chargebee holds it now, or null when Chargebee does not know it. */
+async function currentInvoice(client: Chargebee, invoiceId: string) {
+  try {
+    return (await callApi(() => client.invoice.retrieve(invoiceId))).invoice;
+  } catch (error) {
+    const body = ApiError.safeParse(error instanceof Error ? error.cause : error);
+    if (body.success && body.data.http_status_code === 404) return null;
+    throw error;
+  }
+}
+
+/**
+ * Whether a payment on the paid invoice carries `reference` (Recoup's gateway transaction id): the payment
+ * Recoup recorded itself in an earlier write-back whose answer was lost. Reads each linked payment's
+ * transaction (`transaction.retrieve`), whose `reference_number` the record carries.
+ */
+async function recordedByRecoup(client: Chargebee, invoice: Invoice, reference: string) {
+  const transactions = await Promise.all(
+    (invoice.linked_payments ?? []).map(({ txn_id: id }) => callApi(() => client.transaction.retrieve(id))),
+  );
+  return transactions.some(({ transaction }) => transaction.reference_number === reference);
+}
+
 /**
  * Records the recovered payment on the invoice (paid outside Chargebee), so Chargebee's dunning stops.
- * Retried by the activity: the invoice's status is read first and the record carries an idempotency key.
+ * Retried by the activity: the invoice's status is read first (paid by Recoup's own earlier record, whose
+ * answer was lost: `recorded`; paid otherwise: `already_paid`) and the record carries an idempotency key.
  */
-async function writeBack(config: ChargebeeConfig, payment: WriteBack) {
-  if (!config.site || !config.apiKey) return 'not_configured' as const;
+async function writeBack(config: ChargebeeConfig, payment: WriteBack): Promise<WriteBackOutcome> {
+  if (!config.site || !config.apiKey) return 'not_configured';
   const client = clientOf(config.site, config.apiKey, config.apiBase);
-  const { invoice } = await callApi(() => client.invoice.retrieve(payment.invoiceId));
-  if (invoice.status === 'paid') return 'already_paid' as const;
-  if (invoice.status === 'voided') return 'closed' as const;
+  const invoice = await currentInvoice(client, payment.invoiceId);
+  if (!invoice) throw new Error(`Chargebee has no invoice ${payment.invoiceId}`);
+  if (invoice.status === 'paid')
+    return (await recordedByRecoup(client, invoice, payment.gatewayTransactionId))
+      ? 'recorded'
+      : 'already_paid';
+  if (invoice.status === 'voided') return 'closed';
   await callApi(() =>
     client.invoice.recordPayment(
       payment.invoiceId,
@@ -218,7 +266,7 @@ async function writeBack(config: ChargebeeConfig, payment: WriteBack) {
       { 'chargebee-idempotency-key': `recoup-write-back/${payment.invoiceId}` },
     ),
   );
-  return 'recorded' as const;
+  return 'recorded';
 }
 
 /** The event in an authenticated body. */
@@ -244,10 +292,10 @@ export const chargebee: PlatformConnector<ChargebeeConfig> = {
     }
     return eventOf(request.rawBody);
   },
-  interpret(event) {
+  interpret(event, config) {
     switch (event.type) {
       case 'payment_failed':
-        return Promise.resolve(paymentFailed(event.payload));
+        return paymentFailed(event.payload, config);
       case 'payment_source_updated':
         return Promise.resolve(paymentSourceUpdated(event.payload));
       case 'payment_source_expiring':

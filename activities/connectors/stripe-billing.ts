@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
-import type { ConnectorAction } from '../../domain/connectors.js';
+import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
 import type { GatewayConfig } from '../../domain/settings.js';
 import { attemptKeyField, StripeCredentials, stripeClient } from '../gateways/stripe.js';
 import type { ConnectorContext, PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
@@ -65,14 +65,39 @@ async function invoiceOf(stripe: Stripe, intent: Stripe.PaymentIntent): Promise<
   return idOf(payments.data[0]?.invoice);
 }
 
-async function paymentFailed(stripe: Stripe, invoice: Stripe.Invoice): Promise<ConnectorAction> {
+const ignored = (reason: string): ConnectorAction => ({ kind: 'ignored', reason });
+
+/** The invoice as Stripe holds it now, or null when Stripe does not know it. */
+async function currentInvoice(stripe: Stripe, id: string): Promise<Stripe.Invoice | null> {
+  try {
+    return await stripe.invoices.retrieve(id);
+  } catch (error) {
+    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing')
+      return null;
+    throw error;
+  }
+}
+
+/**
+ * Stripe neither orders events nor stops redelivering them (for days, after Recoup's own 5xx too), so the
+ * event's invoice is a snapshot: the customer may have paid it at Stripe since. The invoice is read back,
+ * and only one still open with an amount remaining is recovered, of that amount. A failed read throws: the
+ * intake answers 5xx and Stripe delivers the event again.
+ */
+async function paymentFailed(stripe: Stripe, reported: Stripe.Invoice): Promise<ConnectorAction> {
+  const invoice = await currentInvoice(stripe, reported.id);
+  if (!invoice) return ignored('Stripe does not know the invoice');
+  if (invoice.status === 'paid') return ignored('The invoice is paid at Stripe, nothing is owed');
+  if (invoice.status !== 'open')
+    return ignored(`The invoice is ${invoice.status ?? 'unknown'} at Stripe, no longer due for collection`);
+  if (invoice.amount_remaining <= 0) return ignored('The invoice is paid at Stripe, nothing is owed');
   const intentId = await lastIntentOf(stripe, invoice);
-  if (!intentId) return { kind: 'ignored', reason: 'The invoice has no payment attempt to recover' };
+  if (!intentId) return ignored('The invoice has no payment attempt to recover');
   const intent = await stripe.paymentIntents.retrieve(intentId);
   const error = intent.last_payment_error;
   const method = error?.payment_method ?? null;
   const token = method?.id ?? idOf(intent.payment_method);
-  if (!token) return { kind: 'ignored', reason: 'The failed payment names no payment method to retry' };
+  if (!token) return ignored('The failed payment names no payment method to retry');
   const code = error?.decline_code ?? error?.code;
   const country = method?.card?.country;
   return {
@@ -137,20 +162,35 @@ async function interpret(
   }
 }
 
-/** Records the recovered payment on the invoice as paid outside Stripe, so Stripe stops collecting it. */
-async function writeBack(config: StripeBillingConfig, payment: WriteBack, ctx: ConnectorContext) {
+/**
+ * Records the recovered payment on the invoice as paid outside Stripe, so Stripe stops collecting it. A paid
+ * invoice is paid again under the same idempotency key: when Recoup's own earlier call paid it (its answer
+ * lost to a timeout or a dead worker), Stripe replays that success, so the outcome is `recorded`; any
+ * other payment leaves Stripe refusing the call (`already_paid`). Stripe keeps keys for 24 hours, so a retry
+ * later than that cannot tell the two apart and reports `already_paid`.
+ */
+async function writeBack(
+  config: StripeBillingConfig,
+  payment: WriteBack,
+  ctx: ConnectorContext,
+): Promise<WriteBackOutcome> {
   const credentials = credentialsOf(config, ctx.gateways);
-  if (!credentials) return 'not_configured' as const;
+  if (!credentials) return 'not_configured';
   const stripe = stripeClient(credentials);
   const invoice = await stripe.invoices.retrieve(payment.invoiceId);
-  if (invoice.status === 'paid') return 'already_paid' as const;
-  if (invoice.status === 'void') return 'closed' as const;
-  await stripe.invoices.pay(
-    payment.invoiceId,
-    { paid_out_of_band: true },
-    { idempotencyKey: `recoup-write-back/${payment.invoiceId}` },
-  );
-  return 'recorded' as const;
+  if (invoice.status === 'void') return 'closed';
+  try {
+    await stripe.invoices.pay(
+      payment.invoiceId,
+      { paid_out_of_band: true },
+      { idempotencyKey: `recoup-write-back/${payment.invoiceId}` },
+    );
+  } catch (error) {
+    if (invoice.status === 'paid' && error instanceof Stripe.errors.StripeInvalidRequestError)
+      return 'already_paid';
+    throw error;
+  }
+  return 'recorded';
 }
 
 /** Stripe Billing: signed with Stripe-Signature, verified by Stripe's own library. */

@@ -74,6 +74,10 @@ const ApiBody = z
 const Token = z.object({ access_token: z.string().min(1), expires_in: z.number().optional() });
 const PaymentMethod = z.object({ TokenId: z.string().nullish(), SecondTokenId: z.string().nullish() });
 const Invoice = z.object({ balance: z.number(), status: z.string(), accountId: z.string() });
+const ApplicationParts = z.object({
+  applicationParts: z.array(z.object({ paymentId: z.string().nullish() })).nullish(),
+});
+const Payment = z.object({ referenceId: z.string().nullish() });
 
 /** One Zuora REST call: the body, or null on 404; any other failure throws (the activity retries). */
 async function call(base: string, path: string, init: RequestInit): Promise<unknown> {
@@ -146,6 +150,17 @@ async function cardOf(config: ZuoraConfig, paymentMethodId: string, ctx: Connect
 
 const ignored = (reason: string): ConnectorAction => ({ kind: 'ignored', reason });
 
+/** The invoice as Zuora holds it now (`GET /v1/invoices/{id}`), or null when Zuora does not know it. */
+async function currentInvoice(config: ZuoraConfig, invoiceId: string) {
+  const found = await api(config, `/v1/invoices/${encodeURIComponent(invoiceId)}`);
+  return found === null ? null : Invoice.parse(found);
+}
+
+/**
+ * Zuora retries a callout that failed and may deliver it late, so the callout is a snapshot: the customer
+ * may have paid the invoice since. It is read back, and only a Posted invoice with a balance is recovered,
+ * of that balance. A failed read throws: the intake answers 5xx and Zuora (Retriable on) calls again.
+ */
 async function paymentFailed(
   c: Callout,
   config: ZuoraConfig,
@@ -153,8 +168,14 @@ async function paymentFailed(
 ): Promise<ConnectorAction> {
   // An empty merge field: the payment was for no invoice (e.g. a standalone payment).
   if (!c.invoiceId) return ignored('The failed payment was for no invoice');
-  const amount = minorUnitsOf(c.amount, c.currency);
-  if (amount === null) return ignored(`The callout's amount "${c.amount}" is not a decimal amount`);
+  const invoice = await currentInvoice(config, c.invoiceId);
+  if (!invoice) return ignored('Zuora does not know the invoice');
+  if (invoice.status !== 'Posted')
+    return ignored(`The invoice is ${invoice.status} at Zuora, no longer due for collection`);
+  // Zuora keeps a paid invoice Posted: its balance (amount - payments + adjustments - credit) is what is due.
+  if (invoice.balance <= 0) return ignored('The invoice is paid at Zuora, nothing is owed');
+  const amount = minorUnitsOf(invoice.balance, c.currency);
+  if (amount === null) return ignored(`The invoice's balance ${invoice.balance} is not an amount`);
   const token = await cardOf(config, c.paymentMethodId, ctx);
   if (!token) return ignored('The payment method has no gateway token');
   const code = c.gatewayResponseCode?.toLowerCase();
@@ -174,17 +195,36 @@ async function paymentFailed(
 }
 
 /**
+ * Whether a payment applied to the invoice carries `reference` (Recoup's gateway transaction id): its own
+ * External payment, recorded by an earlier write-back whose answer was lost. Reads the invoice's
+ * application parts (`GET /v1/invoices/{id}/application-parts`) and each part's payment.
+ */
+async function recordedByRecoup(config: ZuoraConfig, invoiceId: string, reference: string) {
+  const found = await api(config, `/v1/invoices/${encodeURIComponent(invoiceId)}/application-parts`);
+  const parts = ApplicationParts.parse(found ?? {}).applicationParts ?? [];
+  const payments = await Promise.all(
+    parts.flatMap(({ paymentId }) =>
+      paymentId ? [api(config, `/v1/payments/${encodeURIComponent(paymentId)}`)] : [],
+    ),
+  );
+  return payments.some((p) => p !== null && Payment.parse(p).referenceId === reference);
+}
+
+/**
  * Records the recovered payment as an External payment applied to the invoice, which stops Zuora's
- * collection of it. The invoice is read first (a retry finds it paid), and the POST carries an idempotency
- * key (Zuora keeps one 24 h: developer.zuora.com "Idempotent requests").
+ * collection of it. The invoice is read first: a retry finds it paid, by Recoup's own payment whose answer
+ * was lost (`recorded`: the payment carries the gateway transaction id as its reference) or by another one
+ * (`already_paid`). The POST carries an idempotency key (Zuora keeps one 24 h: developer.zuora.com
+ * "Idempotent requests").
  */
 async function writeBack(config: ZuoraConfig, payment: WriteBack): Promise<WriteBackOutcome> {
-  const path = `/v1/invoices/${encodeURIComponent(payment.invoiceId)}`;
-  const found = await api(config, path);
-  if (found === null) throw new Error(`Zuora has no invoice ${payment.invoiceId}`);
-  const invoice = Invoice.parse(found);
+  const invoice = await currentInvoice(config, payment.invoiceId);
+  if (!invoice) throw new Error(`Zuora has no invoice ${payment.invoiceId}`);
   if (invoice.status === 'Canceled' || invoice.status === 'Cancelled') return 'closed';
-  if (invoice.balance <= 0) return 'already_paid';
+  if (invoice.balance <= 0)
+    return (await recordedByRecoup(config, payment.invoiceId, payment.gatewayTransactionId))
+      ? 'recorded'
+      : 'already_paid';
   const amount = majorUnitsOf(payment.amount, payment.currency);
   await api(config, '/v1/payments', {
     method: 'POST',

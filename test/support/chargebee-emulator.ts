@@ -3,8 +3,8 @@ import type { ServerResponse } from 'node:http';
 import { closeServer, readForm, serveEmulator } from './emulator-http.js';
 
 /**
- * A local emulator of the part of Chargebee's API the Chargebee connector's write-back uses (retrieve an
- * invoice, record an invoice payment), with Chargebee's basic auth (the API key as username), its
+ * A local emulator of the part of Chargebee's API the Chargebee connector uses (retrieve an invoice, record
+ * an invoice payment, retrieve a transaction), with Chargebee's basic auth (the API key as username), its
  * idempotency-key replay and its error bodies, so the official SDK runs unchanged against loopback.
  */
 export interface EmulatedInvoice {
@@ -15,6 +15,19 @@ export interface EmulatedInvoice {
   total: number;
   amount_due: number;
   amount_paid: number;
+  /** The payments applied to the invoice (the SDK's Invoice.LinkedPayment). */
+  linked_payments: { txn_id: string; applied_amount: number; applied_at: number; txn_status: 'success' }[];
+}
+
+/** A payment transaction as Chargebee holds it. */
+interface EmulatedTransaction {
+  id: string;
+  amount: number;
+  payment_method: string;
+  reference_number?: string;
+  date: number;
+  status: 'success';
+  currency_code: string;
 }
 
 /** One request that reached the emulator with a valid key. */
@@ -36,6 +49,12 @@ export interface ChargebeeEmulator {
     },
   ): void;
   invoice(id: string): EmulatedInvoice | undefined;
+  /** The customer pays `amount` (all that is due when absent) of the invoice in Chargebee. */
+  payInvoiceInChargebee(id: string, amount?: number): void;
+  /** While on, every API request answers 503 with Chargebee's error body. */
+  outage(on: boolean): void;
+  /** While on, a record-payment request is carried out (or replayed) but its answer is lost: the connection drops. */
+  loseRecordPaymentAnswers(on: boolean): void;
   calls(): EmulatedCall[];
   /** Record-payment requests that reached the emulator, idempotent replays included. */
   recordPayments(invoiceId: string): EmulatedCall[];
@@ -68,6 +87,34 @@ export async function startChargebeeEmulator(): Promise<ChargebeeEmulator> {
   const invoices = new Map<string, EmulatedInvoice>();
   const calls: EmulatedCall[] = [];
   const replies = new Map<string, { status: number; body: unknown }>();
+  const transactions = new Map<string, EmulatedTransaction>();
+  let down = false;
+  let loseRecords = false;
+
+  /** A successful payment of `amount` applied to the invoice. */
+  function pay(invoice: EmulatedInvoice, amount: number, details: Partial<EmulatedTransaction> = {}) {
+    const now = Math.floor(Date.now() / 1000);
+    const transaction: EmulatedTransaction = {
+      id: `txn_${randomBytes(8).toString('hex')}`,
+      amount,
+      payment_method: 'card',
+      date: now,
+      status: 'success',
+      currency_code: invoice.currency_code,
+      ...details,
+    };
+    transactions.set(transaction.id, transaction);
+    invoice.amount_due = Math.max(0, invoice.amount_due - amount);
+    invoice.amount_paid += amount;
+    if (invoice.amount_due === 0) invoice.status = 'paid';
+    invoice.linked_payments.push({
+      txn_id: transaction.id,
+      applied_amount: amount,
+      applied_at: now,
+      txn_status: 'success',
+    });
+    return transaction;
+  }
 
   function recordPayment(id: string, form: Record<string, string>) {
     const invoice = invoices.get(id);
@@ -88,19 +135,13 @@ export async function startChargebeeEmulator(): Promise<ChargebeeEmulator> {
     if (!form['transaction[payment_method]'])
       return error(400, 'invalid_request', 'param_required', 'transaction[payment_method] : cannot be blank');
     const amount = Number(form['transaction[amount]'] ?? invoice.amount_due);
-    invoice.amount_due = Math.max(0, invoice.amount_due - amount);
-    invoice.amount_paid += amount;
-    if (invoice.amount_due === 0) invoice.status = 'paid';
-    const transaction = {
-      id: `txn_${randomBytes(8).toString('hex')}`,
-      amount,
+    const reference = form['transaction[reference_number]'];
+    const transaction = pay(invoice, amount, {
       payment_method: form['transaction[payment_method]'],
-      reference_number: form['transaction[reference_number]'],
+      ...(reference ? { reference_number: reference } : {}),
       date: Number(form['transaction[date]']),
-      status: 'success',
-      currency_code: invoice.currency_code,
-    };
-    return { status: 200, body: { invoice, transaction } };
+    });
+    return { status: 200, body: { invoice: structuredClone(invoice), transaction } };
   }
 
   const { server, url } = await serveEmulator(async (req, res) => {
@@ -113,6 +154,16 @@ export async function startChargebeeEmulator(): Promise<ChargebeeEmulator> {
           'api_authentication_failed',
           'api_authentication_failed',
           'Sorry, authentication failed. Invalid api key',
+        ),
+      );
+    if (down)
+      return send(
+        res,
+        error(
+          503,
+          'internal_temporary_error',
+          'internal_temporary_error',
+          'Sorry, the server is currently unable to handle the request due to a temporary overload or scheduled maintenance.',
         ),
       );
     const path = new URL(req.url ?? '/', 'http://emulator').pathname;
@@ -133,10 +184,20 @@ export async function startChargebeeEmulator(): Promise<ChargebeeEmulator> {
     const record = /^\/api\/v2\/invoices\/([^/]+)\/record_payment$/.exec(path);
     if (req.method === 'POST' && record) {
       const earlier = idempotencyKey ? replies.get(idempotencyKey) : undefined;
-      if (earlier) return send(res, earlier, { 'chargebee-idempotency-replayed': 'true' });
-      const reply = recordPayment(decodeURIComponent(record[1]!), form);
+      const reply = earlier ?? recordPayment(decodeURIComponent(record[1]!), form);
       if (idempotencyKey) replies.set(idempotencyKey, reply);
-      return send(res, reply);
+      if (loseRecords) return req.socket.destroy();
+      return send(res, reply, earlier ? { 'chargebee-idempotency-replayed': 'true' } : {});
+    }
+    const transaction = /^\/api\/v2\/transactions\/([^/]+)$/.exec(path);
+    if (req.method === 'GET' && transaction) {
+      const found = transactions.get(decodeURIComponent(transaction[1]!));
+      return send(
+        res,
+        found
+          ? { status: 200, body: { transaction: found } }
+          : error(404, 'invalid_request', 'resource_not_found', "Sorry, we couldn't find that resource"),
+      );
     }
     return send(
       res,
@@ -149,9 +210,22 @@ export async function startChargebeeEmulator(): Promise<ChargebeeEmulator> {
     site,
     apiKey,
     addInvoice({ status = 'payment_due', ...invoice }) {
-      invoices.set(invoice.id, { ...invoice, status, total: invoice.amount_due, amount_paid: 0 });
+      invoices.set(invoice.id, {
+        ...invoice,
+        status,
+        total: invoice.amount_due,
+        amount_paid: 0,
+        linked_payments: [],
+      });
     },
     invoice: (id) => invoices.get(id),
+    payInvoiceInChargebee(id, amount) {
+      const invoice = invoices.get(id);
+      if (!invoice) throw new Error(`No invoice ${id}`);
+      pay(invoice, amount ?? invoice.amount_due);
+    },
+    outage: (on) => void (down = on),
+    loseRecordPaymentAnswers: (on) => void (loseRecords = on),
     calls: () => [...calls],
     recordPayments: (invoiceId) =>
       calls.filter((c) => c.method === 'POST' && c.path === `/api/v2/invoices/${invoiceId}/record_payment`),

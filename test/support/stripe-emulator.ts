@@ -102,11 +102,21 @@ export interface StripeEmulator {
   }): { invoice: EmulatedInvoice; intent: EmulatedIntent };
   /** Stripe's own retry (or the customer) paid the invoice: its PaymentIntent succeeded. */
   payInvoiceAtStripe(invoiceId: string): EmulatedIntent;
+  /** The customer paid `amount` of the invoice at Stripe (e.g. a partial payment): it stays open. */
+  payPartOfInvoiceAtStripe(invoiceId: string, amount: number): void;
   invoice(id: string): EmulatedInvoice | undefined;
-  /** Idempotency keys of every invoice pay call (write-backs), in order. */
+  /** Idempotency keys of every invoice pay call (write-backs), in order, replays included. */
   invoicePays(): string[];
-  /** Invoice requests answer 500 until `until` (epoch ms, the emulator's clock); null ends the outage. */
-  invoiceOutage(until: number | null): void;
+  /**
+   * While on, an invoice pay call is carried out (or replayed under its idempotency key) but its answer is
+   * lost: the connection drops before the reply.
+   */
+  loseInvoicePayAnswers(on: boolean): void;
+  /**
+   * Invoice pay calls (write-backs) answer 500 until `until` (epoch ms, the emulator's clock), and with
+   * `reads`, invoice reads too; null ends the outage.
+   */
+  invoiceOutage(until: number | null, scope?: 'pay' | 'reads'): void;
   /** Idempotency keys of every PaymentIntent creation that reached the emulator, in order. */
   creations(): string[];
   close(): Promise<void>;
@@ -201,7 +211,10 @@ export async function startStripeEmulator(
   const invoices = new Map<string, EmulatedInvoice>();
   const invoicePayments: Array<{ id: string; invoice: string; intent: string; created: number }> = [];
   const pays: string[] = [];
-  let outageUntil: number | null = null;
+  // Stripe keeps the answer to a pay call under its idempotency key and replays it to every retry.
+  const payReplies = new Map<string, { status: number; body: unknown }>();
+  let losePayAnswers = false;
+  let outage: { until: number; reads: boolean } | null = null;
 
   function listInvoicePayments(query: URLSearchParams) {
     const invoice = query.get('invoice');
@@ -218,10 +231,9 @@ export async function startStripeEmulator(
     return { object: 'list', url: '/v1/invoice_payments', data, has_more: false };
   }
 
-  function payInvoice(id: string, form: URLSearchParams, key: string): { status: number; body: unknown } {
+  function payInvoice(id: string, form: URLSearchParams): { status: number; body: unknown } {
     const invoice = invoices.get(id);
     if (!invoice) return { status: 404, body: invalid(`No such invoice: '${id}'`, 'resource_missing') };
-    pays.push(key);
     if (invoice.status !== 'open')
       return { status: 400, body: invalid('Invoice is already paid', 'invoice_not_editable') };
     if (form.get('paid_out_of_band') !== 'true')
@@ -229,7 +241,7 @@ export async function startStripeEmulator(
     invoice.status = 'paid';
     invoice.paid_out_of_band = true;
     invoice.amount_remaining = 0;
-    return { status: 200, body: invoice };
+    return { status: 200, body: { ...invoice } };
   }
 
   function createSession(form: URLSearchParams): { status: number; body: unknown } {
@@ -340,12 +352,18 @@ export async function startStripeEmulator(
     if (req.method === 'GET' && url.pathname === '/v1/invoice_payments')
       return send(res, 200, listInvoicePayments(url.searchParams));
     const invoicePath = /^\/v1\/invoices\/([^/]+)(\/pay)?$/.exec(url.pathname);
-    if (invoicePath && outageUntil !== null && (await clock()).getTime() < outageUntil)
+    const down = outage && (invoicePath?.[2] || outage.reads) && (await clock()).getTime() < outage.until;
+    if (invoicePath && down)
       return send(res, 500, { error: { type: 'api_error', message: 'Invoices are down' } });
     if (invoicePath) {
       const id = decodeURIComponent(invoicePath[1]!);
       if (req.method === 'POST' && invoicePath[2]) {
-        const reply = payInvoice(id, await readForm(req), String(req.headers['idempotency-key'] ?? ''));
+        const key = String(req.headers['idempotency-key'] ?? '');
+        const form = await readForm(req);
+        pays.push(key);
+        const reply = payReplies.get(key) ?? payInvoice(id, form);
+        if (key) payReplies.set(key, reply);
+        if (losePayAnswers) return req.socket.destroy();
         return send(res, reply.status, reply.body);
       }
       const found = invoices.get(id);
@@ -477,12 +495,20 @@ export async function startStripeEmulator(
       invoice.amount_remaining = 0;
       return { ...intent };
     },
+    payPartOfInvoiceAtStripe(invoiceId, amount) {
+      const invoice = invoices.get(invoiceId);
+      if (!invoice || invoice.status !== 'open' || amount >= invoice.amount_remaining)
+        throw new Error(`Invoice ${invoiceId} has not more than ${amount} left to pay`);
+      invoice.amount_remaining -= amount;
+    },
     invoice: (id) => {
       const found = invoices.get(id);
       return found ? { ...found } : undefined;
     },
     invoicePays: () => [...pays],
-    invoiceOutage: (until) => void (outageUntil = until),
+    loseInvoicePayAnswers: (on) => void (losePayAnswers = on),
+    invoiceOutage: (until, scope = 'pay') =>
+      void (outage = until === null ? null : { until, reads: scope === 'reads' }),
     creations: () => [...creations],
     close: () => closeServer(server),
   };

@@ -3,7 +3,7 @@ import { closeServer, readText, sendJson as send, serveEmulator } from './emulat
 
 /**
  * A local emulator of the part of Zuora's REST API the Zuora connector calls: an OAuth token (client
- * credentials), a payment method (CRUD), an invoice and creating a payment. It checks the bearer token and
+ * credentials), a payment method (CRUD), an invoice and its application parts, creating and reading a payment. It checks the bearer token and
  * answers failures with Zuora's error body (`{ success: false, reasons: [{ code, message }] }`).
  */
 export interface ZuoraEmulator {
@@ -14,6 +14,12 @@ export interface ZuoraEmulator {
   addPaymentMethod(tokenId: string, secondTokenId: string | null): string;
   /** A posted invoice of `accountId` with `balance` (major units) outstanding; returns its id. */
   addInvoice(accountId: string, balance: number, status?: string): string;
+  /** A payment of `amount` (major units) applied to the invoice in Zuora (the customer paying it there). */
+  payInvoiceInZuora(invoiceId: string, amount: number): void;
+  /** While on, invoice reads answer 503 with Zuora's error body. */
+  invoiceOutage(on: boolean): void;
+  /** While on, a `POST /v1/payments` is carried out but its answer is lost: the connection drops. */
+  losePaymentAnswers(on: boolean): void;
   /** Every `POST /v1/payments` that reached the emulator, with its idempotency key. */
   payments(): { idempotencyKey: string | null; body: Record<string, unknown> }[];
   close(): Promise<void>;
@@ -34,6 +40,28 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
   const methods = new Map<string, { TokenId: string; SecondTokenId: string | null }>();
   const invoices = new Map<string, { accountId: string; balance: number; status: string }>();
   const created: { idempotencyKey: string | null; body: Record<string, unknown> }[] = [];
+  let invoicesDown = false;
+  let losePayments = false;
+  const payments = new Map<string, { type: string; referenceId: string | null; amount: number }>();
+  // The payments applied to each invoice, as `GET /v1/invoices/{id}/application-parts` lists them.
+  const parts = new Map<string, { paymentId: string; appliedAmount: number }[]>();
+
+  /** Applies a new payment to invoices; the error body when one of them is unknown. */
+  function applyPayment(
+    payment: { type: string; referenceId: string | null },
+    applied: { invoiceId: string; amount: number }[],
+  ): { id: string } | { error: unknown } {
+    if (applied.some(({ invoiceId }) => !invoices.has(invoiceId)))
+      return { error: failure(53000040, 'Invalid invoice') };
+    const id = newId();
+    payments.set(id, { ...payment, amount: applied.reduce((sum, a) => sum + a.amount, 0) });
+    for (const { invoiceId, amount } of applied) {
+      const invoice = invoices.get(invoiceId)!;
+      invoice.balance = Math.round((invoice.balance - amount) * 100) / 100;
+      parts.set(invoiceId, [...(parts.get(invoiceId) ?? []), { paymentId: id, appliedAmount: amount }]);
+    }
+    return { id };
+  }
 
   function route(method: string, path: string, body: string, idempotencyKey: string | null) {
     const pm = /^\/v1\/object\/payment-method\/([^/]+)$/.exec(path);
@@ -44,6 +72,8 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
         : { status: 404, body: failure(50000040, 'Cannot find entity by key') };
     }
     const inv = /^\/v1\/invoices\/([^/]+)$/.exec(path);
+    if (method === 'GET' && inv && invoicesDown)
+      return { status: 503, body: failure(50000000, 'Service unavailable, try again later') };
     if (method === 'GET' && inv) {
       const id = decodeURIComponent(inv[1]!);
       const found = invoices.get(id);
@@ -51,17 +81,32 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
         ? { status: 200, body: { success: true, id, ...found } }
         : { status: 404, body: failure(50000040, `Cannot find entity by key: '${id}'.`) };
     }
+    const applications = /^\/v1\/invoices\/([^/]+)\/application-parts$/.exec(path);
+    if (method === 'GET' && applications) {
+      const id = decodeURIComponent(applications[1]!);
+      if (!invoices.has(id))
+        return { status: 404, body: failure(50000040, `Cannot find entity by key: '${id}'.`) };
+      return { status: 200, body: { success: true, applicationParts: parts.get(id) ?? [] } };
+    }
+    const paymentPath = /^\/v1\/payments\/([^/]+)$/.exec(path);
+    if (method === 'GET' && paymentPath) {
+      const id = decodeURIComponent(paymentPath[1]!);
+      const found = payments.get(id);
+      return found
+        ? { status: 200, body: { success: true, id, status: 'Processed', ...found } }
+        : { status: 404, body: failure(50000040, `Cannot find entity by key: '${id}'.`) };
+    }
     if (method === 'POST' && path === '/v1/payments') {
       const payment = JSON.parse(body) as Record<string, unknown>;
       created.push({ idempotencyKey, body: payment });
       const applied = (payment.invoices as { invoiceId: string; amount: string }[] | undefined) ?? [];
-      for (const { invoiceId, amount } of applied) {
-        const invoice = invoices.get(invoiceId);
-        // Zuora answers some errors with HTTP 200 and `success: false`.
-        if (!invoice) return { status: 200, body: failure(53000040, `Invalid invoice ${invoiceId}`) };
-        invoice.balance = Math.round((invoice.balance - Number(amount)) * 100) / 100;
-      }
-      return { status: 200, body: { success: true, id: newId(), status: 'Processed', ...payment } };
+      const result = applyPayment(
+        { type: String(payment.type), referenceId: (payment.referenceId as string | undefined) ?? null },
+        applied.map(({ invoiceId, amount }) => ({ invoiceId, amount: Number(amount) })),
+      );
+      // Zuora answers some errors with HTTP 200 and `success: false`.
+      if ('error' in result) return { status: 200, body: result.error };
+      return { status: 200, body: { success: true, id: result.id, status: 'Processed', ...payment } };
     }
     return { status: 404, body: failure(50000040, `No route ${method} ${path}`) };
   }
@@ -84,6 +129,7 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
     if (!token || !issued.has(token)) return send(res, 401, failure(90000011, 'Authentication error'));
     const key = req.headers['idempotency-key'];
     const reply = route(req.method ?? 'GET', path, body, typeof key === 'string' ? key : null);
+    if (losePayments && req.method === 'POST' && path === '/v1/payments') return req.socket.destroy();
     send(res, reply.status, reply.body);
   });
 
@@ -101,6 +147,14 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
       invoices.set(id, { accountId, balance, status });
       return id;
     },
+    payInvoiceInZuora(invoiceId, amount) {
+      const result = applyPayment({ type: 'Electronic', referenceId: `ch_${newId()}` }, [
+        { invoiceId, amount },
+      ]);
+      if ('error' in result) throw new Error(`No invoice ${invoiceId}`);
+    },
+    losePaymentAnswers: (on) => void (losePayments = on),
+    invoiceOutage: (on) => void (invoicesDown = on),
     payments: () => [...created],
     close: () => closeServer(server),
   };
