@@ -197,6 +197,15 @@ const laterCodes: Record<string, CodeEntry> = {
     1,
     { reason: 'The card cannot be charged in this currency; ask the customer for another card.' },
   ],
+  invalid_amount: [
+    'invalid_card',
+    3,
+    {
+      recommendedAction: 'manual_review',
+      reason:
+        'The gateway does not accept this amount for this payment method; review the amount or collect it another way.',
+    },
+  ],
   invalid_pin: ['invalid_card', 3],
   pin_try_exceeded: ['invalid_card', 3],
   offline_pin_required: ['authentication_required', 3],

@@ -53,6 +53,7 @@ const table: Row[] = [
   ['card_not_supported', 'invalid_card', false, true, 'request_card_update', false, 1],
   ['currency_not_supported', 'invalid_card', false, true, 'request_card_update', false, 1],
   ['pin_try_exceeded', 'invalid_card', false, true, 'request_card_update', false, 3],
+  ['invalid_amount', 'invalid_card', false, true, 'manual_review', false, 3],
   ['offline_pin_required', 'authentication_required', false, false, 'request_card_update', true, 3],
   ['something_new_from_the_issuer', 'unknown', true, true, 'monitor', false, 4],
 ];

@@ -107,6 +107,25 @@ describe('GoCardless adapter: a charge is one payment against the mandate, answe
     expect(classifyDecline('revocation_of_authorization')).toMatchObject({ retryable: false });
   });
 
+  it.each([
+    ['a currency other than its scheme’s (EUR on a Bacs mandate)', 'EUR', 4900, 'currency_not_supported'],
+    ['an amount over its scheme’s limit', 'GBP', 2_000_001, 'invalid_amount'],
+  ])(
+    'a payment the mandate can never take, %s, is declined at once and not retried, nothing created',
+    async (_, currency, amount, code) => {
+      n += 1;
+      const mandate = `MD00${n}BACS`;
+      emulator.addMandate(mandate, ['confirm'], { name: 'bacs', currency: 'GBP', maxAmount: 2_000_000 });
+      const req = { ...mandateWith(['confirm']).req, token: mandate, currency, amount };
+      const declinedAs = { kind: 'declined', code, advice: null, gatewayTransactionId: null };
+      expect(await gateway.charge(req)).toEqual(declinedAs);
+      expect(await gateway.lookup(req)).toEqual(declinedAs);
+      expect(debitsOf(mandate)).toHaveLength(0);
+      // Another gateway or payment method may take it; this one is never tried again.
+      expect(classifyDecline(code)).toMatchObject({ retryable: false, allowsFallback: true });
+    },
+  );
+
   it('a key longer than GoCardless takes is sent as its SHA-256, the same on every try', async () => {
     const { mandate, req } = mandateWith(['confirm']);
     const long = { ...req, idempotencyKey: `recovery/acct/${'k'.repeat(150)}/1` };

@@ -3,6 +3,7 @@ import gocardless, {
   GoCardlessInternalError,
   InvalidStateError,
   MalformedResponseError,
+  ValidationFailedError,
   type GoCardlessClient,
   type Payment,
 } from 'gocardless-nodejs';
@@ -59,6 +60,19 @@ const collected: ReadonlySet<string> = new Set(['confirmed', 'paid_out']);
 const inactiveMandate = (error: unknown) =>
   error instanceof InvalidStateError && error.errors.some((e) => e.reason === 'mandate_is_inactive');
 const mandateEnded = declined('revocation_of_authorization', null, null);
+
+/**
+ * A payment the mandate can never take as asked: GoCardless validates it before creating anything (422
+ * `validation_failed`), e.g. a currency other than the mandate's scheme's (EUR on a Bacs mandate) or an
+ * amount outside the scheme's limits. The same request fails every time, so it is a decline the engine
+ * does not retry (another gateway or payment method may still take it), not an error retried for ever.
+ */
+function refusedPayment(error: unknown): ChargeAnswer | null {
+  if (!(error instanceof ValidationFailedError)) return null;
+  if (error.errors.some((e) => e.field === 'currency')) return declined('currency_not_supported', null, null);
+  if (error.errors.some((e) => e.field === 'amount')) return declined('invalid_amount', null, null);
+  return null;
+}
 
 const isAmbiguous = (error: unknown) =>
   error instanceof GoCardlessInternalError ||
@@ -120,6 +134,8 @@ export function createGoCardlessGateway(credentials: GoCardlessCredentials): Gat
     } catch (error) {
       if (inactiveMandate(error)) return mandateEnded;
       if (isAmbiguous(error)) return { kind: 'ambiguous', reason: `GoCardless: ${(error as Error).message}` };
+      const refused = refusedPayment(error);
+      if (refused) return refused;
       throw error;
     }
     return (
@@ -139,6 +155,8 @@ export function createGoCardlessGateway(credentials: GoCardlessCredentials): Gat
       payment = await paymentOf(req);
     } catch (error) {
       if (inactiveMandate(error)) return mandateEnded;
+      const refused = refusedPayment(error);
+      if (refused) return refused;
       throw error;
     }
     const outcome = await outcomeOf(payment);

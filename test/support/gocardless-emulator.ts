@@ -33,12 +33,23 @@ export interface EmulatedDebit {
   answer: 'confirm' | { fail: string };
 }
 
+/** A mandate's debit scheme as the emulator checks payments against it. */
+interface EmulatedScheme {
+  name: string;
+  currency: string;
+  maxAmount?: number;
+}
+
 export interface GoCardlessEmulator {
   url: string;
   /** Credentials of a GoCardless gateway pointed at the emulator. */
   credentials: Record<string, string>;
-  /** A mandate, and what requests to debit it answer in order (the last repeats). */
-  addMandate(id: string, answers: EmulatedAnswer[]): void;
+  /**
+   * A mandate, and what requests to debit it answer in order (the last repeats). With `scheme`, a payment
+   * in another currency than the scheme's, or over its limit, is refused as GoCardless validates it (422
+   * `validation_failed` naming the field), before any answer is taken.
+   */
+  addMandate(id: string, answers: EmulatedAnswer[], scheme?: EmulatedScheme): void;
   payments(): EmulatedDebit[];
   /** How long after its creation the bank answers a payment (default 0: at the first read after it). */
   settleAfter(ms: number): void;
@@ -59,12 +70,35 @@ const apiError = (type: string, code: number, reason: string, message: string, l
   },
 });
 
+/** GoCardless's answer to a payment its mandate's scheme cannot take: `validation_failed`, by field. */
+function invalidFor(scheme: EmulatedScheme, request: Fields) {
+  const errors = [
+    ...(request.currency === scheme.currency
+      ? []
+      : [{ field: 'currency', message: `must be ${scheme.currency} for a ${scheme.name} mandate` }]),
+    ...(scheme.maxAmount !== undefined && Number(request.amount) > scheme.maxAmount
+      ? [{ field: 'amount', message: `must be less than or equal to ${scheme.maxAmount}` }]
+      : []),
+  ];
+  if (errors.length === 0) return null;
+  return {
+    error: {
+      type: 'validation_failed',
+      code: 422,
+      message: 'Validation failed',
+      documentation_url: 'https://developer.gocardless.com/api-reference#validation_failed',
+      request_id: randomBytes(8).toString('hex'),
+      errors: errors.map((e) => ({ ...e, request_pointer: `/payments/${e.field}` })),
+    },
+  };
+}
+
 /** `clock`: what GoCardless stamps payments with (a time-skipping test passes the server's time). */
 export async function startGoCardlessEmulator(
   clock: () => Date | Promise<Date> = () => new Date(),
 ): Promise<GoCardlessEmulator> {
   const accessToken = `sandbox_${randomBytes(12).toString('hex')}`;
-  const mandates = new Map<string, { answers: EmulatedAnswer[]; tries: number }>();
+  const mandates = new Map<string, { answers: EmulatedAnswer[]; tries: number; scheme?: EmulatedScheme }>();
   const debits: EmulatedDebit[] = [];
   let settleMs = 0;
 
@@ -116,6 +150,8 @@ export async function startGoCardlessEmulator(
         422,
         apiError('invalid_api_usage', 422, 'invalid_document_structure', 'Mandate not found'),
       );
+    const refused = mandate.scheme ? invalidFor(mandate.scheme, request) : null;
+    if (refused) return send(res, 422, refused);
     // Every request that reaches the mandate takes the next answer; a replay of a used key does not.
     const answer = mandate.answers[Math.min(mandate.tries, mandate.answers.length - 1)] ?? 'confirm';
     mandate.tries += 1;
@@ -189,7 +225,8 @@ export async function startGoCardlessEmulator(
   return {
     url,
     credentials: { accessToken, environment: 'sandbox', apiBase: url },
-    addMandate: (id, answers) => mandates.set(id, { answers, tries: 0 }),
+    addMandate: (id, answers, scheme) =>
+      mandates.set(id, { answers, tries: 0, ...(scheme ? { scheme } : {}) }),
     payments: () => [...debits],
     settleAfter: (ms) => (settleMs = ms),
     close: () => closeServer(server),
