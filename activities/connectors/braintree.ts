@@ -10,7 +10,7 @@ import {
   chargedStatuses,
   declineCodeOf,
 } from '../gateways/braintree.js';
-import type { ConnectorContext, PlatformConnector, VerifiedEvent } from './types.js';
+import { ignored, type ConnectorContext, type PlatformConnector, type VerifiedEvent } from './types.js';
 
 /**
  * The Braintree connector's configuration: which of the account's Braintree gateways the subscriptions
@@ -61,8 +61,6 @@ function firstFailureOf(transactions: braintree.Transaction[]): braintree.Transa
 /** One past-due spell of a subscription: what keys its recovery (one recovery per spell). */
 const spellId = (subscriptionId: string, firstFailure: braintree.Transaction) =>
   `${subscriptionId}:${firstFailure.id}`;
-
-const ignored = (reason: string): ConnectorAction => ({ kind: 'ignored', reason });
 
 /** The subscription as Braintree holds it now, or null when Braintree no longer knows it. */
 async function subscriptionOf(

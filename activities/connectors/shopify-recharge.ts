@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ConnectorAction } from '../../domain/connectors.js';
 import { tokenFitsKind } from '../../domain/gateway-kinds.js';
 import { minorUnitsOf } from '../../domain/money.js';
-import type { ConnectorContext, PlatformConnector, VerifiedEvent } from './types.js';
+import { ignored, type ConnectorContext, type PlatformConnector, type VerifiedEvent } from './types.js';
 import { bodyDigestId, jsonOf } from './webhook-body.js';
 
 /**
@@ -121,8 +121,6 @@ function chosenToken(methods: PaymentMethod[], ctx: ConnectorContext): string | 
     .filter((t): t is string => t !== null);
   return tokens.find((t) => tokenFitsKind(kind, t)) ?? tokens[0] ?? null;
 }
-
-const ignored = (reason: string): ConnectorAction => ({ kind: 'ignored', reason });
 
 async function chargeFailed(
   payload: unknown,

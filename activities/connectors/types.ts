@@ -2,6 +2,9 @@ import type { z } from 'zod';
 import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
 import type { GatewayConfig } from '../../domain/settings.js';
 
+/** An event the connector acts on with nothing, and why (the receipt says so to the platform's log). */
+export const ignored = (reason: string): ConnectorAction => ({ kind: 'ignored', reason });
+
 /** A platform's webhook request as it arrived: header names in lower case, the exact body bytes. */
 export interface InboundWebhook {
   headers: Record<string, string | undefined>;

@@ -2,7 +2,14 @@ import { z } from 'zod';
 import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
 import { tokenFitsKind } from '../../domain/gateway-kinds.js';
 import { majorUnitsOf, minorUnitsOf } from '../../domain/money.js';
-import type { ConnectorContext, PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
+import {
+  ignored,
+  type ConnectorContext,
+  type PlatformConnector,
+  type VerifiedEvent,
+  type WriteBack,
+} from './types.js';
+import { api } from './zuora-api.js';
 import { bodyDigestId, jsonOf, samePair } from './webhook-body.js';
 
 /**
@@ -61,77 +68,12 @@ function basicAuthMatches(header: string | undefined, config: ZuoraConfig): bool
   return samePair({ username: user, password: pass }, config) && colon >= 0;
 }
 
-// Zuora's v1 errors: `{ success: false, reasons: [{ code, message }] }`, sometimes with HTTP 200
-// (developer.zuora.com "Error codes", "Error handling"); CRUD calls use `{ Success, Errors: [{ Code, Message }] }`.
-const ApiBody = z
-  .object({
-    success: z.boolean().optional(),
-    Success: z.boolean().optional(),
-    reasons: z.array(z.object({ code: z.unknown(), message: z.string() })).optional(),
-    Errors: z.array(z.object({ Code: z.unknown(), Message: z.string() })).optional(),
-  })
-  .loose();
-const Token = z.object({ access_token: z.string().min(1), expires_in: z.number().optional() });
 const PaymentMethod = z.object({ TokenId: z.string().nullish(), SecondTokenId: z.string().nullish() });
 const Invoice = z.object({ balance: z.number(), status: z.string(), accountId: z.string() });
 const ApplicationParts = z.object({
   applicationParts: z.array(z.object({ paymentId: z.string().nullish() })).nullish(),
 });
 const Payment = z.object({ referenceId: z.string().nullish() });
-
-/** One Zuora REST call: the body, or null on 404; any other failure throws (the activity retries). */
-async function call(base: string, path: string, init: RequestInit): Promise<unknown> {
-  const res = await fetch(`${base.replace(/\/$/, '')}${path}`, {
-    ...init,
-    signal: AbortSignal.timeout(20_000),
-  });
-  const raw = await res.text();
-  let body: unknown = null;
-  try {
-    body = raw ? JSON.parse(raw) : null;
-  } catch (error) {
-    if (!(error instanceof SyntaxError)) throw error;
-  }
-  if (res.status === 404) return null;
-  const parsed = ApiBody.safeParse(body);
-  const failed = parsed.success && (parsed.data.success === false || parsed.data.Success === false);
-  if (res.ok && !failed) return body;
-  const reasons = parsed.success
-    ? [
-        ...(parsed.data.reasons ?? []).map((r) => `${String(r.code)} ${r.message}`),
-        ...(parsed.data.Errors ?? []).map((r) => `${String(r.Code)} ${r.Message}`),
-      ]
-    : [];
-  throw new Error(`Zuora answered ${res.status} to ${init.method ?? 'GET'} ${path}: ${reasons.join('; ')}`);
-}
-
-// Zuora asks clients to reuse a token until it expires rather than mint many ("Create an OAuth token").
-const tokens = new Map<string, { token: string; until: number }>();
-
-/** A bearer token of the connector's OAuth client (POST /oauth/token, client credentials). */
-async function bearer(config: ZuoraConfig): Promise<string> {
-  const key = `${config.apiBase}|${config.clientId}`;
-  const cached = tokens.get(key);
-  if (cached && cached.until > Date.now()) return cached.token;
-  const body = await call(config.apiBase, '/oauth/token', {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      client_id: config.clientId,
-      client_secret: config.clientSecret,
-      grant_type: 'client_credentials',
-    }),
-  });
-  const { access_token: token, expires_in: ttl = 3600 } = Token.parse(body);
-  // A minute's margin, so a token never expires between this check and Zuora's.
-  tokens.set(key, { token, until: Date.now() + Math.max(ttl - 60, 0) * 1000 });
-  return token;
-}
-
-async function api(config: ZuoraConfig, path: string, init: RequestInit = {}): Promise<unknown> {
-  const auth = { authorization: `Bearer ${await bearer(config)}`, accept: 'application/json' };
-  return call(config.apiBase, path, { ...init, headers: { ...auth, ...init.headers } });
-}
 
 /**
  * The card as the account's primary gateway charges it. A credit card reference transaction payment method
@@ -147,8 +89,6 @@ async function cardOf(config: ZuoraConfig, paymentMethodId: string, ctx: Connect
   const candidates = [method.TokenId, method.SecondTokenId].map((t) => t?.trim());
   return candidates.find((t): t is string => !!t && tokenFitsKind(kind, t)) ?? (candidates[0] || null);
 }
-
-const ignored = (reason: string): ConnectorAction => ({ kind: 'ignored', reason });
 
 /** The invoice as Zuora holds it now (`GET /v1/invoices/{id}`), or null when Zuora does not know it. */
 async function currentInvoice(config: ZuoraConfig, invoiceId: string) {
