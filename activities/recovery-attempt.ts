@@ -1,15 +1,11 @@
 import { classifyDecline } from '../domain/declines.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
-import {
-  isStopAdvice,
-  underCardNetworkRules,
-  type CardBrand,
-  type NetworkDecision,
-} from '../domain/network-rules.js';
+import { isStopAdvice, underCardNetworkRules, type CardBrand } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import type { Account } from '../store/accounts.js';
+import type { ClaimDecision } from '../store/card-budgets.js';
 import type { AttemptRecord } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
 import { gatewayFor, gatewayOf } from './gateways/resolve.js';
@@ -108,7 +104,7 @@ export function attemptActivities(deps: ActivityDeps) {
   }
 
   /** Asks the card networks' rules, with the account's caps, for one more attempt on the card, and counts it. */
-  function claimCardBudget(input: AttemptInput, account: Account, now: Date): Promise<NetworkDecision> {
+  function claimCardBudget(input: AttemptInput, account: Account, now: Date): Promise<ClaimDecision> {
     return stores.cardBudgets.claim({
       cardKey: cardKeyOf(input.accountId, input.option.token),
       brand: input.brand,
@@ -147,12 +143,17 @@ export function attemptActivities(deps: ActivityDeps) {
     async attemptCharge(input: AttemptInput): Promise<AttemptResult> {
       const now = new Date(input.now);
       const { adapter, kind, account } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
+      let firstSentAt: number | undefined;
       if (underCardNetworkRules(kind, input.paymentMethodType)) {
         const decision = await claimCardBudget(input, account, now);
         if (!decision.allowed) {
           metrics.heldByNetworkRules(input.brand);
           return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
         }
+        // `input.now` is the time of the workflow task that runs this: a worker replaying the workflow after
+        // one died mid-charge decides the attempt again, later. The claim, made once per attempt, is when
+        // it was first sent.
+        firstSentAt = Math.min(decision.claimedAt.getTime(), input.now);
       }
       const outcome = await measured(kind, 'charge', () =>
         adapter.charge({
@@ -162,6 +163,7 @@ export function attemptActivities(deps: ActivityDeps) {
           paymentMethodType: input.paymentMethodType,
           idempotencyKey: input.attemptKey,
           sentAt: input.now,
+          ...(firstSentAt !== undefined ? { firstSentAt } : {}),
           ...(input.simulate ? { simulate: input.simulate } : {}),
           ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
         }),

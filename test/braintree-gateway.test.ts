@@ -158,16 +158,6 @@ describe('Braintree adapter: a lost answer is ambiguous and looked up by order i
     expect(await lookupOf(req)).toMatchObject({ kind: 'declined', code: 'do_not_honor', advice: '24' });
   });
 
-  it('a retried attempt (sent long before) that finds no earlier sale does not sell: the lookup settles it', async () => {
-    braintree.searchLag(50_000);
-    const { paymentMethodToken, req } = cardWith(['lost', 'approve']);
-    expect((await gateway.charge(req)).kind).toBe('ambiguous');
-    // Temporal retries the charge of a worker that died after 45 s; the search still lags behind the sale.
-    const retry = { ...req, sentAt: Date.now() - 45_000 };
-    expect(await gateway.charge(retry)).toMatchObject({ kind: 'ambiguous', reason: /retried attempt/ });
-    expect(salesOf(paymentMethodToken)).toHaveLength(1);
-  });
-
   it("a retry the search cannot see yet is stopped by Braintree's duplicate checking, and the lookup finds the one sale", async () => {
     braintree.searchLag(2_000);
     const { paymentMethodToken, req } = cardWith(['lost', 'approve']);
@@ -178,6 +168,46 @@ describe('Braintree adapter: a lost answer is ambiguous and looked up by order i
     expect(sales.map((s) => s.status)).toEqual(['submitted_for_settlement', 'gateway_rejected']);
     braintree.searchLag(0);
     expect(await lookupOf(req)).toEqual({ kind: 'approved', gatewayTransactionId: sales[0]!.id });
+  });
+});
+
+describe('Braintree adapter: an attempt a new worker sends again after a crash is never sold twice', () => {
+  // Braintree, the adapter and the recovery on one clock the test moves.
+  let now = Date.UTC(2026, 5, 1, 9);
+  let onClock: BraintreeEmulator;
+  let adapter: GatewayAdapter;
+  beforeAll(async () => {
+    onClock = await startBraintreeEmulator(() => new Date(now));
+    adapter = createBraintreeGateway(BraintreeCredentials.parse(onClock.credentials), () => new Date(now));
+  });
+  afterAll(() => onClock.close());
+
+  it("the replay's charge, with the workflow's fresh sentAt 45 s on, does not sell while the search lags: the first try's time counts", async () => {
+    onClock.searchLag(2 * 60_000);
+    onClock.addPaymentMethod('crashed', { customerId: 'crashed-customer', answers: ['lost', 'approve'] });
+    const firstSentAt = now;
+    const firstTry: ChargeRequest = {
+      token: 'crashed|crashed-customer',
+      amount: 1999,
+      currency: 'USD',
+      paymentMethodType: 'card',
+      idempotencyKey: 'recovery-crashed/1',
+      sentAt: firstSentAt,
+      firstSentAt,
+    };
+    // The sale goes through, but its answer never reaches the worker: it died with the charge in flight.
+    expect((await adapter.charge(firstTry)).kind).toBe('ambiguous');
+    // Another worker replays the workflow task 45 s later (past Braintree's 30 s duplicate window): the
+    // workflow decides the attempt again at its own time; the attempt's claim says when it was first sent.
+    now += 45_000;
+    const replay = { ...firstTry, sentAt: now };
+    expect(await adapter.charge(replay)).toMatchObject({ kind: 'ambiguous', reason: /retried attempt/ });
+    expect(onClock.transactions()).toHaveLength(1);
+    // Once the search shows the sale, the lookup answers with it.
+    now += 2 * 60_000;
+    const [sale] = onClock.transactions();
+    expect(await adapter.lookup(replay)).toEqual({ kind: 'approved', gatewayTransactionId: sale!.id });
+    expect(onClock.transactions()).toHaveLength(1);
   });
 });
 

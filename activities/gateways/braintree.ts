@@ -166,7 +166,11 @@ const notPastDue = declined('subscription_not_past_due', null, null);
 /** How long after a lost request a search that finds no sale is believed: Braintree's index has caught up. */
 const searchSettleMs = 2 * 60_000;
 
-/** A charge this long after its attempt was decided is a retry (the charge activity times out after 45 s). */
+/**
+ * A charge this long after its attempt was first sent is a retry (the charge activity times out after 45 s;
+ * a worker that died mid-charge is replaced after a workflow task timeout); a sooner one meets Braintree's
+ * duplicate checking (30 s).
+ */
 const retriedAfterMs = 30_000;
 
 /** Months the card listing covers, this one first. */
@@ -197,9 +201,10 @@ const unchargeableTokenErrors: ReadonlySet<string> = new Set([
  * payment's currency, with the attempt's idempotency key as its order id. Braintree's request keys
  * (At-Most-Once processing) are not open to every merchant, so the order id is what makes a retried
  * attempt safe: before a sale the adapter searches for a transaction with that order id (an earlier try of
- * the same attempt whose worker died) and answers with it instead of selling again; Braintree's duplicate
- * checking (same amount, order id and card within its window) catches a retry that comes sooner than the
- * search can see. A lost answer is ambiguous and is looked up by the same search. Declines carry
+ * the same attempt whose worker died) and answers with it instead of selling again; a charge 30 s or more
+ * after the attempt was first sent (`firstSentAt`) does not sell when the search shows nothing, since the
+ * index may lag; Braintree's duplicate checking (same amount, order id and card within its window) catches
+ * a retry that comes sooner. A lost answer is ambiguous and is looked up by the same search. Declines carry
  * Braintree's processor response code as Recoup's decline name and Mastercard's merchant advice code;
  * errors of configuration (keys, merchant account) throw. Braintree's account updater updates vaulted cards
  * in place, so there is no token to refresh; it takes card data only in its client-side components, so
@@ -262,9 +267,11 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
     const earlier = await resultOf(req);
     if (earlier === 'pending') return stillAuthorizing;
     if (earlier !== 'none') return earlier;
-    // Sent well before now: a retry of an attempt whose worker died (Temporal retries it after 45 s), and
-    // the first try's sale may not be in the search yet. The lookup settles it, never a second sale.
-    if (req.sentAt !== undefined && clock().getTime() - req.sentAt >= retriedAfterMs)
+    // First sent well before now: a retry of an attempt whose worker died or timed out, and the first try's
+    // sale may not be in the search yet. The lookup settles it, never a second sale. `firstSentAt` comes from
+    // storage: a worker replaying the workflow after a crash sends the charge with a `sentAt` of its own.
+    const firstSentAt = req.firstSentAt ?? req.sentAt;
+    if (firstSentAt !== undefined && clock().getTime() - firstSentAt >= retriedAfterMs)
       return {
         kind: 'ambiguous',
         reason: 'A retried attempt: Braintree must show that the first try sold nothing',

@@ -46,10 +46,19 @@ export interface ChargeRequest {
   /** Sandbox only: forces an outcome (the request's simulateOutcome on a test gateway). */
   simulate?: 'success' | 'failed';
   /**
-   * When the recovery sent the charge: its workflow's clock (epoch ms). Real gateways stamp charges with
-   * their own clock and ignore it; the test gateway's world mode prices the charge at this simulated time.
+   * When the recovery sent this try of the charge: its workflow's clock (epoch ms). A worker that replays
+   * the workflow after another died mid-charge sends it again with a later `sentAt`. Real gateways stamp
+   * charges with their own clock; the test gateway's world mode prices the charge at this simulated time.
    */
   sentAt?: number;
+  /**
+   * When this attempt was first sent (epoch ms, the recovery's clock), read from durable storage (the card
+   * budget claim the attempt made before its first try), not from the workflow: earlier than `sentAt` when
+   * the charge is a retry, also one sent by a worker replaying the workflow after a crash. Absent when
+   * nothing durable records the attempt (charges outside the card network rules: PayPal, Venmo). Braintree
+   * tells a retry from a first try by it (by `sentAt` when it is absent).
+   */
+  firstSentAt?: number;
   /**
    * The subscription of the gateway's own recurring billing that owes the payment (a Braintree connector's
    * recovery): the charge goes through it, so it clears the subscription's balance. Gateways without
