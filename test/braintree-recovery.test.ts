@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
 import type { AttemptInput } from '../activities/recovery-attempt.js';
 import type { GatewayConfig } from '../domain/settings.js';
+import { cardKeyOf } from '../runtime/crypto.js';
 import {
   startBraintreeEmulator,
   type BraintreeEmulator,
@@ -47,7 +48,14 @@ async function executeOnBraintree(answers: EmulatedAnswer[], originalDeclineCode
   const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key: account.apiKey });
   const record = await stack.stores.recoveries.find(account.account.id, id);
   const sales = braintree.transactions().filter((t) => t.paymentMethodToken === paymentMethodToken);
-  return { res, status, record, sales };
+  return {
+    res,
+    status,
+    record,
+    sales,
+    accountId: account.account.id,
+    token: `${paymentMethodToken}|customer${n}`,
+  };
 }
 
 describe('a recovery on an account whose gateway is Braintree', () => {
@@ -64,6 +72,48 @@ describe('a recovery on an account whose gateway is Braintree', () => {
     expect(out.record?.attempts).toEqual([
       expect.objectContaining({ outcome: 'approved', gateway: 'braintree', gatewayTransactionId: sale!.id }),
     ]);
+  });
+
+  it('a card the issuer reports lost is remembered as blocked, for the risk screen of its later recoveries', async () => {
+    const out = await executeOnBraintree([{ decline: '2012' }], 'processing_error');
+    expect(out.res.status).toBe(403);
+    expect(out.sales).toHaveLength(1);
+    expect(
+      await stack.stores.recoveries.blockedCard(cardKeyOf(out.accountId, out.token), new Date(0)),
+    ).toMatchObject({ declineCode: 'lost_card' });
+  });
+
+  it('a token Braintree does not know (deleted, or a wrong key) blocks this recovery but is not remembered: a fixed key charges it again', async () => {
+    const gateway: GatewayConfig = {
+      name: 'braintree',
+      kind: 'braintree',
+      test: false,
+      credentials: braintree.credentials,
+    };
+    const { apiKey, account } = await stack.createAccount({}, [gateway]);
+    n += 1;
+    const token = `unknown${n}|customer${n}`;
+    // Two amounts: the same card and amount within 5 minutes would be a duplicate.
+    const execute = (idempotencyKey: string, amount: number) =>
+      call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: apiKey,
+        body: {
+          paymentMethodToken: token,
+          amount,
+          originalDeclineCode: 'processing_error',
+          idempotencyKey,
+        },
+      });
+    const first = await execute(`unknown-${n}-1`, 4900);
+    expect(first.status).toBe(403);
+    expect(first.body).toMatchObject({ declineCode: 'card_no_longer_chargeable' });
+    expect(await stack.stores.recoveries.blockedCard(cardKeyOf(account.id, token), new Date(0))).toBeNull();
+
+    // The operator fixes the key (here: Braintree now holds the payment method): the next recovery charges it.
+    braintree.addPaymentMethod(`unknown${n}`, { customerId: `customer${n}`, answers: ['approve'] });
+    const second = await execute(`unknown-${n}-2`, 5900);
+    expect(second.status).toBe(200);
+    expect(second.body).toMatchObject({ success: true });
   });
 
   it("Braintree's answer becomes the recovery's: a 2001 on the first attempt queues a smart retry", async () => {
