@@ -169,6 +169,22 @@ describe('GoCardless adapter: a lost answer is ambiguous and resolved by the sam
     expect(debitsOf(mandate)).toHaveLength(0);
   });
 
+  it('a mandate the payer cancelled after a lost answer: the lookup finds the payment already made among the mandate’s, never declined', async () => {
+    const { mandate, req } = mandateWith(['lost']);
+    emulator.settleAfter(60_000);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    emulator.cancelMandate(mandate);
+    await afterABit();
+    // The debit went to the bank before the mandate ended: still collecting, then collected.
+    await expect(gateway.lookup(req)).rejects.toThrow(/still collecting/);
+    emulator.settleAfter(0);
+    expect(await gateway.lookup(req)).toEqual({
+      kind: 'approved',
+      gatewayTransactionId: debitsOf(mandate)[0]!.id,
+    });
+    expect(debitsOf(mandate)).toHaveLength(1);
+  });
+
   it('a wrong access token throws (the activity retries; the Temporal UI shows why), nothing created', async () => {
     const { mandate, req } = mandateWith(['confirm']);
     const wrong = createGoCardlessGateway({

@@ -56,6 +56,9 @@ const collecting: ReadonlySet<string> = new Set([
 /** Statuses of a collected debit. */
 const collected: ReadonlySet<string> = new Set(['confirmed', 'paid_out']);
 
+/** The attempt's key as its payment's metadata holds it (GoCardless takes values of up to 500 characters). */
+const attemptOf = (idempotencyKey: string) => idempotencyKey.slice(0, 500);
+
 /** A mandate that is cancelled, expired or failed cannot be debited any more (nothing is created). */
 const inactiveMandate = (error: unknown) =>
   error instanceof InvalidStateError && error.errors.some((e) => e.reason === 'mandate_is_inactive');
@@ -120,7 +123,7 @@ export function createGoCardlessGateway(credentials: GoCardlessCredentials): Gat
         amount: req.amount,
         currency,
         links: { mandate: req.token },
-        metadata: { recoup_attempt: req.idempotencyKey.slice(0, 500) },
+        metadata: { recoup_attempt: attemptOf(req.idempotencyKey) },
       },
       // GoCardless takes idempotency keys of up to 128 characters.
       keyWithin(req.idempotencyKey, 128),
@@ -146,18 +149,29 @@ export function createGoCardlessGateway(credentials: GoCardlessCredentials): Gat
     );
   }
 
+  /**
+   * The attempt's payment among the mandate's (by the attempt's key in its metadata), or null: a mandate
+   * that ended may refuse the request before its idempotency key would find the payment an earlier try made.
+   */
+  async function madeEarlier(req: LookupRequest): Promise<Payment | null> {
+    const { payments } = await client.payments.list({ mandate: req.token, limit: 500 });
+    const key = attemptOf(req.idempotencyKey);
+    return payments.find((p) => p.metadata?.recoup_attempt === key) ?? null;
+  }
+
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
     // The same request with the same key: the payment an earlier try created (or, if none reached
-    // GoCardless, the attempt's one payment now). A mandate ended meanwhile had no payment under the key
-    // (GoCardless would have answered with it); other errors throw, and the lookup is tried again later.
+    // GoCardless, the attempt's one payment now). Other errors throw, and the lookup is tried again later.
     let payment: Payment;
     try {
       payment = await paymentOf(req);
     } catch (error) {
-      if (inactiveMandate(error)) return mandateEnded;
-      const refused = refusedPayment(error);
-      if (refused) return refused;
-      throw error;
+      const refused = inactiveMandate(error) ? mandateEnded : refusedPayment(error);
+      if (!refused) throw error;
+      // Refused now, but an earlier try's payment may have been made (and go on to the bank).
+      const earlier = await madeEarlier(req);
+      if (!earlier) return refused;
+      payment = earlier;
     }
     const outcome = await outcomeOf(payment);
     if (!outcome)

@@ -51,6 +51,12 @@ export interface GoCardlessEmulator {
    */
   addMandate(id: string, answers: EmulatedAnswer[], scheme?: EmulatedScheme): void;
   payments(): EmulatedDebit[];
+  /**
+   * The payer cancels the mandate: every later request to debit it answers 422 `mandate_is_inactive`,
+   * before its idempotency key is looked at (GoCardless does not document which it checks first), while its
+   * debits already submitted go on to the bank.
+   */
+  cancelMandate(id: string): void;
   /** How long after its creation the bank answers a payment (default 0: at the first read after it). */
   settleAfter(ms: number): void;
   close(): Promise<void>;
@@ -100,6 +106,7 @@ export async function startGoCardlessEmulator(
   const accessToken = `sandbox_${randomBytes(12).toString('hex')}`;
   const mandates = new Map<string, { answers: EmulatedAnswer[]; tries: number; scheme?: EmulatedScheme }>();
   const debits: EmulatedDebit[] = [];
+  const cancelled = new Set<string>();
   let settleMs = 0;
 
   async function wire(d: EmulatedDebit) {
@@ -126,6 +133,13 @@ export async function startGoCardlessEmulator(
 
   async function create(req: IncomingMessage, body: Fields, res: ServerResponse) {
     const key = String(req.headers['idempotency-key'] ?? '');
+    const mandateId = String(((body.payments ?? {}) as Fields & { links?: Fields }).links?.mandate);
+    if (cancelled.has(mandateId))
+      return send(
+        res,
+        422,
+        apiError('invalid_state', 422, 'mandate_is_inactive', 'The mandate is not active'),
+      );
     const earlier = debits.find((d) => d.idempotencyKey === key);
     if (earlier)
       return send(
@@ -214,6 +228,14 @@ export async function startGoCardlessEmulator(
       const body = await readJson(req);
       if (req.method === 'POST' && url.pathname === '/payments') return create(req, body, res);
       if (req.method === 'GET' && url.pathname === '/events') return events(url.searchParams, res);
+      if (req.method === 'GET' && url.pathname === '/payments') {
+        const mandate = url.searchParams.get('mandate');
+        const listed = await Promise.all(debits.filter((d) => d.mandate === mandate).map(wire));
+        return send(res, 200, {
+          payments: listed,
+          meta: { cursors: { before: null, after: null }, limit: 50 },
+        });
+      }
       const found = url.pathname.match(/^\/payments\/(PM[0-9A-F]+)$/);
       const debit = found && debits.find((d) => d.id === found[1]);
       if (req.method === 'GET' && debit) return send(res, 200, { payments: await wire(debit) });
@@ -228,6 +250,7 @@ export async function startGoCardlessEmulator(
     addMandate: (id, answers, scheme) =>
       mandates.set(id, { answers, tries: 0, ...(scheme ? { scheme } : {}) }),
     payments: () => [...debits],
+    cancelMandate: (id) => cancelled.add(id),
     settleAfter: (ms) => (settleMs = ms),
     close: () => closeServer(server),
   };
