@@ -114,6 +114,42 @@ describe('Adyen adapter: a charge is one subscription payment of the stored paym
   });
 });
 
+describe("Adyen adapter: amounts go in Adyen's minor units, which differ from ISO 4217 for some currencies", () => {
+  it.each([
+    [5000, 'CLP', 500000, 'CLP 5,000: two decimals at Adyen, none in ISO'],
+    [5000, 'ISK', 500000, '5,000 kr: two decimals at Adyen, none in ISO'],
+    [12300, 'CVE', 123, '123.00 CVE: no decimals at Adyen'],
+    [1500000, 'IDR', 15000, 'Rp 15,000.00: no decimals at Adyen'],
+    [1500, 'KWD', 1500, '1.500 KWD: three decimals in both'],
+  ])('%i %s (ISO minor units) is sent as %i: %s', async (amount, currency, value) => {
+    const { id, req } = cardWith(['approve']);
+    expect((await gateway.charge({ ...req, amount, currency })).kind).toBe('approved');
+    expect(paymentsOf(id)).toEqual([expect.objectContaining({ amount: { value, currency } })]);
+  });
+
+  it.each([
+    [12345, 'CVE', '123.45 CVE'],
+    [1500050, 'IDR', 'Rp 15,000.50'],
+  ])(
+    '%i %s (%s) cannot be charged exactly: declined invalid_amount, on its lookup too, nothing sent',
+    async (amount, currency) => {
+      const { id, req } = cardWith(['approve']);
+      const unchargeable = { ...req, amount, currency };
+      const declinedHere = {
+        kind: 'declined',
+        code: 'invalid_amount',
+        advice: null,
+        gatewayTransactionId: null,
+      };
+      const sent = adyen.requests();
+      expect(await gateway.charge(unchargeable)).toEqual(declinedHere);
+      expect(await gateway.lookup(unchargeable)).toEqual(declinedHere);
+      expect(adyen.requests()).toBe(sent);
+      expect(paymentsOf(id)).toHaveLength(0);
+    },
+  );
+});
+
 describe('Adyen adapter: a lost answer is resolved by sending the same request with the same key', () => {
   it('a payment whose answer is lost is answered by the replay, and Adyen holds one payment', async () => {
     const { id, req } = cardWith(['lost']);

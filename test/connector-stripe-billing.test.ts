@@ -92,10 +92,18 @@ function signed(
   return { body, headers: { 'stripe-signature': header } };
 }
 
-/** Stripe reports the automatic payment of a new invoice failed; the card answers `answers` to Recoup. */
+/**
+ * Stripe reports the automatic payment of a new invoice failed; the card answers `answers` to Recoup. The
+ * invoice is of 29.00 EUR unless `amount` (in Stripe's units) and `currency` say otherwise.
+ */
 function failedInvoice(
   answers: Parameters<StripeEmulator['addCard']>[1]['answers'],
-  { legacy = false, email }: { legacy?: boolean; email?: string } = {},
+  {
+    legacy = false,
+    email,
+    amount = 2900,
+    currency = 'eur',
+  }: { legacy?: boolean; email?: string; amount?: number; currency?: string } = {},
 ) {
   n += 1;
   const customer = `cus_billing${n}`;
@@ -104,8 +112,8 @@ function failedInvoice(
   const failed = stripe.addFailedInvoice({
     customer,
     email: email ?? `Billing${n}@Example.com`,
-    amount: 2900,
-    currency: 'eur',
+    amount,
+    currency,
     card,
     // A technical failure: Recoup charges again at once (a soft decline would wait for a better time).
     decline: 'processing_error',
@@ -143,6 +151,33 @@ describe('Stripe Billing connector: invoice.payment_failed', () => {
       key: account.apiKey,
     });
     expect(status.body).toMatchObject({ status: 'succeeded', recovered: true, amount: 2900 });
+  });
+
+  it('an ISK invoice, in Stripe’s hundredths of a króna, is recovered in ISO units and charged in Stripe’s', async () => {
+    const account = await connectedAccount();
+    // 5,000 kr: Stripe writes ISK with two decimals that are always 00.
+    const { invoice, card, event } = failedInvoice(['approve'], { amount: 500000, currency: 'isk' });
+    const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(res.body).toMatchObject({ action: 'recovery_started' });
+    const doc = await writtenBack(stack, account.id, invoice.id);
+    expect(doc).toMatchObject({ amount: 5000, currency: 'ISK' });
+    expect(stripe.intents().filter((i) => i.payment_method === card && i.metadata[attemptKeyField])).toEqual([
+      expect.objectContaining({ amount: 500000, currency: 'isk', status: 'succeeded' }),
+    ]);
+  });
+
+  it('an invoice whose amount is a fraction of a króna (1250: 12.50 kr) is ignored, never recovered as a rounded sum', async () => {
+    const account = await connectedAccount();
+    const { invoice, card, event } = failedInvoice(['approve'], { amount: 1250, currency: 'isk' });
+    const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(res).toMatchObject({
+      status: 200,
+      body: { action: 'ignored', reason: expect.stringContaining('cannot be recovered exactly') },
+    });
+    expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toBeNull();
+    expect(stripe.intents().filter((i) => i.payment_method === card && i.metadata[attemptKeyField])).toEqual(
+      [],
+    );
   });
 
   it('a platform retry of the event changes nothing; a failure event after Recoup collected the invoice is ignored', async () => {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { currencyCodes, formatMoney, majorUnitsOf, minorUnitsOf } from '../domain/money.js';
+import {
+  currencyCodes,
+  formatMoney,
+  fromGatewayUnits,
+  majorUnitsOf,
+  minorUnitsOf,
+  toGatewayDecimal,
+  toGatewayUnits,
+} from '../domain/money.js';
 
 describe('platform amounts in major units', () => {
   it.each([
@@ -48,5 +56,75 @@ describe('ISO 4217 codes', () => {
 
   it.each(['ANG', 'ZWL'])('still accepts %s, superseded but still billed in by platforms', (code) => {
     expect(currencyCodes.has(code)).toBe(true);
+  });
+});
+
+describe('amounts in the units each gateway takes', () => {
+  describe.each([
+    // Stripe: ISK and UGX in hundredths that must be 00, MGA in whole ariary, three decimals ending in 0.
+    ['stripe', 5000, 'ISK', 500000, '5,000 kr is 500000 at Stripe'],
+    ['stripe', 5000, 'ugx', 500000, 'USh 5,000 is 500000 at Stripe'],
+    ['stripe', 100000, 'MGA', 1000, 'Ar 1,000.00 is 1000 at Stripe (zero-decimal there)'],
+    ['stripe', 5120, 'KWD', 5120, '5.120 KWD is 5120 at Stripe'],
+    ['stripe', 500, 'JPY', 500, 'yen are the same'],
+    ['stripe', 1999, 'EUR', 1999, 'a two-decimal currency is the same'],
+    ['stripe', 500050, 'HUF', 500050, 'HUF charges take two decimals at Stripe'],
+    ['stripe', 80045, 'TWD', 80045, 'TWD charges take two decimals at Stripe'],
+    // Adyen: CLP and ISK with two decimals, CVE and IDR with none.
+    ['adyen', 5000, 'CLP', 500000, 'CLP 5,000 is 500000 at Adyen'],
+    ['adyen', 5000, 'ISK', 500000, '5,000 kr is 500000 at Adyen'],
+    ['adyen', 12300, 'CVE', 123, '123.00 CVE is 123 at Adyen'],
+    ['adyen', 1500000, 'IDR', 15000, 'Rp 15,000.00 is 15000 at Adyen'],
+    ['adyen', 1500, 'KWD', 1500, 'three decimals at Adyen too'],
+    // PayPal: HUF and TWD in whole units (its decimal text is made from these).
+    ['paypal', 500000, 'HUF', 5000, '5,000.00 Ft is 5000 at PayPal'],
+    ['paypal', 80000, 'TWD', 800, 'NT$800.00 is 800 at PayPal'],
+    ['paypal', 4950, 'USD', 4950, 'dollars are the same'],
+    ['braintree', 5000, 'ISK', 5000, 'a gateway without exceptions takes ISO units'],
+  ] as const)('%s: %i %s', (gateway, iso, currency, units, what) => {
+    it(`${what}, and back`, () => {
+      expect(toGatewayUnits(iso, currency, gateway)).toBe(units);
+      expect(fromGatewayUnits(units, currency, gateway)).toBe(iso);
+    });
+  });
+
+  it.each([
+    ['stripe', 100050, 'MGA', 'Ar 1,000.50: Stripe charges whole ariary'],
+    ['stripe', 5124, 'KWD', '5.124 KWD: the last digit at Stripe must be 0'],
+    ['adyen', 12345, 'CVE', '123.45 CVE: Adyen takes whole escudos'],
+    ['adyen', 1500050, 'IDR', 'Rp 15,000.50: Adyen takes whole rupiah'],
+    ['paypal', 500050, 'HUF', '5,000.50 Ft: PayPal takes no decimals'],
+    ['paypal', 80045, 'TWD', 'NT$800.45: PayPal takes no decimals'],
+    ['stripe', 12.5, 'EUR', 'a fraction of a minor unit'],
+    ['stripe', -100, 'EUR', 'a negative amount'],
+    [
+      'stripe',
+      Number.MAX_SAFE_INTEGER,
+      'ISK',
+      'an amount past what an integer holds exactly, once in hundredths',
+    ],
+  ] as const)(
+    '%s cannot charge %s %s exactly (%s): null, never a rounded amount',
+    (gateway, iso, currency, _why) => {
+      expect(toGatewayUnits(iso, currency, gateway)).toBeNull();
+      expect(toGatewayDecimal(iso, currency, gateway)).toBeNull();
+    },
+  );
+
+  it.each([
+    ['stripe', 1250, 'ISK', '12.50 kr: ISK has no minor unit in ISO 4217'],
+    ['stripe', 550, 'UGX', 'USh 5.50'],
+    ['adyen', 1250, 'CLP', 'CLP 12.50'],
+    ['stripe', 12.5, 'EUR', 'not an integer'],
+  ] as const)('%s reporting %s %s is no ISO amount (%s): null', (gateway, units, currency, _why) => {
+    expect(fromGatewayUnits(units, currency, gateway)).toBeNull();
+  });
+
+  it("writes PayPal's decimal text with PayPal's decimals", () => {
+    expect(toGatewayDecimal(500000, 'HUF', 'paypal')).toBe('5000');
+    expect(toGatewayDecimal(80000, 'twd', 'paypal')).toBe('800');
+    expect(toGatewayDecimal(4900, 'JPY', 'paypal')).toBe('4900');
+    expect(toGatewayDecimal(4950, 'USD', 'paypal')).toBe('49.50');
+    expect(toGatewayDecimal(5, 'EUR', 'paypal')).toBe('0.05');
   });
 });

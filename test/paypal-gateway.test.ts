@@ -66,6 +66,34 @@ describe('PayPal adapter: a billing agreement pays one Orders v2 order per attem
   });
 
   it.each([
+    [500000, 'HUF', '5000', 'HUF takes no decimals at PayPal'],
+    [80000, 'TWD', '800', 'nor does TWD'],
+    [4950, 'EUR', '49.50', 'two decimals'],
+  ])('%i %s (ISO minor units) is paid as "%s": %s', async (amount, currency, value) => {
+    for (const via of ['billing-agreement', 'reference'] as const) {
+      const { id, req } = sourceWith(['complete'], via);
+      expect((await gateway.charge({ ...req, amount, currency })).kind).toBe('approved');
+      expect(paymentsOf(id)).toEqual([expect.objectContaining({ amount: value, currency })]);
+    }
+  });
+
+  it('an amount PayPal cannot take exactly (5,000.50 Ft) is declined invalid_amount, nothing sent, never rounded', async () => {
+    for (const via of ['billing-agreement', 'reference'] as const) {
+      const { id, req } = sourceWith(['complete'], via);
+      const unchargeable = { ...req, amount: 500050, currency: 'HUF' };
+      const declinedHere = {
+        kind: 'declined',
+        code: 'invalid_amount',
+        advice: null,
+        gatewayTransactionId: null,
+      };
+      expect(await gateway.charge(unchargeable)).toEqual(declinedHere);
+      expect(await gateway.lookup(unchargeable)).toEqual(declinedHere);
+      expect(paymentsOf(id)).toHaveLength(0);
+    }
+  });
+
+  it.each([
     ['INSTRUMENT_DECLINED', 'generic_decline', 'recoverable'],
     ['TRANSACTION_REFUSED', 'do_not_honor', 'recoverable'],
     ['MAX_NUMBER_OF_PAYMENT_ATTEMPTS_EXCEEDED', 'card_velocity_exceeded', 'recoverable'],
@@ -222,6 +250,24 @@ describe('PayPal adapter: a reference token is an NVP reference transaction', ()
     await expect(gateway.lookup(req)).rejects.toThrow(/pending \(echeck\)/);
     emulator.settleAfter(0);
     expect((await gateway.lookup(req)).kind).toBe('approved');
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('NVP 10412 (a payment already made for the attempt’s invoice id) is ambiguous, never a decline to charge again', async () => {
+    const { id, req } = sourceWith([{ refuse: '10412' }], 'reference');
+    expect(await gateway.charge(req)).toMatchObject({
+      kind: 'ambiguous',
+      reason: /already has a payment under this attempt/,
+    });
+    expect(paymentsOf(id)).toHaveLength(0);
+  });
+
+  it('once PayPal has forgotten the MSGSUBID, its duplicate-invoice block (10412) stops a second payment and the lookup keeps failing', async () => {
+    const { id, req } = sourceWith(['lost', 'complete'], 'reference');
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    emulator.forgetRequestIds();
+    await expect(gateway.lookup(req)).rejects.toThrow(/duplicate invoice id, NVP 10412/);
+    await expect(gateway.lookup(req)).rejects.toThrow(/10412/);
     expect(paymentsOf(id)).toHaveLength(1);
   });
 

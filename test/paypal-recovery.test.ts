@@ -24,6 +24,9 @@ async function executeOnPayPal(
     credentials?: Record<string, string>;
     /** Attempts the card-budget store already counts on the token (as it would on a card). */
     claimedBefore?: number;
+    /** The payment, in ISO minor units (25.00 EUR unless given). */
+    amount?: number;
+    currency?: string;
   } = {},
 ) {
   n += 1;
@@ -48,8 +51,8 @@ async function executeOnPayPal(
     body: {
       paymentMethodToken: token,
       paymentMethodType: 'paypal',
-      amount: 2500,
-      currency: 'eur',
+      amount: opts.amount ?? 2500,
+      currency: opts.currency ?? 'eur',
       originalDeclineCode,
     },
   });
@@ -111,6 +114,20 @@ describe('a recovery on an account whose gateway is PayPal', () => {
     const out = await executeOnPayPal(['complete'], 'processing_error', { via: 'reference' });
     expect(out.res.body).toMatchObject({ success: true });
     expect(out.payments).toEqual([expect.objectContaining({ via: 'reference', amount: '25.00' })]);
+  });
+
+  it('a HUF payment is paid in whole forints, as PayPal takes HUF: 5,000.00 Ft is "5000"', async () => {
+    const out = await executeOnPayPal(['complete'], 'processing_error', { amount: 500000, currency: 'huf' });
+    expect(out.res.body).toMatchObject({ success: true });
+    expect(out.payments).toEqual([expect.objectContaining({ amount: '5000', currency: 'HUF' })]);
+  });
+
+  it('5,000.50 Ft, which PayPal cannot take, is never sent nor rounded: the attempt is declined invalid_amount', async () => {
+    const out = await executeOnPayPal(['complete'], 'processing_error', { amount: 500050, currency: 'HUF' });
+    expect(out.payments).toHaveLength(0);
+    expect(out.record?.attempts).toEqual([
+      expect.objectContaining({ gateway: 'paypal', outcome: 'declined', declineCode: 'invalid_amount' }),
+    ]);
   });
 
   it('a reference token on a PayPal gateway without NVP credentials is never sent to it', async () => {

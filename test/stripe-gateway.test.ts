@@ -115,6 +115,41 @@ describe('Stripe adapter: a charge is one off-session PaymentIntent', () => {
   });
 });
 
+describe("Stripe adapter: amounts go in Stripe's units, which are not always ISO 4217's", () => {
+  it.each([
+    [5000, 'ISK', 500000, '5,000 kr: Stripe writes ISK with two decimals that must be 00'],
+    [5050, 'ISK', 505000, '5,050 kr (Stripe refuses 5050: not a multiple of 100)'],
+    [5000, 'UGX', 500000, 'USh 5,000: UGX too'],
+    [100000, 'MGA', 1000, 'Ar 1,000.00: MGA is zero-decimal at Stripe'],
+    [5120, 'KWD', 5120, '5.120 KWD: three decimals, the last 0'],
+    [500050, 'HUF', 500050, '5,000.50 Ft: HUF charges keep two decimals'],
+  ])('%i %s (ISO minor units) is charged as %i: %s', async (amount, currency, stripeAmount) => {
+    const { token, req } = cardWith(['approve']);
+    expect((await gateway.charge({ ...req, amount, currency })).kind).toBe('approved');
+    expect(intentsOf(token)).toEqual([
+      expect.objectContaining({ amount: stripeAmount, currency: currency.toLowerCase() }),
+    ]);
+  });
+
+  it.each([
+    [100050, 'MGA', 'Ar 1,000.50: Stripe charges whole ariary'],
+    [5124, 'KWD', '5.124 KWD: the last digit must be 0 at Stripe'],
+  ])(
+    '%i %s cannot be charged exactly (%s): declined invalid_amount, nothing sent, never rounded',
+    async (amount, currency) => {
+      const { token, req } = cardWith(['approve']);
+      expect(await gateway.charge({ ...req, amount, currency })).toEqual({
+        kind: 'declined',
+        code: 'invalid_amount',
+        advice: null,
+        gatewayTransactionId: null,
+      });
+      expect(intentsOf(token)).toHaveLength(0);
+      expect(stripe.creations()).not.toContain(req.idempotencyKey);
+    },
+  );
+});
+
 describe('Stripe adapter: a lost answer is ambiguous and looked up, never charged again', () => {
   it('a charge whose answer is lost is found by its attempt key among the customer’s other payments', async () => {
     const { token, customer, req } = cardWith(['lost']);

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
 import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
+import { fromGatewayUnits } from '../../domain/money.js';
 import type { GatewayConfig } from '../../domain/settings.js';
 import { attemptKeyField, StripeCredentials, stripeClient } from '../gateways/stripe.js';
 import type { ConnectorContext, PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
@@ -91,6 +92,12 @@ async function paymentFailed(stripe: Stripe, reported: Stripe.Invoice): Promise<
   if (invoice.status !== 'open')
     return ignored(`The invoice is ${invoice.status ?? 'unknown'} at Stripe, no longer due for collection`);
   if (invoice.amount_remaining <= 0) return ignored('The invoice is paid at Stripe, nothing is owed');
+  // Stripe's units, not ISO's: 5,000 kr is 500000 at Stripe (ISK in hundredths), 5000 to Recoup.
+  const amount = fromGatewayUnits(invoice.amount_remaining, invoice.currency, 'stripe');
+  if (amount === null)
+    return ignored(
+      `The amount remaining (${invoice.amount_remaining} ${invoice.currency.toUpperCase()} in Stripe's units) is not a whole number of the currency's ISO 4217 minor units, so it cannot be recovered exactly`,
+    );
   const intentId = await lastIntentOf(stripe, invoice);
   if (!intentId) return ignored('The invoice has no payment attempt to recover');
   const intent = await stripe.paymentIntents.retrieve(intentId);
@@ -106,7 +113,7 @@ async function paymentFailed(stripe: Stripe, reported: Stripe.Invoice): Promise<
       invoiceId: invoice.id,
       customerId: idOf(invoice.customer),
       paymentMethodToken: token,
-      amount: invoice.amount_remaining,
+      amount,
       currency: invoice.currency,
       ...(code ? { originalDeclineCode: code } : {}),
       ...(invoice.customer_email ? { customerEmail: invoice.customer_email } : {}),

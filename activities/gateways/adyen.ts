@@ -7,6 +7,7 @@ import adyen, {
 } from '@adyen/api-library';
 import { z } from 'zod';
 import { normalizeDeclineCode } from '../../domain/declines.js';
+import { toGatewayUnits } from '../../domain/money.js';
 import { keyWithin } from './gateway-keys.js';
 import {
   declined,
@@ -147,6 +148,12 @@ function keyMayBeGone(req: LookupRequest): Error {
   );
 }
 
+/**
+ * The decline of an amount Adyen cannot charge exactly: the card is not tried again for it, while a fallback
+ * card on another gateway still may be.
+ */
+const unchargeableAmount = 'invalid_amount';
+
 /** Adyen error codes of a stored payment method that can never be charged again as given. */
 const goneCodes: ReadonlySet<string> = new Set([
   '800', // contract not found
@@ -192,16 +199,17 @@ export function createAdyenGateway(
 ): GatewayAdapter {
   const payments = new CheckoutAPI(adyenClient(credentials)).PaymentsApi;
 
-  /** The one request of an attempt: built the same way each time, so a replay is the same request. */
-  function paymentOf(req: {
-    token: string;
-    amount: number;
-    currency: string;
-    idempotencyKey: string;
-  }): PaymentRequest {
+  /**
+   * The one request of an attempt: built the same way each time, so a replay is the same request. `value`
+   * is the amount in Adyen's minor units, which are not ISO's for CLP, CVE, IDR and ISK.
+   */
+  function paymentOf(
+    req: { token: string; currency: string; idempotencyKey: string },
+    value: number,
+  ): PaymentRequest {
     const { merchantAccount, storedPaymentMethodId, shopperReference } = storedToken(req.token);
     return {
-      amount: { value: req.amount, currency: req.currency },
+      amount: { value, currency: req.currency },
       merchantAccount,
       reference: keyWithin(req.idempotencyKey, referenceMax),
       paymentMethod: { type: checkout.CardDetails.TypeEnum.Scheme, storedPaymentMethodId },
@@ -214,9 +222,12 @@ export function createAdyenGateway(
   }
 
   async function send(req: ChargeRequest | LookupRequest): Promise<ChargeOutcome> {
+    // An amount Adyen cannot charge exactly (123.45 CVE: Adyen takes whole escudos) is declined, nothing sent.
+    const value = toGatewayUnits(req.amount, req.currency, 'adyen');
+    if (value === null) return declined(unchargeableAmount, null, null);
     let response: PaymentResponse;
     try {
-      response = await payments.payments(paymentOf(req), {
+      response = await payments.payments(paymentOf(req, value), {
         idempotencyKey: keyWithin(req.idempotencyKey, idempotencyKeyMax),
       });
     } catch (error) {

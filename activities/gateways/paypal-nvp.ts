@@ -1,5 +1,4 @@
 import { normalizeDeclineCode } from '../../domain/declines.js';
-import { majorUnitsOf } from '../../domain/money.js';
 import { keyWithin } from './gateway-keys.js';
 import { declined, type ChargeAnswer } from './types.js';
 
@@ -27,16 +26,23 @@ const waiting: ReadonlySet<string> = new Set(['Pending', 'In-Progress']);
 const setupErrors: ReadonlySet<string> = new Set(['10002', '10006', '11452']);
 /** PayPal's own failure: nothing is known about the payment. */
 const internalErrors: ReadonlySet<string> = new Set(['10001', '11453']);
+/**
+ * "Payment has already been made for this InvoiceID": `INVNUM` is the attempt's own key, so this attempt's
+ * payment exists (its `MSGSUBID` forgotten). Not a decline: its outcome cannot be read here, and it is never
+ * paid again under another key.
+ */
+const alreadyPaid = '10412';
 
 /**
  * One reference transaction of the NVP API (`DoReferenceTransaction`, a Sale of the amount against an
  * earlier payment or billing agreement of the payer's), which PayPal's REST APIs and SDKs do not offer.
  * `MSGSUBID` is PayPal's idempotency key for it: the same request again answers with the earlier result
- * instead of paying twice, or pays once if the first never arrived.
+ * instead of paying twice, or pays once if the first never arrived. `amount` is written as PayPal takes it
+ * ("49.00" USD, "5000" HUF).
  */
 export async function chargeReference(
   nvp: NvpCredentials,
-  req: { reference: string; amount: number; currency: string; idempotencyKey: string },
+  req: { reference: string; amount: string; currency: string; idempotencyKey: string },
 ): Promise<PayPalAnswer> {
   const body = new URLSearchParams({
     USER: nvp.user,
@@ -46,7 +52,7 @@ export async function chargeReference(
     VERSION: '204.0',
     REFERENCEID: req.reference,
     PAYMENTACTION: 'Sale',
-    AMT: majorUnitsOf(req.amount, req.currency),
+    AMT: req.amount,
     CURRENCYCODE: req.currency,
     INVNUM: keyWithin(req.idempotencyKey, 127),
     MSGSUBID: keyWithin(req.idempotencyKey, 38),
@@ -81,5 +87,9 @@ function answerOf(fields: URLSearchParams): PayPalAnswer {
   const message = `${code} ${fields.get('L_LONGMESSAGE0') ?? fields.get('L_SHORTMESSAGE0') ?? ''}`;
   if (setupErrors.has(code)) throw new Error(`PayPal NVP refused the request: ${message}`);
   if (internalErrors.has(code)) return { unanswered: `PayPal NVP: ${message}` };
+  if (code === alreadyPaid)
+    return {
+      unanswered: `PayPal already has a payment under this attempt (duplicate invoice id, NVP ${message})`,
+    };
   return declined(normalizeDeclineCode(code) || 'generic_decline', null, id);
 }

@@ -14,7 +14,7 @@ import {
 } from '@paypal/paypal-server-sdk';
 import { z } from 'zod';
 import { normalizeDeclineCode } from '../../domain/declines.js';
-import { majorUnitsOf } from '../../domain/money.js';
+import { toGatewayDecimal } from '../../domain/money.js';
 import { keyWithin } from './gateway-keys.js';
 import { chargeReference, nvpUrl, type NvpCredentials, type PayPalAnswer } from './paypal-nvp.js';
 import { RebasedAgent } from './rebased-agent.js';
@@ -58,6 +58,12 @@ const payPalCurrencies = [
   'AUD', 'BRL', 'CAD', 'CHF', 'CNY', 'CZK', 'DKK', 'EUR', 'GBP', 'HKD', 'HUF', 'ILS', 'JPY',
   'MXN', 'MYR', 'NOK', 'NZD', 'PHP', 'PLN', 'SEK', 'SGD', 'THB', 'TWD', 'USD',
 ] as const; // prettier-ignore
+
+/**
+ * The decline of an amount PayPal cannot take exactly: the payer's agreement is not tried again for it, while
+ * a fallback card on another gateway still may be.
+ */
+const unchargeableAmount = 'invalid_amount';
 
 /** PayPal keeps an access token for hours: one per app and environment for the whole process. */
 const accessTokens = new Map<string, OAuthToken>();
@@ -141,8 +147,11 @@ export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdap
         }
       : null;
 
-  /** The attempt's one order paid with the agreement (a replay gets the first one, as it stands now). */
-  async function payWithAgreement(agreement: string, req: Payment) {
+  /**
+   * The attempt's one order paid with the agreement (a replay gets the first one, as it stands now), of
+   * `value`: the amount as PayPal writes it.
+   */
+  async function payWithAgreement(agreement: string, req: Payment, value: string) {
     const key = keyWithin(req.idempotencyKey, 108);
     const { result } = await orders.createOrder({
       paypalRequestId: key,
@@ -151,7 +160,7 @@ export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdap
         intent: CheckoutPaymentIntent.Capture,
         purchaseUnits: [
           {
-            amount: { currencyCode: req.currency, value: majorUnitsOf(req.amount, req.currency) },
+            amount: { currencyCode: req.currency, value },
             invoiceId: keyWithin(req.idempotencyKey, 127),
           },
         ],
@@ -171,15 +180,18 @@ export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdap
 
   /** The answer to the attempt's charge, or why there is none yet; errors that are not PayPal's answer throw. */
   async function send(req: Payment): Promise<PayPalAnswer> {
+    // PayPal takes HUF and TWD in whole units: 5000.50 HUF cannot be paid, and is declined with nothing sent.
+    const value = toGatewayDecimal(req.amount, req.currency, 'paypal');
+    if (value === null) return declined(unchargeableAmount, null, null);
     const token = parseToken(req.token);
     if (token.kind === 'reference') {
       // Routing never sends a reference token to a gateway without NVP credentials (takesToken).
       if (!nvp) throw new Error('This PayPal gateway has no NVP credentials for reference transactions');
-      return chargeReference(nvp, { ...req, reference: token.id });
+      return chargeReference(nvp, { ...req, amount: value, reference: token.id });
     }
     let order: Order;
     try {
-      order = await payWithAgreement(token.id, req);
+      order = await payWithAgreement(token.id, req, value);
     } catch (error) {
       if (isAmbiguous(error)) return { unanswered: `PayPal: ${(error as Error).message}` };
       if (!(error instanceof CustomError) || error.statusCode !== 422) throw error;

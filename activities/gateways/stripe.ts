@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
+import { toGatewayUnits } from '../../domain/money.js';
 import {
   declined,
   type CardOnFile,
@@ -34,6 +35,11 @@ export type StripeCredentials = z.infer<typeof StripeCredentials>;
 export const attemptKeyField = 'recoup_attempt_key';
 /** Metadata key that names the card-update link a Checkout session was opened for. */
 export const linkField = 'recoup_link';
+/**
+ * The decline of an amount Stripe cannot charge exactly (5.124 KWD): the card is not tried again for it,
+ * while a fallback card on another gateway still may be.
+ */
+const unchargeableAmount = 'invalid_amount';
 /** How far before the lost request a lookup looks: clocks differ, and Stripe stamps the PaymentIntent. */
 const lookBackSeconds = 15 * 60;
 
@@ -113,12 +119,17 @@ function refusal(error: unknown): ChargeOutcome {
  * decline code and network advice code; a lost answer (connection error, timeout, 5xx) is ambiguous and is
  * looked up in Stripe's PaymentIntent list, which reads its own writes (its search does not). Rate limits and
  * errors of configuration (keys, permissions) throw, so the activity retries and the Temporal UI shows why. Stripe updates saved cards in place (its card account updater), so there is
- * no token to refresh; a new card is collected by Stripe Checkout, never by Recoup.
+ * no token to refresh; a new card is collected by Stripe Checkout, never by Recoup. Amounts go in Stripe's
+ * units (`toGatewayUnits`), which differ from ISO 4217 for ISK, UGX and MGA.
  */
 export function createStripeGateway(credentials: StripeCredentials): GatewayAdapter {
   const stripe = stripeClient(credentials);
 
   async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
+    // Stripe's units are not always ISO's (ISK in hundredths, MGA in whole ariary); an amount Stripe cannot
+    // charge exactly is declined here, nothing sent, so the engine tries another way instead of a rounded sum.
+    const amount = toGatewayUnits(req.amount, req.currency, 'stripe');
+    if (amount === null) return declined(unchargeableAmount, null, null);
     // Nothing is charged yet: a failure to read the card throws, and the activity tries again.
     const owner = await customerOf(stripe, req.token);
     // A PaymentMethod that no longer exists (detached, deleted) can never be charged again.
@@ -126,7 +137,7 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
     try {
       const intent = await stripe.paymentIntents.create(
         {
-          amount: req.amount,
+          amount,
           currency: req.currency.toLowerCase(),
           payment_method: req.token,
           ...(owner.customer ? { customer: owner.customer } : {}),

@@ -126,6 +126,9 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
       !returnUrl
     )
       return { status: 422, body: apiError(422, '100', 'Required field missing', 'validation') };
+    // Adyen takes the value in its own minor units, an integer (its decimals per currency are its own).
+    if (!Number.isSafeInteger(amount.value) || amount.value < 0)
+      return { status: 422, body: apiError(422, '137', 'Invalid amount specified', 'validation') };
     const reference = text(body, 'reference');
     if (reference.length > referenceMax)
       return {

@@ -7,8 +7,9 @@ import { closeServer, readForm, readJson, sendJson as send, serveEmulator } from
  * against loopback: OAuth client credentials (`POST /v1/oauth2/token`), Orders v2 single-step orders paid
  * with a billing agreement (`POST /v2/checkout/orders`, with `PayPal-Request-Id` replays answering the
  * order at its latest state, and PayPal's duplicate-invoice block), and the NVP API's
- * `DoReferenceTransaction` (`POST /nvp`, with `MSGSUBID` replays). A payment whose answer is `pending`
- * completes `settleAfterMs` after it was made.
+ * `DoReferenceTransaction` (`POST /nvp`, with `MSGSUBID` replays and the same block, error 10412). Both
+ * refuse a decimal amount in HUF, JPY or TWD, as PayPal does. A payment whose answer is `pending` completes
+ * `settleAfterMs` after it was made.
  */
 export type PayPalScript =
   /** Paid: the capture (or the reference transaction) is completed. */
@@ -72,6 +73,18 @@ const unprocessable = (issue: string) => ({
   details: [{ issue, description: `Emulated ${issue}.` }],
   links: [],
 });
+
+/**
+ * PayPal's "Currency codes" page: HUF, JPY and TWD do not support decimals ("If you pass a decimal amount,
+ * an error occurs"); the others take two.
+ */
+const wholeUnitCurrencies: ReadonlySet<string> = new Set(['HUF', 'JPY', 'TWD']);
+
+/** The issue PayPal refuses an amount's text with in `currency` (Orders v2), or null when it takes it. */
+function amountIssue(value: string, currency: string): string | null {
+  if (wholeUnitCurrencies.has(currency)) return /^\d+$/.test(value) ? null : 'DECIMALS_NOT_SUPPORTED';
+  return /^\d+(\.\d{1,2})?$/.test(value) ? null : 'DECIMAL_PRECISION';
+}
 
 /** `clock`: what PayPal stamps payments with (a time-skipping test passes the server's time). */
 export async function startPayPalEmulator(
@@ -172,6 +185,8 @@ export async function startPayPalEmulator(
       invoiceId: String(unit.invoice_id),
       requestId,
     };
+    const issue = amountIssue(f.amount, f.currency);
+    if (issue) return send(res, 422, unprocessable(issue));
     const answer = nextAnswer(f.source);
     if (answer === null) return send(res, 422, unprocessable('BILLING_AGREEMENT_NOT_FOUND'));
     if (answer === 'server_error')
@@ -230,6 +245,12 @@ export async function startPayPalEmulator(
     const msgSubId = `nvp:${f.get('MSGSUBID') ?? ''}`;
     const earlier = replies.get(msgSubId);
     if (earlier) return answerWith(earlier);
+    const [amount, currency, invoiceId] = [f.get('AMT') ?? '', f.get('CURRENCYCODE') ?? '', f.get('INVNUM')];
+    // The NVP error for an amount PayPal does not take is modelled on its invalid-argument errors.
+    if (amountIssue(amount, currency))
+      return answerWith(
+        failure({ L_ERRORCODE0: '10401', L_LONGMESSAGE0: `Order total is invalid (${amount} ${currency})` }),
+      );
     const reference = String(f.get('REFERENCEID'));
     const answer = nextAnswer(reference);
     if (answer === 'server_error') {
@@ -237,7 +258,14 @@ export async function startPayPalEmulator(
       return res.end('Internal Server Error');
     }
     let result: Reply;
-    if (answer === null || answer === 'payer_action')
+    // PayPal's duplicate invoice-id block: a payment it took under the invoice id refuses another.
+    if (payments.some((p) => p.invoiceId === invoiceId && p.status !== 'DECLINED'))
+      result = failure({
+        L_ERRORCODE0: '10412',
+        L_SHORTMESSAGE0: 'Duplicate invoice',
+        L_LONGMESSAGE0: 'Payment has already been made for this InvoiceID.',
+      });
+    else if (answer === null || answer === 'payer_action')
       result = failure({ L_ERRORCODE0: '10201', L_LONGMESSAGE0: 'Billing agreement was cancelled' });
     else if (typeof answer === 'object' && 'refuse' in answer)
       result = failure({ L_ERRORCODE0: answer.refuse });
@@ -246,9 +274,9 @@ export async function startPayPalEmulator(
         'reference',
         {
           source: reference,
-          amount: String(f.get('AMT')),
-          currency: String(f.get('CURRENCYCODE')),
-          invoiceId: String(f.get('INVNUM')),
+          amount,
+          currency,
+          invoiceId: String(invoiceId),
           requestId: String(f.get('MSGSUBID')),
         },
         answer,

@@ -4,8 +4,9 @@ import { closeServer, readForm, sendJson, serveEmulator } from './emulator-http.
 
 /**
  * A local emulator of the part of Stripe's API the Stripe adapter uses (retrieve a PaymentMethod, create
- * and list PaymentIntents), with Stripe's idempotency, its error bodies and its list pagination, so the
- * adapter's official SDK runs unchanged against loopback. Each saved card answers from a script.
+ * and list PaymentIntents), with Stripe's idempotency, its error bodies, its list pagination and its rules
+ * for amounts (ISK in whole krónur written with two decimals), so the adapter's official SDK runs unchanged
+ * against loopback. Each saved card answers from a script.
  */
 export type EmulatedAnswer =
   | 'approve'
@@ -131,6 +132,21 @@ const invalid = (message: string, code?: string) => ({
   error: { type: 'invalid_request_error', message, ...(code ? { code } : {}) },
 });
 
+/**
+ * Why Stripe refuses a PaymentIntent's `amount` in `currency`, by its "Supported currencies" page: ISK and
+ * UGX are written with two decimals that must be 00 (5 ISK is 500), three-decimal currencies' last digit
+ * must be 0 (5.124 KWD cannot be charged); null when Stripe takes it. (The error's wording is modelled.)
+ */
+function amountProblem(amount: number, currency: string): string | null {
+  if (!Number.isSafeInteger(amount) || amount < 1) return 'Invalid positive integer';
+  const code = currency.toUpperCase();
+  if (['ISK', 'UGX'].includes(code) && amount % 100 !== 0)
+    return `Amounts in ${code} must be evenly divisible by 100 (no fractions of the currency).`;
+  if (['BHD', 'JOD', 'KWD', 'OMR', 'TND'].includes(code) && amount % 10 !== 0)
+    return `Amounts in ${code} must end in 0: round to the nearest ten.`;
+  return null;
+}
+
 /** `clock`: what Stripe stamps intents with (a time-skipping test passes the server's current time). */
 export async function startStripeEmulator(
   clock: () => Date | Promise<Date> = () => new Date(),
@@ -163,6 +179,8 @@ export async function startStripeEmulator(
         status: 400,
         body: invalid('A return_url is required to confirm a PaymentIntent that may redirect.'),
       };
+    const problem = amountProblem(Number(form.get('amount')), form.get('currency') ?? '');
+    if (problem) return { status: 400, body: { error: { ...invalid(problem).error, param: 'amount' } } };
     const answer = card.answers[Math.min(card.charges, card.answers.length - 1)] ?? 'approve';
     if (answer === 'server_error')
       return { status: 500, body: { error: { type: 'api_error', message: 'boom' } } };
