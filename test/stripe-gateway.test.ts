@@ -107,6 +107,23 @@ describe('Stripe adapter: a charge is one off-session PaymentIntent', () => {
     expect(intentsOf(token)).toHaveLength(0);
   });
 
+  it('a card of the other mode than the key (a test key on live cards) throws: a configuration error, not a dead card', async () => {
+    const req = { ...cardWith(['approve']).req, token: 'pm_live_card' };
+    await expect(gateway.charge(req)).rejects.toThrow(/secret key is of the other mode/);
+    expect(intentsOf('pm_live_card')).toHaveLength(0);
+  });
+
+  it('an amount under Stripe’s minimum is declined invalid_amount (not retried), not thrown for ever', async () => {
+    const { token, req } = cardWith(['approve']);
+    expect(await gateway.charge({ ...req, amount: 30, currency: 'USD' })).toEqual({
+      kind: 'declined',
+      code: 'invalid_amount',
+      advice: null,
+      gatewayTransactionId: null,
+    });
+    expect(intentsOf(token)).toHaveLength(0);
+  });
+
   it('a wrong key throws (the activity retries) and charges nothing', async () => {
     const { token, req } = cardWith(['approve']);
     const wrong = createStripeGateway({ secretKey: 'sk_test_wrong', apiBase: stripe.url });

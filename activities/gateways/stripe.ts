@@ -83,16 +83,34 @@ async function customerOf(stripe: Stripe, token: string): Promise<{ customer: st
     const customer = method.customer;
     return { customer: typeof customer === 'string' ? customer : (customer?.id ?? null) };
   } catch (error) {
-    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing')
+    if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === 'resource_missing') {
+      if (otherMode(error)) throw wrongModeKey(error);
       return null;
+    }
     throw error;
   }
 }
 
 /**
+ * Stripe's "No such PaymentMethod …; a similar object exists in live mode, but a test mode key was used":
+ * the card exists, and the gateway's key is of the other mode. A configuration error, not a dead card.
+ */
+const otherMode = (error: Stripe.errors.StripeError) =>
+  /similar object exists in (live|test) mode/i.test(error.message);
+
+const wrongModeKey = (error: Stripe.errors.StripeError) =>
+  new Error(`Stripe: the gateway's secret key is of the other mode than the card (${error.message})`, {
+    cause: error,
+  });
+
+/** Stripe's refusals of a PaymentIntent's amount that no retry of the same charge can change. */
+const amountRefusals: ReadonlySet<string> = new Set(['amount_too_small', 'amount_too_large']);
+
+/**
  * What a failed PaymentIntent creation means: a card error is a decline; a PaymentMethod Stripe will not
  * charge off-session any more (used once without a customer, of a type that cannot recur) can never be
- * charged again; a lost answer or a 5xx is ambiguous. Anything else (rate limit, wrong key, missing
+ * charged again; an amount below Stripe's minimum or above its maximum is declined `invalid_amount`; a lost
+ * answer or a 5xx is ambiguous. Anything else (rate limit, wrong key or a key of the other mode, missing
  * permission) is thrown: nothing was charged, and the activity tries again while the operator looks.
  */
 function refusal(error: unknown): ChargeOutcome {
@@ -103,8 +121,13 @@ function refusal(error: unknown): ChargeOutcome {
       declined(error.decline_code ?? error.code ?? 'card_declined', error.network_advice_code ?? null, null)
     );
   }
-  if (error instanceof Stripe.errors.StripeInvalidRequestError && error.param === 'payment_method')
+  if (error instanceof Stripe.errors.StripeInvalidRequestError && error.param === 'payment_method') {
+    if (otherMode(error)) throw wrongModeKey(error);
     return declined('card_no_longer_chargeable', null, null);
+  }
+  // Below Stripe's minimum charge or above its maximum: the card is not tried again for it, another way may be.
+  if (error instanceof Stripe.errors.StripeInvalidRequestError && amountRefusals.has(error.code ?? ''))
+    return declined(unchargeableAmount, null, null);
   if (
     error instanceof Stripe.errors.StripeConnectionError ||
     (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500)

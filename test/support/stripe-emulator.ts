@@ -133,17 +133,32 @@ const invalid = (message: string, code?: string) => ({
 });
 
 /**
+ * Stripe's 404 for a PaymentMethod this key cannot see. A `pm_live_…` token stands for one of the account's
+ * live-mode objects read with its test key: Stripe then says so in the message.
+ */
+const noSuchMethod = (token: string) =>
+  invalid(
+    token.startsWith('pm_live_')
+      ? `No such PaymentMethod: '${token}'; a similar object exists in live mode, but a test mode key was used to make this request.`
+      : `No such PaymentMethod: '${token}'`,
+    'resource_missing',
+  );
+
+/**
  * Why Stripe refuses a PaymentIntent's `amount` in `currency`, by its "Supported currencies" page: ISK and
  * UGX are written with two decimals that must be 00 (5 ISK is 500), three-decimal currencies' last digit
  * must be 0 (5.124 KWD cannot be charged); null when Stripe takes it. (The error's wording is modelled.)
  */
-function amountProblem(amount: number, currency: string): string | null {
-  if (!Number.isSafeInteger(amount) || amount < 1) return 'Invalid positive integer';
+function amountProblem(amount: number, currency: string): { message: string; code?: string } | null {
+  if (!Number.isSafeInteger(amount) || amount < 1) return { message: 'Invalid positive integer' };
+  // Stripe's minimum charge (USD: $0.50), as its "Minimum and maximum charge amounts" lists it.
+  if (currency.toUpperCase() === 'USD' && amount < 50)
+    return { message: 'Amount must be at least $0.50 usd', code: 'amount_too_small' };
   const code = currency.toUpperCase();
   if (['ISK', 'UGX'].includes(code) && amount % 100 !== 0)
-    return `Amounts in ${code} must be evenly divisible by 100 (no fractions of the currency).`;
+    return { message: `Amounts in ${code} must be evenly divisible by 100 (no fractions of the currency).` };
   if (['BHD', 'JOD', 'KWD', 'OMR', 'TND'].includes(code) && amount % 10 !== 0)
-    return `Amounts in ${code} must end in 0: round to the nearest ten.`;
+    return { message: `Amounts in ${code} must end in 0: round to the nearest ten.` };
   return null;
 }
 
@@ -164,7 +179,8 @@ export async function startStripeEmulator(
   async function createIntent(form: URLSearchParams): Promise<{ status: number; body: unknown } | 'lost'> {
     const token = form.get('payment_method') ?? '';
     const card = cards.get(token);
-    if (!card) return { status: 404, body: invalid(`No such PaymentMethod: '${token}'`, 'resource_missing') };
+    if (!card)
+      return { status: 404, body: { error: { ...noSuchMethod(token).error, param: 'payment_method' } } };
     if (card.customer && form.get('customer') !== card.customer)
       return {
         status: 400,
@@ -180,7 +196,11 @@ export async function startStripeEmulator(
         body: invalid('A return_url is required to confirm a PaymentIntent that may redirect.'),
       };
     const problem = amountProblem(Number(form.get('amount')), form.get('currency') ?? '');
-    if (problem) return { status: 400, body: { error: { ...invalid(problem).error, param: 'amount' } } };
+    if (problem)
+      return {
+        status: 400,
+        body: { error: { ...invalid(problem.message, problem.code).error, param: 'amount' } },
+      };
     const answer = card.answers[Math.min(card.charges, card.answers.length - 1)] ?? 'approve';
     if (answer === 'server_error')
       return { status: 500, body: { error: { type: 'api_error', message: 'boom' } } };
@@ -339,7 +359,7 @@ export async function startStripeEmulator(
     const method = /^\/v1\/payment_methods\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'GET' && method) {
       const card = cards.get(decodeURIComponent(method[1]!));
-      if (!card) return send(res, 404, invalid(`No such PaymentMethod`, 'resource_missing'));
+      if (!card) return send(res, 404, noSuchMethod(decodeURIComponent(method[1]!)));
       return send(res, 200, {
         id: method[1],
         object: 'payment_method',
