@@ -52,7 +52,9 @@ async function forgetCardClaims(
   recoveries: RecoveryDoc[],
   now: Date,
 ): Promise<void> {
-  for (const token of tokens) await stores.cardBudgets.forgetAttempts(cardKeyOf(accountId, token));
+  const workflowIds = recoveries.map((r) => r.workflowId);
+  for (const token of tokens)
+    await stores.cardBudgets.forgetAttempts(cardKeyOf(accountId, token), workflowIds);
   for (const { request } of recoveries)
     if (request.paymentMethodToken !== erasedToken)
       await stores.claims.forgetVelocity(

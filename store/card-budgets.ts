@@ -141,20 +141,18 @@ export function createCardBudgetStore(db: Db) {
     stopOf,
 
     /**
-     * Forgets which recovery made each of the card's attempts (a customer's erasure): every claim keeps its
-     * number and time, so the card's budgets hold as before, and its attempt key becomes `erased:<n>`.
-     * Returns how many claims changed.
+     * Forgets which recovery made the card's attempts of the given workflows (a customer's erasure): each of
+     * their claims keeps its number and time, so the card's budgets hold as before, and its attempt key
+     * (`<workflowId>/<attemptNo>`) becomes `erased:<n>`. Claims of other recoveries of the card (one begun
+     * since the erasure looked) keep theirs: a retry of their attempt must find its own claim. Returns how
+     * many claims changed.
      */
-    async forgetAttempts(cardKey: string): Promise<number> {
+    async forgetAttempts(cardKey: string, workflowIds: readonly string[]): Promise<number> {
       const all = await numbered.readDown(cardKey, await numbered.highest(cardKey), () => true, Infinity);
-      let changed = 0;
-      for (const c of all) {
-        const erased = `${erasedAttempt}${c.n}`;
-        if (c.attemptKey === erased) continue;
-        await claims.updateOne({ _id: c._id }, { $set: { attemptKey: erased } });
-        changed++;
-      }
-      return changed;
+      const erasedOnes = all.filter((c) => workflowIds.some((id) => c.attemptKey.startsWith(`${id}/`)));
+      for (const c of erasedOnes)
+        await claims.updateOne({ _id: c._id }, { $set: { attemptKey: `${erasedAttempt}${c.n}` } });
+      return erasedOnes.length;
     },
 
     /** Epoch ms of the card's claimed attempts after `since`, oldest first. */

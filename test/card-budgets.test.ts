@@ -210,23 +210,28 @@ describe('configured caps', () => {
 });
 
 describe('a card whose customer was erased', () => {
-  it('keeps its budget, times and stop, and no longer names the attempts; forgetting again changes nothing', async () => {
+  it('keeps its budget, times and stop, and no longer names the erased recoveries’ attempts (only theirs); forgetting again changes nothing', async () => {
     const card = newCard();
     const mc = { brand: 'mastercard' as const, declineCode: 'do_not_honor' };
-    for (let i = 0; i < 10; i += 1)
+    for (let i = 0; i < 9; i += 1)
       await claim(card, { ...mc, attemptKey: `wf-erased/${i}`, now: new Date(start.getTime() + i * 1000) });
+    // Another customer's recovery of the card, begun since the erasure looked: its claim stays its own.
+    await claim(card, { ...mc, attemptKey: 'wf-other/1', now: new Date(start.getTime() + 9_000) });
     await budgets.rememberStop(card, { advice: '21', at: start });
     const times = await budgets.attemptsSince(card, new Date(0));
 
-    expect(await budgets.forgetAttempts(card)).toBe(10);
-    expect(await budgets.forgetAttempts(card)).toBe(0);
+    expect(await budgets.forgetAttempts(card, ['wf-erased'])).toBe(9);
+    expect(await budgets.forgetAttempts(card, ['wf-erased'])).toBe(0);
 
     const stored = await db
       .collection<{ _id: string; attemptKey?: string }>(collections.cardBudgets)
       .find({ cardKey: card, n: { $exists: true } })
       .sort({ n: 1 })
       .toArray();
-    expect(stored.map((c) => c.attemptKey)).toEqual(Array.from({ length: 10 }, (_, i) => `erased:${i + 1}`));
+    expect(stored.map((c) => c.attemptKey)).toEqual([
+      ...Array.from({ length: 9 }, (_, i) => `erased:${i + 1}`),
+      'wf-other/1',
+    ]);
     expect(JSON.stringify(stored)).not.toContain('wf-erased');
     expect(await budgets.attemptsSince(card, new Date(0))).toEqual(times);
     expect(await budgets.stopOf(card)).toBe('21');
