@@ -76,14 +76,11 @@ export function attemptActivities(deps: ActivityDeps) {
     await stores.recoveries.addAttempt(input.transactionId, record, clock());
     // A card the issuer blocks (fraud, lost, stolen, authentication…) is remembered as itself, whichever
     // role it played: a fallback card's block never falls on the primary, nor a new card's on the old one.
-    // Only an issuer's answer to a charge the gateway made (it has the gateway's transaction id): a token the
-    // gateway refused before charging (unknown to it: deleted, or the key of another account or mode) says
-    // nothing lasting about the card, and remembering it would block the card for months after a fix.
+    // Not a token the gateway refused before charging (unknown to it: deleted, or the key of another account):
+    // no issuer said anything about the card, and remembering it would block the card for months after a fix.
     const cardKey = cardKeyOf(input.accountId, input.option.token);
     const decline =
-      outcome.kind === 'declined' && outcome.gatewayTransactionId !== null
-        ? classifyDecline(outcome.code)
-        : null;
+      outcome.kind === 'declined' && !outcome.tokenRefused ? classifyDecline(outcome.code) : null;
     if (decline?.stopsImmediately)
       await stores.recoveries.rememberBlockedCard(cardKey, {
         transactionId: input.transactionId,

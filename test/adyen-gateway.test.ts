@@ -96,6 +96,7 @@ describe('Adyen adapter: a charge is one subscription payment of the stored paym
         code: 'card_no_longer_chargeable',
         advice: null,
         gatewayTransactionId: null,
+        tokenRefused: true,
       });
     expect(adyen.payments().filter((p) => p.reference === req.idempotencyKey)).toHaveLength(0);
   });

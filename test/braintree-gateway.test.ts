@@ -110,6 +110,7 @@ describe('Braintree adapter: a charge is one recurring sale of the vaulted payme
       code: 'card_no_longer_chargeable',
       advice: null,
       gatewayTransactionId: null,
+      tokenRefused: true,
     });
     expect(braintree.transactions().filter((t) => t.orderId === req.idempotencyKey)).toHaveLength(0);
   });

@@ -92,6 +92,7 @@ describe('Stripe adapter: a charge is one off-session PaymentIntent', () => {
       code: 'card_no_longer_chargeable',
       advice: null,
       gatewayTransactionId: null,
+      tokenRefused: true,
     });
     expect(intentsOf('pm_detached')).toHaveLength(0);
   });
@@ -103,6 +104,7 @@ describe('Stripe adapter: a charge is one off-session PaymentIntent', () => {
       code: 'card_no_longer_chargeable',
       advice: null,
       gatewayTransactionId: null,
+      tokenRefused: true,
     });
     expect(intentsOf(token)).toHaveLength(0);
   });

@@ -11,6 +11,7 @@ import { toGatewayUnits } from '../../domain/money.js';
 import { keyWithin } from './gateway-keys.js';
 import {
   declined,
+  refusedToken,
   type ChargeAnswer,
   type ChargeOutcome,
   type ChargeRequest,
@@ -168,8 +169,7 @@ const goneCodes: ReadonlySet<string> = new Set([
  */
 function refusal(error: unknown): ChargeOutcome {
   if (error instanceof HttpClientException) {
-    if (error.errorCode && goneCodes.has(error.errorCode))
-      return declined('card_no_longer_chargeable', null, null);
+    if (error.errorCode && goneCodes.has(error.errorCode)) return refusedToken();
     if (error.errorCode === '704' || error.statusCode >= 500)
       return { kind: 'ambiguous', reason: `Adyen: ${error.message}` };
     throw error;

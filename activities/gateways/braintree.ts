@@ -4,6 +4,7 @@ import { normalizeDeclineCode } from '../../domain/declines.js';
 import { currencyCodes, majorUnitsOf } from '../../domain/money.js';
 import {
   declined,
+  refusedToken,
   type CardOnFile,
   type CardPage,
   type ChargeAnswer,
@@ -302,8 +303,7 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
       return outcome;
     }
     const errors = result.errors.deepErrors();
-    if (errors.some((e) => unchargeableTokenErrors.has(e.code)))
-      return declined('card_no_longer_chargeable', null, null);
+    if (errors.some((e) => unchargeableTokenErrors.has(e.code))) return refusedToken();
     if (errors.some((e) => e.code === subscriptionNotPastDueError)) return notPastDue;
     throw new Error(`Braintree refused the sale: ${errors.map((e) => `${e.code} ${e.message}`).join('; ')}`);
   }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { toGatewayUnits } from '../../domain/money.js';
 import {
   declined,
+  refusedToken,
   type CardOnFile,
   type CardPage,
   type ChargeAnswer,
@@ -123,7 +124,7 @@ function refusal(error: unknown): ChargeOutcome {
   }
   if (error instanceof Stripe.errors.StripeInvalidRequestError && error.param === 'payment_method') {
     if (otherMode(error)) throw wrongModeKey(error);
-    return declined('card_no_longer_chargeable', null, null);
+    return refusedToken();
   }
   // Below Stripe's minimum charge or above its maximum: the card is not tried again for it, another way may be.
   if (error instanceof Stripe.errors.StripeInvalidRequestError && amountRefusals.has(error.code ?? ''))
@@ -156,7 +157,7 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
     // Nothing is charged yet: a failure to read the card throws, and the activity tries again.
     const owner = await customerOf(stripe, req.token);
     // A PaymentMethod that no longer exists (detached, deleted) can never be charged again.
-    if (!owner) return declined('card_no_longer_chargeable', null, null);
+    if (!owner) return refusedToken();
     try {
       const intent = await stripe.paymentIntents.create(
         {

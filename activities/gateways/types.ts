@@ -3,7 +3,18 @@ import type { PaymentMethodType } from '../../domain/gateway-kinds.js';
 /** One charge's result in our own terms; adapters translate gateway responses into this at the edge. */
 export type ChargeOutcome =
   | { kind: 'approved'; gatewayTransactionId: string }
-  | { kind: 'declined'; code: string; advice: string | null; gatewayTransactionId: string | null }
+  | {
+      kind: 'declined';
+      code: string;
+      advice: string | null;
+      gatewayTransactionId: string | null;
+      /**
+       * The gateway refused the payment method itself before any charge (it does not know the token: deleted,
+       * or the key of another account): this recovery cannot charge it, but no issuer said anything about the
+       * card, so it is not remembered as blocked.
+       */
+      tokenRefused?: true;
+    }
   /** Timeout, 5xx or a lost response: the charge may or may not have happened. */
   | { kind: 'ambiguous'; reason: string };
 
@@ -19,6 +30,15 @@ export const declined = (code: string, advice: string | null, id: string | null)
   code,
   advice,
   gatewayTransactionId: id,
+});
+
+/** A payment method the gateway refuses before charging (see `tokenRefused`): no longer chargeable here. */
+export const refusedToken = (): ChargeAnswer => ({
+  kind: 'declined',
+  code: 'card_no_longer_chargeable',
+  advice: null,
+  gatewayTransactionId: null,
+  tokenRefused: true,
 });
 
 /**
