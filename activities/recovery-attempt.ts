@@ -1,6 +1,7 @@
 import { classifyDecline } from '../domain/declines.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
+import { toGatewayUnits } from '../domain/money.js';
 import { isStopAdvice, underCardNetworkRules, type CardBrand } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import { cardKeyOf } from '../runtime/crypto.js';
@@ -147,7 +148,9 @@ export function attemptActivities(deps: ActivityDeps) {
       const now = new Date(input.now);
       const { adapter, kind, account } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
       let firstSentAt: number | undefined;
-      if (underCardNetworkRules(kind, input.paymentMethodType)) {
+      // An amount the gateway cannot express is declined by its adapter with nothing sent: no budget spent.
+      const sendable = toGatewayUnits(input.amount, input.currency, kind) !== null;
+      if (sendable && underCardNetworkRules(kind, input.paymentMethodType)) {
         const decision = await claimCardBudget(input, account, now);
         if (!decision.allowed) {
           metrics.heldByNetworkRules(input.brand);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attemptKeyField } from '../activities/gateways/stripe.js';
 import type { GatewayConfig } from '../domain/settings.js';
+import { cardKeyOf } from '../runtime/crypto.js';
 import { call, startStack, type Stack } from './support/stack.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 
@@ -21,6 +22,7 @@ async function executeOnStripe(
   answers: Parameters<StripeEmulator['addCard']>[1]['answers'],
   originalDeclineCode: string,
   token = `pm_recovery${(n += 1)}`,
+  money = { amount: 4900, currency: 'usd' },
 ) {
   if (answers.length > 0) stripe.addCard(token, { customer: `cus_recovery${n}`, answers });
   const gateway: GatewayConfig = {
@@ -32,7 +34,7 @@ async function executeOnStripe(
   const account = await stack.createAccount({}, [gateway]);
   const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
     key: account.apiKey,
-    body: { paymentMethodToken: token, amount: 4900, currency: 'usd', originalDeclineCode },
+    body: { paymentMethodToken: token, ...money, originalDeclineCode },
   });
   const id = String(res.body.transactionId);
   const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key: account.apiKey });
@@ -73,6 +75,20 @@ describe('a recovery on an account whose gateway is Stripe', () => {
         gatewayTransactionId: out.intents[0]!.id,
       }),
     ]);
+  });
+
+  it('an amount Stripe cannot express (Ar 1,000.50) is declined invalid_amount: nothing sent, no card budget spent', async () => {
+    const token = `pm_recovery${(n += 1)}`;
+    const out = await executeOnStripe(['approve'], 'processing_error', token, {
+      amount: 100050,
+      currency: 'mga',
+    });
+    expect(out.intents).toHaveLength(0);
+    expect(out.record?.attempts).toEqual([
+      expect.objectContaining({ outcome: 'declined', declineCode: 'invalid_amount' }),
+    ]);
+    const cardKey = cardKeyOf(out.record?.accountId ?? '', token);
+    expect(await stack.stores.cardBudgets.attemptsSince(cardKey, new Date(0))).toEqual([]);
   });
 
   it('a card that no longer exists at Stripe is blocked as no longer chargeable, and nothing is charged', async () => {
