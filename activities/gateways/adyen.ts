@@ -11,6 +11,7 @@ import { toGatewayUnits } from '../../domain/money.js';
 import { keyWithin } from './gateway-keys.js';
 import {
   declined,
+  unchargeableAmount,
   refusedToken,
   type ChargeAnswer,
   type ChargeOutcome,
@@ -149,12 +150,6 @@ function keyMayBeGone(req: LookupRequest): Error {
   );
 }
 
-/**
- * The decline of an amount Adyen cannot charge exactly: the card is not tried again for it, while a fallback
- * card on another gateway still may be.
- */
-const unchargeableAmount = 'invalid_amount';
-
 /** Adyen error codes of a stored payment method that can never be charged again as given. */
 const goneCodes: ReadonlySet<string> = new Set([
   '800', // contract not found
@@ -224,7 +219,7 @@ export function createAdyenGateway(
   async function send(req: ChargeRequest | LookupRequest): Promise<ChargeOutcome> {
     // An amount Adyen cannot charge exactly (123.45 CVE: Adyen takes whole escudos) is declined, nothing sent.
     const value = toGatewayUnits(req.amount, req.currency, 'adyen');
-    if (value === null) return declined(unchargeableAmount, null, null);
+    if (value === null) return unchargeableAmount();
     let response: PaymentResponse;
     try {
       response = await payments.payments(paymentOf(req, value), {

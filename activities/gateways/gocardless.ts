@@ -13,6 +13,7 @@ import { keyWithin } from './gateway-keys.js';
 import { RebasedAgent } from './rebased-agent.js';
 import {
   declined,
+  unchargeableAmount,
   type ChargeAnswer,
   type ChargeOutcome,
   type ChargeRequest,
@@ -73,7 +74,7 @@ const mandateEnded = declined('revocation_of_authorization', null, null);
 function refusedPayment(error: unknown): ChargeAnswer | null {
   if (!(error instanceof ValidationFailedError)) return null;
   if (error.errors.some((e) => e.field === 'currency')) return declined('currency_not_supported', null, null);
-  if (error.errors.some((e) => e.field === 'amount')) return declined('invalid_amount', null, null);
+  if (error.errors.some((e) => e.field === 'amount')) return unchargeableAmount();
   return null;
 }
 

@@ -20,6 +20,7 @@ import { chargeReference, nvpUrl, type NvpCredentials, type PayPalAnswer } from 
 import { RebasedAgent } from './rebased-agent.js';
 import {
   declined,
+  unchargeableAmount,
   type ChargeAnswer,
   type ChargeOutcome,
   type ChargeRequest,
@@ -58,12 +59,6 @@ const payPalCurrencies = [
   'AUD', 'BRL', 'CAD', 'CHF', 'CNY', 'CZK', 'DKK', 'EUR', 'GBP', 'HKD', 'HUF', 'ILS', 'JPY',
   'MXN', 'MYR', 'NOK', 'NZD', 'PHP', 'PLN', 'SEK', 'SGD', 'THB', 'TWD', 'USD',
 ] as const; // prettier-ignore
-
-/**
- * The decline of an amount PayPal cannot take exactly: the payer's agreement is not tried again for it, while
- * a fallback card on another gateway still may be.
- */
-const unchargeableAmount = 'invalid_amount';
 
 /** PayPal keeps an access token for hours: one per app and environment for the whole process. */
 const accessTokens = new Map<string, OAuthToken>();
@@ -182,7 +177,7 @@ export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdap
   async function send(req: Payment): Promise<PayPalAnswer> {
     // PayPal takes HUF and TWD in whole units: 5000.50 HUF cannot be paid, and is declined with nothing sent.
     const value = toGatewayDecimal(req.amount, req.currency, 'paypal');
-    if (value === null) return declined(unchargeableAmount, null, null);
+    if (value === null) return unchargeableAmount();
     const token = parseToken(req.token);
     if (token.kind === 'reference') {
       // Routing never sends a reference token to a gateway without NVP credentials (takesToken).

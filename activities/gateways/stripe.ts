@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { toGatewayUnits } from '../../domain/money.js';
 import {
   declined,
+  unchargeableAmount,
   refusedToken,
   type CardOnFile,
   type CardPage,
@@ -36,11 +37,6 @@ export type StripeCredentials = z.infer<typeof StripeCredentials>;
 export const attemptKeyField = 'recoup_attempt_key';
 /** Metadata key that names the card-update link a Checkout session was opened for. */
 export const linkField = 'recoup_link';
-/**
- * The decline of an amount Stripe cannot charge exactly (5.124 KWD): the card is not tried again for it,
- * while a fallback card on another gateway still may be.
- */
-const unchargeableAmount = 'invalid_amount';
 /** How far before the lost request a lookup looks: clocks differ, and Stripe stamps the PaymentIntent. */
 const lookBackSeconds = 15 * 60;
 
@@ -128,7 +124,7 @@ function refusal(error: unknown): ChargeOutcome {
   }
   // Below Stripe's minimum charge or above its maximum: the card is not tried again for it, another way may be.
   if (error instanceof Stripe.errors.StripeInvalidRequestError && amountRefusals.has(error.code ?? ''))
-    return declined(unchargeableAmount, null, null);
+    return unchargeableAmount();
   if (
     error instanceof Stripe.errors.StripeConnectionError ||
     (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500)
@@ -153,7 +149,7 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
     // Stripe's units are not always ISO's (ISK in hundredths, MGA in whole ariary); an amount Stripe cannot
     // charge exactly is declined here, nothing sent, so the engine tries another way instead of a rounded sum.
     const amount = toGatewayUnits(req.amount, req.currency, 'stripe');
-    if (amount === null) return declined(unchargeableAmount, null, null);
+    if (amount === null) return unchargeableAmount();
     // Nothing is charged yet: a failure to read the card throws, and the activity tries again.
     const owner = await customerOf(stripe, req.token);
     // A PaymentMethod that no longer exists (detached, deleted) can never be charged again.

@@ -42,6 +42,13 @@ export const refusedToken = (): ChargeAnswer => ({
 });
 
 /**
+ * An amount the gateway will not charge as asked (one it cannot express exactly in its units, or outside
+ * its limits), refused with nothing charged: that payment method is not tried again for it, while another
+ * gateway or payment method still may be.
+ */
+export const unchargeableAmount = (): ChargeAnswer => declined('invalid_amount', null, null);
+
+/**
  * The charge whose answer was lost: its idempotency key, the token, amount and currency it charged (a
  * gateway whose only lookup is resending the same request needs them), and when it was sent.
  */
