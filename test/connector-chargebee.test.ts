@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chargebee as chargebeeConnector } from '../activities/connectors/chargebee.js';
-import { startChargebeeEmulator, type ChargebeeEmulator } from './support/chargebee-emulator.js';
+import {
+  chargebeeEvent as event,
+  startChargebeeEmulator,
+  type ChargebeeEmulator,
+} from './support/chargebee-emulator.js';
 import {
   cardUpdateRecovers,
   expiryNoticeForwarded,
@@ -10,7 +14,7 @@ import {
   redeliveryIsDuplicate,
   writtenBack,
 } from './support/connectors.js';
-import { startStack, type Stack } from './support/stack.js';
+import { call, startStack, type Stack } from './support/stack.js';
 
 let stack: Stack;
 let chargebee: ChargebeeEmulator;
@@ -31,8 +35,11 @@ const basicAuth = (user: string, pass: string) => ({
 });
 const webhookAuth = basicAuth(username, password);
 
-/** An account on the test gateway with a Chargebee connector; with `writeBack`, the emulator's API key. */
-async function connectedAccount(writeBack = true) {
+/**
+ * An account on the test gateway with a Chargebee connector; with `writeBack`, the emulator's API key.
+ * Returns the account id and Recoup API key.
+ */
+async function connectedAccountWithKey(writeBack = true) {
   const created = await stack.createAccount();
   const api = { site: chargebee.site, apiKey: chargebee.apiKey, apiBase: chargebee.url };
   await stack.stores.accounts.setConnector(created.account.id, 'chargebee', {
@@ -40,22 +47,9 @@ async function connectedAccount(writeBack = true) {
     password,
     ...(writeBack ? api : {}),
   });
-  return created.account.id;
+  return { id: created.account.id, apiKey: created.apiKey };
 }
-
-/** A Chargebee event as Chargebee posts it (envelope from the SDK's WebhookEvent type). */
-function event(eventType: string, content: Record<string, unknown>) {
-  return {
-    id: `ev_${randomBytes(8).toString('hex')}`,
-    occurred_at: Math.floor(Date.now() / 1000),
-    source: 'scheduled_job',
-    object: 'event',
-    api_version: 'v2',
-    event_type: eventType,
-    webhook_status: 'scheduled',
-    content,
-  };
-}
+const connectedAccount = async (writeBack = true) => (await connectedAccountWithKey(writeBack)).id;
 
 /** Chargebee's automatic collection of a new invoice failed on the customer's card `reference`. */
 function paymentFailed(reference: string, opts: { errorCode?: string; locale?: string } = {}) {
@@ -251,6 +245,106 @@ describe('Chargebee connector: a payment_failed event that arrives late', () => 
     expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toBeNull();
     expect((await post(accountId, failed.body)).body).toMatchObject({ action: 'recovery_started' });
     expect(await writtenBack(stack, accountId, failed.invoiceId)).toMatchObject({ amount: failed.amount });
+  });
+});
+
+describe('Chargebee connector: payment_succeeded (paid elsewhere)', () => {
+  it('an invoice the customer pays in Chargebee stops its queued recovery: paid_elsewhere, the workflow ends, nothing more charged', async () => {
+    const account = await connectedAccountWithKey();
+    const token = `tok_decline_do_not_honor_x${200 + n}`;
+    const failed = paymentFailed(`cus_1/${token}`);
+    await post(account.id, failed.body);
+    const queued = await recoveryOfInvoice(stack, account.id, failed.invoiceId, (d) => d.state === 'queued');
+    expect(queued).toMatchObject({ state: 'queued', nextAttemptAt: expect.any(Date) });
+    const charged = await stack.stores.sandbox.countForToken('test', token);
+    expect(charged).toBeGreaterThan(0);
+
+    const paid = chargebee.payInvoiceInChargebee(failed.invoiceId);
+    const res = await post(account.id, paid);
+    expect(res).toEqual({
+      status: 200,
+      body: { received: true, action: 'paid_elsewhere', transactionId: queued!.publicId },
+    });
+    const done = await recoveryOfInvoice(
+      stack,
+      account.id,
+      failed.invoiceId,
+      (d) => d.state === 'paid_elsewhere',
+    );
+    expect(done).toMatchObject({ state: 'paid_elsewhere', nextAttemptAt: null });
+    // The workflow has ended: no timer is left to make the attempt that was due next.
+    const workflow = stack.temporal.workflow.getHandle(done!.workflowId);
+    await workflow.result();
+    expect((await workflow.describe()).status.name).toBe('COMPLETED');
+    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(charged);
+    expect(done!.attempts).toHaveLength(queued!.attempts.length);
+    const status = await call(
+      stack.baseUrl,
+      'GET',
+      `/api/recovery/status?idempotencyKey=${failed.invoiceId}`,
+      { key: account.apiKey },
+    );
+    expect(status.body).toMatchObject({ status: 'succeeded', state: 'paid_elsewhere', recovered: false });
+    // Chargebee collected it: nothing is recorded on the invoice.
+    expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
+
+    expect(await post(account.id, paid)).toEqual({
+      status: 200,
+      body: { received: true, duplicate: true, action: 'paid_elsewhere' },
+    });
+  });
+
+  it('a payment of an invoice Recoup holds no recovery of is ignored', async () => {
+    const accountId = await connectedAccount();
+    chargebee.addInvoice({
+      id: 'inv_never_failed',
+      customer_id: 'AzZpaid',
+      amount_due: 900,
+      currency_code: 'USD',
+    });
+    const res = await post(accountId, chargebee.payInvoiceInChargebee('inv_never_failed'));
+    expect(res).toEqual({
+      status: 200,
+      body: { received: true, action: 'ignored', reason: 'Recoup holds no recovery of this invoice' },
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, 'inv_never_failed')).toBeNull();
+  });
+
+  it('the payment Recoup’s write-back recorded, reported back as payment_succeeded, leaves the recovery as it is', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_visa');
+    await post(accountId, failed.body);
+    const recovered = await writtenBack(stack, accountId, failed.invoiceId);
+    const own = chargebee.paymentSucceededEvent(failed.invoiceId);
+    expect(JSON.parse(own)).toMatchObject({
+      source: 'api',
+      content: { transaction: { reference_number: recovered.gatewayTransactionId, status: 'success' } },
+    });
+
+    const res = await post(accountId, own);
+    expect(res.body).toEqual({
+      received: true,
+      action: 'ignored',
+      reason: "The invoice's recovery has ended (succeeded)",
+    });
+    const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId);
+    expect(doc).toMatchObject({ state: 'succeeded', writeBack: 'recorded' });
+    expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
+  });
+
+  it('a payment of part of the invoice stops nothing: the recovery stays queued', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed(`cus_1/tok_decline_do_not_honor_x${200 + n + 1}`);
+    await post(accountId, failed.body);
+    await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.state === 'queued');
+    const res = await post(accountId, chargebee.payInvoiceInChargebee(failed.invoiceId, 500));
+    expect(res.body).toMatchObject({
+      action: 'ignored',
+      reason: expect.stringMatching(/part of it is still due/),
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toMatchObject({
+      state: 'queued',
+    });
   });
 });
 

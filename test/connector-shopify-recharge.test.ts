@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
-import { postWebhook, writtenBack } from './support/connectors.js';
+import { postWebhook, recoveryOfInvoice, writtenBack } from './support/connectors.js';
 import { startRechargeEmulator, type RechargeEmulator } from './support/recharge-emulator.js';
 import { startStack, type Stack } from './support/stack.js';
 
@@ -142,8 +142,88 @@ describe('Recharge connector: charge/failed', () => {
   });
 });
 
+describe('Recharge connector: charge/paid (paid elsewhere)', () => {
+  const paidHeaders = (body: string) => signed(body, { topic: 'charge/paid' });
+
+  it('a charge Recharge collects stops its queued recovery: paid_elsewhere, the workflow ends, nothing more charged', async () => {
+    const accountId = await connectedAccount();
+    const token = `tok_decline_do_not_honor_x${200 + n}`;
+    const failed = chargeFailed(token);
+    await post(accountId, failed.body);
+    const queued = await recoveryOfInvoice(stack, accountId, failed.chargeId, (d) => d.state === 'queued');
+    expect(queued).toMatchObject({ state: 'queued', nextAttemptAt: expect.any(Date) });
+    const charged = await stack.stores.sandbox.countForToken('test', token);
+    expect(charged).toBeGreaterThan(0);
+
+    const paid = recharge.payChargeInRecharge(failed.chargeId);
+    const res = await post(accountId, paid, paidHeaders(paid));
+    expect(res).toEqual({
+      status: 200,
+      body: { received: true, action: 'paid_elsewhere', transactionId: queued!.publicId },
+    });
+    const done = await recoveryOfInvoice(
+      stack,
+      accountId,
+      failed.chargeId,
+      (d) => d.state === 'paid_elsewhere',
+    );
+    expect(done).toMatchObject({ state: 'paid_elsewhere', nextAttemptAt: null });
+    // The workflow has ended: no timer is left to make the attempt that was due next.
+    const workflow = stack.temporal.workflow.getHandle(done!.workflowId);
+    await workflow.result();
+    expect((await workflow.describe()).status.name).toBe('COMPLETED');
+    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(charged);
+    expect(done!.attempts).toHaveLength(queued!.attempts.length);
+
+    expect(await post(accountId, paid, paidHeaders(paid))).toEqual({
+      status: 200,
+      body: { received: true, duplicate: true, action: 'paid_elsewhere' },
+    });
+  });
+
+  it('a paid charge Recoup holds no recovery of is ignored', async () => {
+    const accountId = await connectedAccount();
+    const failed = chargeFailed('tok_visa');
+    const paid = recharge.payChargeInRecharge(failed.chargeId);
+    const res = await post(accountId, paid, paidHeaders(paid));
+    expect(res).toEqual({
+      status: 200,
+      body: { received: true, action: 'ignored', reason: 'Recoup holds no recovery of this invoice' },
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, failed.chargeId)).toBeNull();
+  });
+
+  it('a charge whose recovery Recoup collected, then reported paid by Recharge, leaves the recovery as it is', async () => {
+    const accountId = await connectedAccount();
+    const failed = chargeFailed('tok_visa');
+    await post(accountId, failed.body);
+    await writtenBack(stack, accountId, failed.chargeId, 'not_configured');
+    // The merchant settles the charge in Recharge by hand, which reports it paid.
+    const paid = recharge.payChargeInRecharge(failed.chargeId);
+    const res = await post(accountId, paid, paidHeaders(paid));
+    expect(res.body).toEqual({
+      received: true,
+      action: 'ignored',
+      reason: "The invoice's recovery has ended (succeeded)",
+    });
+    const doc = await recoveryOfInvoice(stack, accountId, failed.chargeId);
+    expect(doc).toMatchObject({ state: 'succeeded' });
+    expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
+  });
+
+  it('without the topic header, a charge in success is taken as charge/paid', async () => {
+    const accountId = await connectedAccount();
+    const failed = chargeFailed(`tok_decline_do_not_honor_x${200 + n}`);
+    await post(accountId, failed.body);
+    await recoveryOfInvoice(stack, accountId, failed.chargeId, (d) => d.state === 'queued');
+    const paid = recharge.payChargeInRecharge(failed.chargeId);
+    const { 'x-recharge-topic': _topic, ...bare } = paidHeaders(paid);
+    expect((await post(accountId, paid, bare)).body).toMatchObject({ action: 'paid_elsewhere' });
+  });
+});
+
 describe('Recharge connector: other topics', () => {
-  it.each(['charge/paid', 'subscription/created'])('%s is answered 200 and ignored', async (topic) => {
+  it.each(['charge/created', 'subscription/created'])('%s is answered 200 and ignored', async (topic) => {
     const accountId = await connectedAccount();
     const failed = chargeFailed('tok_visa');
     const res = await post(accountId, failed.body, signed(failed.body, { topic }));

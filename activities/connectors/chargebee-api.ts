@@ -1,5 +1,7 @@
 import Chargebee, { type Invoice } from 'chargebee';
 import { z } from 'zod';
+import type { WriteBackOutcome } from '../../domain/connectors.js';
+import type { WriteBack } from './types.js';
 
 /**
  * Chargebee's official client. The SDK builds the host as `{site}{hostSuffix}`, so an `apiBase` override
@@ -61,4 +63,44 @@ export async function recordedByRecoup(client: Chargebee, invoice: Invoice, refe
     (invoice.linked_payments ?? []).map(({ txn_id: id }) => callApi(() => client.transaction.retrieve(id))),
   );
   return transactions.some(({ transaction }) => transaction.reference_number === reference);
+}
+
+/** The API part of the connector's configuration: without site and key there is no API to call. */
+interface ApiAccess {
+  site?: string;
+  apiKey?: string;
+  apiBase?: string;
+}
+
+/**
+ * Records the recovered payment on the invoice (paid outside Chargebee), so Chargebee's dunning stops.
+ * Retried by the activity: the invoice's status is read first (paid by Recoup's own earlier record, whose
+ * answer was lost: `recorded`; paid otherwise: `already_paid`) and the record carries an idempotency key.
+ */
+export async function writeBack(config: ApiAccess, payment: WriteBack): Promise<WriteBackOutcome> {
+  if (!config.site || !config.apiKey) return 'not_configured';
+  const client = clientOf(config.site, config.apiKey, config.apiBase);
+  const invoice = await currentInvoice(client, payment.invoiceId);
+  if (!invoice) throw new Error(`Chargebee has no invoice ${payment.invoiceId}`);
+  if (invoice.status === 'paid')
+    return (await recordedByRecoup(client, invoice, payment.gatewayTransactionId))
+      ? 'recorded'
+      : 'already_paid';
+  if (invoice.status === 'voided') return 'closed';
+  await callApi(() =>
+    client.invoice.recordPayment(
+      payment.invoiceId,
+      {
+        comment: 'Recovered by Recoup',
+        transaction: {
+          amount: payment.amount,
+          payment_method: 'other',
+          reference_number: payment.gatewayTransactionId,
+          date: Math.floor(payment.recoveredAt / 1000),
+        },
+      },
+      { 'chargebee-idempotency-key': `recoup-write-back/${payment.invoiceId}` },
+    ),
+  );
+  return 'recorded';
 }

@@ -1,9 +1,9 @@
 import { basicAuthValidator, WebhookAuthenticationError } from 'chargebee';
 import { z } from 'zod';
-import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
+import type { ConnectorAction } from '../../domain/connectors.js';
 import { pageLocaleOf } from '../../domain/links.js';
-import { callApi, clientOf, currentInvoice, recordedByRecoup } from './chargebee-api.js';
-import { ignored, type PlatformConnector, type VerifiedEvent, type WriteBack } from './types.js';
+import { clientOf, currentInvoice, writeBack } from './chargebee-api.js';
+import { ignored, type PlatformConnector, type VerifiedEvent } from './types.js';
 import { bodyDigestId, jsonOf, samePair } from './webhook-body.js';
 
 /**
@@ -31,7 +31,8 @@ export const ChargebeeConfig = z
 export type ChargebeeConfig = z.infer<typeof ChargebeeConfig>;
 
 // The envelope and the content fields read, as the SDK types them (types/resources/WebhookEvent.d.ts,
-// Transaction.d.ts, Customer.d.ts, Card.d.ts, PaymentSource.d.ts). Chargebee leaves absent fields out.
+// Transaction.d.ts, Invoice.d.ts, Customer.d.ts, Card.d.ts, PaymentSource.d.ts). Chargebee leaves absent
+// fields out.
 const text = z.string().nullish();
 const Envelope = z.object({ id: z.string().min(1), event_type: z.string().min(1) });
 const PaymentFailedEvent = z.object({
@@ -55,6 +56,15 @@ const PaymentFailedEvent = z.object({
       })
       .nullish(),
     card: z.object({ iin: text, issuing_country: text, billing_country: text }).nullish(),
+  }),
+});
+const PaymentSucceededEvent = z.object({
+  content: z.object({
+    transaction: z.object({
+      status: text,
+      linked_invoices: z.array(z.object({ invoice_id: z.string(), invoice_status: z.string() })).nullish(),
+    }),
+    invoice: z.object({ id: z.string(), status: z.string() }).nullish(),
   }),
 });
 const PaymentSourceUpdatedEvent = z.object({
@@ -145,6 +155,27 @@ async function paymentFailed(payload: unknown, config: ChargebeeConfig): Promise
   };
 }
 
+/**
+ * Chargebee collected an invoice (its own retry, the customer on the portal or the hosted invoice page): the
+ * recovery keyed by that invoice (as paymentFailed keys it) stops. A payment that leaves part of the invoice
+ * due stops nothing. The payment Recoup's write-back records may bring this event too: its recovery has
+ * succeeded by then, and the intake leaves a succeeded recovery as it is.
+ */
+function paymentSucceeded(payload: unknown): ConnectorAction {
+  const parsed = PaymentSucceededEvent.safeParse(payload);
+  if (!parsed.success) return ignored('The payment_succeeded event lacks its transaction');
+  const { transaction: t, invoice } = parsed.data.content;
+  if (t.status && t.status !== 'success') return ignored(`The payment is ${t.status}, not collected`);
+  const linked = t.linked_invoices?.[0];
+  const paid = invoice
+    ? { id: invoice.id, status: invoice.status }
+    : linked && { id: linked.invoice_id, status: linked.invoice_status };
+  if (!paid) return ignored('The payment paid no invoice');
+  if (paid.status !== 'paid')
+    return ignored(`The invoice is ${paid.status} at Chargebee after the payment: part of it is still due`);
+  return { kind: 'paid', invoiceId: paid.id };
+}
+
 function paymentSourceUpdated(payload: unknown): ConnectorAction {
   const parsed = PaymentSourceUpdatedEvent.safeParse(payload);
   if (!parsed.success) return ignored('The payment_source_updated event lacks its payment source');
@@ -178,39 +209,6 @@ function paymentSourceExpiring(payload: unknown): ConnectorAction {
   };
 }
 
-/**
- * Records the recovered payment on the invoice (paid outside Chargebee), so Chargebee's dunning stops.
- * Retried by the activity: the invoice's status is read first (paid by Recoup's own earlier record, whose
- * answer was lost: `recorded`; paid otherwise: `already_paid`) and the record carries an idempotency key.
- */
-async function writeBack(config: ChargebeeConfig, payment: WriteBack): Promise<WriteBackOutcome> {
-  if (!config.site || !config.apiKey) return 'not_configured';
-  const client = clientOf(config.site, config.apiKey, config.apiBase);
-  const invoice = await currentInvoice(client, payment.invoiceId);
-  if (!invoice) throw new Error(`Chargebee has no invoice ${payment.invoiceId}`);
-  if (invoice.status === 'paid')
-    return (await recordedByRecoup(client, invoice, payment.gatewayTransactionId))
-      ? 'recorded'
-      : 'already_paid';
-  if (invoice.status === 'voided') return 'closed';
-  await callApi(() =>
-    client.invoice.recordPayment(
-      payment.invoiceId,
-      {
-        comment: 'Recovered by Recoup',
-        transaction: {
-          amount: payment.amount,
-          payment_method: 'other',
-          reference_number: payment.gatewayTransactionId,
-          date: Math.floor(payment.recoveredAt / 1000),
-        },
-      },
-      { 'chargebee-idempotency-key': `recoup-write-back/${payment.invoiceId}` },
-    ),
-  );
-  return 'recorded';
-}
-
 /** The event in an authenticated body. */
 function eventOf(rawBody: Buffer): VerifiedEvent {
   const json = jsonOf(rawBody);
@@ -238,6 +236,8 @@ export const chargebee: PlatformConnector<ChargebeeConfig> = {
     switch (event.type) {
       case 'payment_failed':
         return paymentFailed(event.payload, config);
+      case 'payment_succeeded':
+        return Promise.resolve(paymentSucceeded(event.payload));
       case 'payment_source_updated':
         return Promise.resolve(paymentSourceUpdated(event.payload));
       case 'payment_source_expiring':

@@ -64,6 +64,10 @@ const PaymentMethods = z.object({
 });
 type PaymentMethod = z.infer<typeof PaymentMethods>['payment_methods'][number];
 
+/** The topic a charge body without its header is taken for: one in error failed, one in success was paid. */
+const topicOf = (status: string | null | undefined) =>
+  status === 'error' ? 'charge/failed' : status === 'success' ? 'charge/paid' : 'unknown';
+
 /**
  * Recharge sends no event id. A charge event is identified by topic, charge and the charge's `updated_at`,
  * which a retry of the same delivery repeats even if the body were serialised anew; anything else by the
@@ -72,10 +76,8 @@ type PaymentMethod = z.infer<typeof PaymentMethods>['payment_methods'][number];
 function eventOf(rawBody: Buffer, topicHeader: string | undefined): VerifiedEvent {
   const json = jsonOf(rawBody);
   const charge = ChargeBody.safeParse(json);
-  // The topic header is what Recharge integrations dispatch on; without one, a charge in error is a failure.
-  const topic =
-    topicHeader?.trim() ||
-    (charge.success && charge.data.charge.status === 'error' ? 'charge/failed' : 'unknown');
+  // The topic header is what Recharge integrations dispatch on; without one, the charge's status tells.
+  const topic = topicHeader?.trim() || (charge.success ? topicOf(charge.data.charge.status) : 'unknown');
   if (charge.success) {
     const c = charge.data.charge;
     return { id: `${topic}:charge-${c.id}:${c.updated_at ?? ''}`, type: topic, payload: c };
@@ -166,6 +168,20 @@ async function chargeFailed(
 }
 
 /**
+ * Recharge collected the charge (its own retry, the customer in the portal): the recovery keyed by the charge
+ * id (as chargeFailed keys it) stops. Recoup's own recoveries never reach Recharge (nothing is written back),
+ * and a charge/paid for a recovery that succeeded (the merchant settling the charge by hand) is left as it is
+ * by the intake.
+ */
+function chargePaid(payload: unknown): ConnectorAction {
+  const paid = Charge.safeParse(payload);
+  if (!paid.success) return ignored('The charge/paid event lacks its charge');
+  if (paid.data.status !== 'success')
+    return ignored(`The charge is ${paid.data.status ?? 'unknown'}, not paid`);
+  return { kind: 'paid', invoiceId: paid.data.id };
+}
+
+/**
  * Shopify Recharge: webhooks signed with `X-Recharge-Hmac-Sha256`, the card read through Recharge's REST API.
  * No write-back: Recharge's API has no call that records a payment made elsewhere on a charge
  * (`POST /charges/{id}/process` would charge the customer a second time), so the merchant sees
@@ -179,8 +195,13 @@ export const shopifyRecharge: PlatformConnector<RechargeConfig> = {
     return Promise.resolve(eventOf(request.rawBody, request.headers['x-recharge-topic']));
   },
   interpret(event, config, ctx) {
-    return event.type === 'charge/failed'
-      ? chargeFailed(event.payload, config, ctx)
-      : Promise.resolve(ignored(`Recoup does not act on ${event.type}`));
+    switch (event.type) {
+      case 'charge/failed':
+        return chargeFailed(event.payload, config, ctx);
+      case 'charge/paid':
+        return Promise.resolve(chargePaid(event.payload));
+      default:
+        return Promise.resolve(ignored(`Recoup does not act on ${event.type}`));
+    }
   },
 };

@@ -5,7 +5,8 @@ import { closeServer, readForm, serveEmulator } from './emulator-http.js';
 /**
  * A local emulator of the part of Chargebee's API the Chargebee connector uses (retrieve an invoice, record
  * an invoice payment, retrieve a transaction), with Chargebee's basic auth (the API key as username), its
- * idempotency-key replay and its error bodies, so the official SDK runs unchanged against loopback.
+ * idempotency-key replay and its error bodies, so the official SDK runs unchanged against loopback; and the
+ * payment_succeeded event Chargebee posts for a payment of an invoice.
  */
 export interface EmulatedInvoice {
   id: string;
@@ -49,8 +50,16 @@ export interface ChargebeeEmulator {
     },
   ): void;
   invoice(id: string): EmulatedInvoice | undefined;
-  /** The customer pays `amount` (all that is due when absent) of the invoice in Chargebee. */
-  payInvoiceInChargebee(id: string, amount?: number): void;
+  /**
+   * The customer pays `amount` (all that is due when absent) of the invoice in Chargebee (the portal, the
+   * hosted invoice page); returns the body of the payment_succeeded event Chargebee then posts.
+   */
+  payInvoiceInChargebee(id: string, amount?: number): string;
+  /**
+   * The body of the payment_succeeded event Chargebee posts for the invoice's latest payment, one recorded
+   * through the API (Recoup's write-back) included.
+   */
+  paymentSucceededEvent(invoiceId: string): string;
   /** While on, every API request answers 503 with Chargebee's error body. */
   outage(on: boolean): void;
   /** While on, a record-payment request is carried out (or replayed) but its answer is lost: the connection drops. */
@@ -59,6 +68,24 @@ export interface ChargebeeEmulator {
   /** Record-payment requests that reached the emulator, idempotent replays included. */
   recordPayments(invoiceId: string): EmulatedCall[];
   close(): Promise<void>;
+}
+
+/** A Chargebee event as Chargebee posts it to a webhook (the envelope of the SDK's WebhookEvent type). */
+export function chargebeeEvent(
+  eventType: string,
+  content: Record<string, unknown>,
+  source = 'scheduled_job',
+) {
+  return {
+    id: `ev_${randomBytes(8).toString('hex')}`,
+    occurred_at: Math.floor(Date.now() / 1000),
+    source,
+    object: 'event',
+    api_version: 'v2',
+    event_type: eventType,
+    webhook_status: 'scheduled',
+    content,
+  };
 }
 
 // Chargebee's error body: message, type, api_error_code, and the deprecated error_code/error_msg pair.
@@ -114,6 +141,33 @@ export async function startChargebeeEmulator(): Promise<ChargebeeEmulator> {
       txn_status: 'success',
     });
     return transaction;
+  }
+
+  /**
+   * payment_succeeded for one payment of the invoice: the transaction with the invoice it paid (the SDK's
+   * PaymentSucceededContent), the invoice as the payment left it, the customer.
+   */
+  function paymentSucceeded(invoice: EmulatedInvoice, transaction: EmulatedTransaction, source: string) {
+    const applied = invoice.linked_payments.find((p) => p.txn_id === transaction.id);
+    const content = {
+      transaction: {
+        ...transaction,
+        customer_id: invoice.customer_id,
+        type: 'payment',
+        gateway: transaction.payment_method === 'card' ? 'stripe' : 'not_applicable',
+        linked_invoices: [
+          {
+            invoice_id: invoice.id,
+            applied_amount: applied?.applied_amount ?? transaction.amount,
+            applied_at: applied?.applied_at ?? transaction.date,
+            invoice_status: invoice.status,
+          },
+        ],
+      },
+      invoice: structuredClone(invoice),
+      customer: { id: invoice.customer_id },
+    };
+    return JSON.stringify(chargebeeEvent('payment_succeeded', content, source));
   }
 
   function recordPayment(id: string, form: Record<string, string>) {
@@ -222,7 +276,13 @@ export async function startChargebeeEmulator(): Promise<ChargebeeEmulator> {
     payInvoiceInChargebee(id, amount) {
       const invoice = invoices.get(id);
       if (!invoice) throw new Error(`No invoice ${id}`);
-      pay(invoice, amount ?? invoice.amount_due);
+      return paymentSucceeded(invoice, pay(invoice, amount ?? invoice.amount_due), 'portal');
+    },
+    paymentSucceededEvent(invoiceId) {
+      const invoice = invoices.get(invoiceId);
+      const latest = transactions.get(invoice?.linked_payments.at(-1)?.txn_id ?? '');
+      if (!invoice || !latest) throw new Error(`No payment of invoice ${invoiceId}`);
+      return paymentSucceeded(invoice, latest, latest.payment_method === 'card' ? 'portal' : 'api');
     },
     outage: (on) => void (down = on),
     loseRecordPaymentAnswers: (on) => void (loseRecords = on),

@@ -28,6 +28,11 @@ export interface RechargeEmulator {
   }): { chargeId: string; customerId: string; body: string };
   /** Sets a charge's status as Recharge would (its own retry collected it, the merchant skipped it). */
   setChargeStatus(chargeId: string, status: string): void;
+  /**
+   * Recharge collects the charge (its own retry, the customer in the portal): `success`, and the `{ charge }`
+   * body of the charge/paid webhook it then sends.
+   */
+  payChargeInRecharge(chargeId: string): string;
   close(): Promise<void>;
 }
 
@@ -111,6 +116,21 @@ export async function startRechargeEmulator(): Promise<RechargeEmulator> {
       const charge = charges.get(chargeId);
       if (!charge) throw new Error(`No charge ${chargeId}`);
       charge.status = status;
+    },
+    payChargeInRecharge(chargeId) {
+      const charge = charges.get(chargeId);
+      if (!charge) throw new Error(`No charge ${chargeId}`);
+      const now = new Date().toISOString().slice(0, 19);
+      Object.assign(charge, {
+        status: 'success',
+        error: null,
+        error_type: null,
+        charge_attempts: Number(charge.charge_attempts) + 1,
+        retry_date: null,
+        processed_at: now,
+        updated_at: now,
+      });
+      return JSON.stringify({ charge });
     },
     close: () => closeServer(server),
   };
