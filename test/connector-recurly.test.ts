@@ -363,6 +363,96 @@ describe('Recurly connector: billing_info.updated', () => {
   });
 });
 
+describe('Recurly connector: payment.succeeded', () => {
+  /** A renewal declined do_not_honor (on a token of its own) whose recovery waits for its next attempt. */
+  async function queuedRecovery(accountId: string) {
+    const token = `tok_decline_do_not_honor_x${100 + n}`;
+    const failed = renewalFailed(token);
+    expect((await post(accountId, failed.body)).body).toMatchObject({ action: 'recovery_started' });
+    const queued = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.state === 'queued');
+    expect(queued).toMatchObject({ state: 'queued' });
+    return { ...failed, token, queued: queued! };
+  }
+
+  /** The notification of a payment the customer made on Recurly: the invoice's balance unless told. */
+  const paidOnRecurly = (invoiceId: string, amount?: number) =>
+    notification('payment', 'succeeded', { uuid: recurly.payOnRecurly(invoiceId, amount) });
+
+  it('the customer paying the invoice on Recurly stops its queued recovery: paid elsewhere, nothing more charged, nothing marked', async () => {
+    const { account, apiKey } = await connected();
+    const { invoiceId, token, queued } = await queuedRecovery(account.id);
+    const charged = await stack.stores.sandbox.countForToken('test', token);
+
+    const paid = paidOnRecurly(invoiceId);
+    expect(await post(account.id, paid)).toEqual({
+      status: 200,
+      body: { received: true, action: 'paid_elsewhere', transactionId: queued.publicId },
+    });
+    const doc = await recoveryOfInvoice(stack, account.id, invoiceId, (d) => d.state === 'paid_elsewhere');
+    expect(doc).toMatchObject({ state: 'paid_elsewhere', nextAttemptAt: null });
+    const status = await call(stack.baseUrl, 'GET', `/api/recovery/status?idempotencyKey=${invoiceId}`, {
+      key: apiKey,
+    });
+    expect(status.body).toMatchObject({ status: 'succeeded', state: 'paid_elsewhere', recovered: false });
+    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(charged);
+    expect(recurly.markedSuccessful()).not.toContain(invoiceId);
+
+    // Recurly delivers the notification again: a duplicate, which changes nothing.
+    expect(await post(account.id, paid)).toEqual({
+      status: 200,
+      body: { received: true, duplicate: true, action: 'paid_elsewhere' },
+    });
+    expect(await recoveryOfInvoice(stack, account.id, invoiceId)).toMatchObject({ state: 'paid_elsewhere' });
+  });
+
+  it('a payment of part of the invoice leaves its recovery queued', async () => {
+    const accountId = await connectedAccount();
+    const { invoiceId } = await queuedRecovery(accountId);
+    const res = await post(accountId, paidOnRecurly(invoiceId, 20));
+    expect(res).toEqual({
+      status: 200,
+      body: { received: true, action: 'ignored', reason: 'The invoice is past_due at Recurly, not paid' },
+    });
+    expect(await recoveryOfInvoice(stack, accountId, invoiceId)).toMatchObject({ state: 'queued' });
+  });
+
+  it('a payment of an invoice Recoup holds no recovery of is ignored', async () => {
+    const accountId = await connectedAccount();
+    const { invoiceId } = renewalFailed('tok_visa');
+    const res = await post(accountId, paidOnRecurly(invoiceId));
+    expect(res).toEqual({
+      status: 200,
+      body: { received: true, action: 'ignored', reason: 'Recoup holds no recovery of this invoice' },
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, invoiceId)).toBeNull();
+  });
+
+  it('an invoice Recoup recovered and marked successful is left as it is by Recurly’s notices that it is paid', async () => {
+    const accountId = await connectedAccount();
+    const failed = renewalFailed('tok_visa');
+    await post(accountId, failed.body);
+    await writtenBack(stack, accountId, failed.invoiceId);
+
+    // mark_successful makes the invoice paid without a transaction: Recurly says so with charge_invoice.paid.
+    const marked = await post(accountId, notification('charge_invoice', 'paid', {}));
+    expect(marked.body).toEqual({
+      received: true,
+      action: 'ignored',
+      reason: 'Recoup does not act on charge_invoice.paid',
+    });
+    // A payment notice of the invoice arriving after its recovery succeeded (Recurly's own retry raced it).
+    const late = await post(accountId, paidOnRecurly(failed.invoiceId, 49));
+    expect(late.body).toEqual({
+      received: true,
+      action: 'ignored',
+      reason: "The invoice's recovery has ended (succeeded)",
+    });
+    const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId);
+    expect(doc).toMatchObject({ state: 'succeeded', writeBack: 'recorded' });
+    expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
+  });
+});
+
 describe('Recurly connector: other notifications', () => {
   it('are answered 200 and ignored', async () => {
     const accountId = await connectedAccount();

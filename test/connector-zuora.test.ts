@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
 import { zuora as zuoraConnector } from '../activities/connectors/zuora.js';
-import { postWebhook, redeliveryIsDuplicate, writtenBack } from './support/connectors.js';
-import { startStack, type Stack } from './support/stack.js';
+import { postWebhook, recoveryOfInvoice, redeliveryIsDuplicate, writtenBack } from './support/connectors.js';
+import { call, startStack, type Stack } from './support/stack.js';
 import { startZuoraEmulator, type ZuoraEmulator } from './support/zuora-emulator.js';
 
 let stack: Stack;
@@ -24,8 +24,8 @@ const basicAuth = (user: string, pass: string) => ({
   authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`,
 });
 
-/** An account on the test gateway with a Zuora connector whose REST API is the emulator. */
-async function connectedAccount() {
+/** An account on the test gateway with a Zuora connector whose REST API is the emulator, and its API key. */
+async function connected() {
   const created = await stack.createAccount();
   const input = {
     username,
@@ -37,8 +37,10 @@ async function connectedAccount() {
   const parsed = parseConnectorConfig('zuora', input, []);
   if (!('config' in parsed)) throw new Error(parsed.problem);
   await stack.stores.accounts.setConnector(created.account.id, 'zuora', parsed.config);
-  return created.account.id;
+  return created;
 }
+
+const connectedAccount = async () => (await connected()).account.id;
 
 /**
  * Zuora declined the payment of a $49.50 invoice on a card reference payment method (`tokenId` + a
@@ -63,6 +65,20 @@ function paymentDeclined(tokenId: string, invoiceStatus = 'Posted') {
   });
   const headers = { 'zuora-notification-id': randomBytes(16).toString('hex') };
   return { accountId, invoiceId, body, headers };
+}
+
+/**
+ * The customer paid `amount` (major units) of the invoice in Zuora; the Payment Processed callout as the
+ * documented template renders it, with its notification id header.
+ */
+function paymentProcessed(invoice: { accountId: string; invoiceId: string }, amount: number) {
+  const body = JSON.stringify({
+    event: 'Payment.Success',
+    paymentId: zuora.payInvoiceInZuora(invoice.invoiceId, amount),
+    invoiceId: invoice.invoiceId,
+    accountId: invoice.accountId,
+  });
+  return { body, headers: { 'zuora-notification-id': randomBytes(16).toString('hex') } };
 }
 
 const post = (client: string, body: string, headers: Record<string, string>) =>
@@ -222,6 +238,103 @@ describe('Zuora connector: a callout that arrives late', () => {
     const again = await post(accountId, declined.body, declined.headers);
     expect(again.body).toMatchObject({ action: 'recovery_started' });
     expect(await writtenBack(stack, accountId, declined.invoiceId)).toMatchObject({ amount: 4950 });
+  });
+});
+
+describe('Zuora connector: Payment Processed callout', () => {
+  /** A decline (do_not_honor, on a token of its own) whose recovery waits for its next attempt. */
+  async function queuedRecovery(accountId: string) {
+    const token = `tok_decline_do_not_honor_x${100 + n}`;
+    const declined = paymentDeclined(token);
+    const res = await post(accountId, declined.body, declined.headers);
+    expect(res.body).toMatchObject({ action: 'recovery_started' });
+    const queued = await recoveryOfInvoice(stack, accountId, declined.invoiceId, (d) => d.state === 'queued');
+    expect(queued).toMatchObject({ state: 'queued' });
+    return { ...declined, token, queued: queued! };
+  }
+
+  it('the customer paying the invoice in Zuora stops its queued recovery: paid elsewhere, nothing more charged, nothing recorded', async () => {
+    const { account, apiKey } = await connected();
+    const accountId = account.id;
+    const declined = await queuedRecovery(accountId);
+    const charged = await stack.stores.sandbox.countForToken('test', declined.token);
+
+    const paid = paymentProcessed(declined, 49.5);
+    expect(await post(accountId, paid.body, paid.headers)).toEqual({
+      status: 200,
+      body: { received: true, action: 'paid_elsewhere', transactionId: declined.queued.publicId },
+    });
+    const doc = await recoveryOfInvoice(
+      stack,
+      accountId,
+      declined.invoiceId,
+      (d) => d.state === 'paid_elsewhere',
+    );
+    expect(doc).toMatchObject({ state: 'paid_elsewhere', nextAttemptAt: null });
+    const path = `/api/recovery/status?idempotencyKey=${declined.invoiceId}`;
+    const status = await call(stack.baseUrl, 'GET', path, { key: apiKey });
+    expect(status.body).toMatchObject({ status: 'succeeded', state: 'paid_elsewhere', recovered: false });
+    expect(await stack.stores.sandbox.countForToken('test', declined.token)).toBe(charged);
+    expect(paymentsOf(declined.invoiceId)).toEqual([]);
+
+    // Zuora calls again with the same notification id: a duplicate, which changes nothing.
+    expect(await post(accountId, paid.body, paid.headers)).toEqual({
+      status: 200,
+      body: { received: true, duplicate: true, action: 'paid_elsewhere' },
+    });
+    expect(await recoveryOfInvoice(stack, accountId, declined.invoiceId)).toMatchObject({
+      state: 'paid_elsewhere',
+    });
+  });
+
+  it('a payment of part of the invoice is not reported paid: the recovery stays queued', async () => {
+    const accountId = await connectedAccount();
+    const declined = await queuedRecovery(accountId);
+    const paid = paymentProcessed(declined, 20);
+    expect(await post(accountId, paid.body, paid.headers)).toEqual({
+      status: 200,
+      body: {
+        received: true,
+        action: 'ignored',
+        reason: 'The invoice still has a balance of 29.5 at Zuora, not paid',
+      },
+    });
+    expect(await recoveryOfInvoice(stack, accountId, declined.invoiceId)).toMatchObject({ state: 'queued' });
+  });
+
+  it('a payment of an invoice Recoup holds no recovery of is ignored', async () => {
+    const accountId = await connectedAccount();
+    const declined = paymentDeclined('tok_visa');
+    const paid = paymentProcessed(declined, 49.5);
+    expect(await post(accountId, paid.body, paid.headers)).toEqual({
+      status: 200,
+      body: { received: true, action: 'ignored', reason: 'Recoup holds no recovery of this invoice' },
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, declined.invoiceId)).toBeNull();
+  });
+
+  it('a callout naming an invoice Recoup recovered and recorded is left as it is', async () => {
+    const accountId = await connectedAccount();
+    const declined = paymentDeclined('tok_visa');
+    await post(accountId, declined.body, declined.headers);
+    await writtenBack(stack, accountId, declined.invoiceId);
+    // Zuora reports no External payment, but a callout of the paid invoice must do no harm all the same.
+    const body = JSON.stringify({
+      event: 'Payment.Success',
+      paymentId: randomBytes(16).toString('hex'),
+      invoiceId: declined.invoiceId,
+      accountId: declined.accountId,
+    });
+    const res = await post(accountId, body, { 'zuora-notification-id': randomBytes(16).toString('hex') });
+    expect(res.body).toEqual({
+      received: true,
+      action: 'ignored',
+      reason: "The invoice's recovery has ended (succeeded)",
+    });
+    const doc = await recoveryOfInvoice(stack, accountId, declined.invoiceId);
+    expect(doc).toMatchObject({ state: 'succeeded', writeBack: 'recorded' });
+    expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
+    expect(paymentsOf(declined.invoiceId)).toHaveLength(1);
   });
 });
 

@@ -6,7 +6,13 @@ import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.
 import { tokenFitsKind } from '../../domain/gateway-kinds.js';
 import { minorUnitsOf } from '../../domain/money.js';
 import { declineCodeOfRecurly } from './recurly-declines.js';
-import type { ConnectorContext, PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
+import {
+  ignored,
+  type ConnectorContext,
+  type PlatformConnector,
+  type VerifiedEvent,
+  type WriteBack,
+} from './types.js';
 import { jsonOf } from './webhook-body.js';
 
 /**
@@ -100,19 +106,19 @@ async function paymentFailed(
   n: Notification,
   ctx: ConnectorContext,
 ): Promise<ConnectorAction> {
-  if (!n.uuid) return { kind: 'ignored', reason: 'The notification names no transaction' };
+  if (!n.uuid) return ignored('The notification names no transaction');
   const transaction = await client.getTransaction(`uuid-${n.uuid}`);
   const invoiceId = transaction.invoice?.id;
   const accountCode = transaction.account?.code;
   // A declined card check (`verify`) or a customer's own checkout leaves no invoice to recover.
   if (!invoiceId || !accountCode || transaction.type === 'verify')
-    return { kind: 'ignored', reason: 'The failed payment was for no invoice' };
+    return ignored('The failed payment was for no invoice');
   const invoice = await client.getInvoice(invoiceId);
   // Processing is a bank payment under way; failed means dunning has ended (the subscription may be gone).
   if (!invoice.balance || !['pending', 'past_due'].includes(invoice.state ?? ''))
-    return { kind: 'ignored', reason: `The invoice is ${invoice.state ?? 'unknown'}, nothing is owed` };
+    return ignored(`The invoice is ${invoice.state ?? 'unknown'}, nothing is owed`);
   const token = await cardOf(client, accountCode, ctx);
-  if (!token) return { kind: 'ignored', reason: "The account has no card the account's gateway can charge" };
+  if (!token) return ignored("The account has no card the account's gateway can charge");
   const currency = invoice.currency ?? transaction.currency ?? '';
   const method = transaction.paymentMethod;
   const code = transaction.statusCode ? declineCodeOfRecurly(transaction.statusCode) : undefined;
@@ -133,16 +139,35 @@ async function paymentFailed(
   };
 }
 
+/**
+ * A payment Recurly collected (the customer on Recurly's hosted pages, or Recurly's own retry): when it left
+ * the invoice paid, the invoice's recovery stops. Recoup's own write-back marks the invoice successful with no
+ * transaction to notify of (and a notice of a recovery that succeeded changes nothing at the intake). A
+ * payment that left part of the invoice owed (or one of no invoice, or a refund) stops nothing.
+ */
+async function paymentSucceeded(client: Recurly.Client, n: Notification): Promise<ConnectorAction> {
+  if (!n.uuid) return ignored('The notification names no transaction');
+  const transaction = await client.getTransaction(`uuid-${n.uuid}`);
+  const invoiceId = transaction.invoice?.id;
+  if (!invoiceId || !transaction.success || !['purchase', 'capture'].includes(transaction.type ?? ''))
+    return ignored('The payment paid no invoice');
+  // Read back rather than trusted: the notification may be late, and a partial payment leaves a balance.
+  const invoice = await client.getInvoice(invoiceId);
+  if (invoice.state !== 'paid')
+    return ignored(`The invoice is ${invoice.state ?? 'unknown'} at Recurly, not paid`);
+  return { kind: 'paid', invoiceId };
+}
+
 async function billingInfoUpdated(
   client: Recurly.Client,
   n: Notification,
   ctx: ConnectorContext,
 ): Promise<ConnectorAction> {
-  if (!n.account_code) return { kind: 'ignored', reason: 'The notification names no account' };
+  if (!n.account_code) return ignored('The notification names no account');
   const token = await cardOf(client, n.account_code, ctx);
   return token
     ? { kind: 'card_updated', customerId: n.account_code, newToken: token }
-    : { kind: 'ignored', reason: "The new card is not one the account's gateway can charge" };
+    : ignored("The new card is not one the account's gateway can charge");
 }
 
 function interpret(
@@ -154,10 +179,12 @@ function interpret(
   switch (event.type) {
     case 'payment.failed':
       return paymentFailed(clientOf(config), n, ctx);
+    case 'payment.succeeded':
+      return paymentSucceeded(clientOf(config), n);
     case 'billing_info.updated':
       return billingInfoUpdated(clientOf(config), n, ctx);
     default:
-      return Promise.resolve({ kind: 'ignored', reason: `Recoup does not act on ${event.type}` });
+      return Promise.resolve(ignored(`Recoup does not act on ${event.type}`));
   }
 }
 

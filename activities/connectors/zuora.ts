@@ -36,8 +36,9 @@ export const ZuoraConfig = z
   .strict();
 export type ZuoraConfig = z.infer<typeof ZuoraConfig>;
 
-/** The one event Recoup acts on (decisions.md); the documented callout template says it in its `event` field. */
+/** The events Recoup acts on; each documented callout template says its own in its `event` field. */
 const paymentFailure = 'Payment.Failure';
+const paymentSuccess = 'Payment.Success';
 
 /**
  * The body of the callout template docs/connectors.md gives (Zuora lets the merchant write the body, with
@@ -57,6 +58,16 @@ const Callout = z.object({
   email: text.optional(),
 });
 type Callout = z.infer<typeof Callout>;
+
+/** The body of the Payment Processed template (docs/connectors.md): the payment and the invoice it paid. */
+const SuccessCallout = z.object({
+  event: z.literal(paymentSuccess),
+  paymentId: text.min(1),
+  invoiceId: text,
+  accountId: text.min(1),
+});
+type SuccessCallout = z.infer<typeof SuccessCallout>;
+const AnyCallout = z.discriminatedUnion('event', [Callout, SuccessCallout]);
 
 /** RFC 7617 credentials, as Zuora sends them with "Enable Preemptive Authentication" on. */
 function basicAuthMatches(header: string | undefined, config: ZuoraConfig): boolean {
@@ -135,6 +146,21 @@ async function paymentFailed(
 }
 
 /**
+ * A payment Zuora processed (the customer in a Zuora portal or payment page, or Zuora's own payment run):
+ * the invoice's recovery stops once the invoice is read back with nothing left to pay, so a partial payment
+ * leaves it running. Recoup's own write-back is an External payment, which this event never reports.
+ */
+async function paymentProcessed(c: SuccessCallout, config: ZuoraConfig): Promise<ConnectorAction> {
+  if (!c.invoiceId) return ignored('The payment was for no invoice');
+  const invoice = await currentInvoice(config, c.invoiceId);
+  if (!invoice) return ignored('Zuora does not know the invoice');
+  if (invoice.status !== 'Posted') return ignored(`The invoice is ${invoice.status} at Zuora, not paid`);
+  if (invoice.balance > 0)
+    return ignored(`The invoice still has a balance of ${invoice.balance} at Zuora, not paid`);
+  return { kind: 'paid', invoiceId: c.invoiceId };
+}
+
+/**
  * Whether a payment applied to the invoice carries `reference` (Recoup's gateway transaction id): its own
  * External payment, recorded by an earlier write-back whose answer was lost. Reads the invoice's
  * application parts (`GET /v1/invoices/{id}/application-parts`) and each part's payment.
@@ -189,23 +215,23 @@ async function writeBack(config: ZuoraConfig, payment: WriteBack): Promise<Write
 /**
  * The event of an authenticated callout. Zuora's `Zuora-Notification-Id` header is the same on every retry
  * of one notification (docs.zuora.com "Callout notification overview"), so it is the event id; a callout
- * without it (a Workflow callout task) falls back to the failed payment's id, which one decline has once.
+ * without it (a Workflow callout task) falls back to the payment's id, which one decline or one processed
+ * payment has once.
  */
 function eventOf(request: { headers: Record<string, string | undefined>; rawBody: Buffer }): VerifiedEvent {
   const notificationId = request.headers['zuora-notification-id']?.trim();
-  const parsed = Callout.safeParse(jsonOf(request.rawBody));
-  if (parsed.success)
-    return {
-      id: notificationId || `payment:${parsed.data.paymentId}`,
-      type: paymentFailure,
-      payload: parsed.data,
-    };
-  // The merchant's own Zuora sent it, yet not in the documented template: 200 and ignored, since an error
+  const parsed = AnyCallout.safeParse(jsonOf(request.rawBody));
+  if (parsed.success) {
+    const { event, paymentId } = parsed.data;
+    const fallback = `${event === paymentFailure ? 'payment' : 'payment-processed'}:${paymentId}`;
+    return { id: notificationId || fallback, type: event, payload: parsed.data };
+  }
+  // The merchant's own Zuora sent it, yet in neither documented template: 200 and ignored, since an error
   // would only bring the same bytes back. Their hash stands in for a missing notification id.
   return { id: notificationId || bodyDigestId(request.rawBody), type: 'not_in_template', payload: null };
 }
 
-/** Zuora: callout notifications with basic auth, in the JSON template docs/connectors.md gives. */
+/** Zuora: callout notifications with basic auth, in the JSON templates docs/connectors.md gives. */
 export const zuora: PlatformConnector<ZuoraConfig> = {
   config: ZuoraConfig,
   verify(request, config) {
@@ -214,8 +240,11 @@ export const zuora: PlatformConnector<ZuoraConfig> = {
   },
   interpret(event, config, ctx) {
     if (event.type === paymentFailure) return paymentFailed(event.payload as Callout, config, ctx);
+    if (event.type === paymentSuccess) return paymentProcessed(event.payload as SuccessCallout, config);
     return Promise.resolve(
-      ignored('The body is not the Recoup callout template for Payment Declined (docs/connectors.md)'),
+      ignored(
+        'The body is not a Recoup callout template, for Payment Declined or Payment Processed (docs/connectors.md)',
+      ),
     );
   },
   writeBack,

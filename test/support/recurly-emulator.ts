@@ -4,9 +4,9 @@ import { closeServer, sendJson, serveEmulator } from './emulator-http.js';
 
 /**
  * A local emulator of the part of Recurly's v3 API (2021-02-25) the Recurly connector reads and writes:
- * transactions, invoices, an account's billing info and marking an invoice successful. It answers with
- * Recurly's auth (HTTP Basic, the API key as user), its `Accept` version check and its error bodies, so the
- * official client runs unchanged against loopback.
+ * transactions (declined and successful), invoices, an account's billing info and marking an invoice
+ * successful. It answers with Recurly's auth (HTTP Basic, the API key as user), its `Accept` version check
+ * and its error bodies, so the official client runs unchanged against loopback.
  */
 export interface RecurlyEmulator {
   url: string;
@@ -26,6 +26,12 @@ export interface RecurlyEmulator {
     firstSix?: string;
     country?: string;
   }): { transactionUuid: string; invoiceId: string };
+  /**
+   * The customer pays `amount` (what the invoice owes, unless told) on Recurly's hosted page: a successful
+   * transaction on the invoice, which is paid once nothing is owed. Returns the transaction's uuid, which a
+   * `payment.succeeded` notification names.
+   */
+  payOnRecurly(invoiceId: string, amount?: number): string;
   /** The customer saves a new card on Recurly. */
   setCard(accountCode: string, token: string): void;
   /** Sets an invoice's state as Recurly would (the customer paid it, the merchant voided it). */
@@ -40,7 +46,9 @@ interface Invoice {
   number: string;
   state: string;
   currency: string;
-  balance: number;
+  total: number;
+  /** What transactions have paid of it (a `mark_successful` pays it without one). */
+  paid: number;
   accountCode: string;
 }
 
@@ -67,9 +75,9 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
     state: i.state,
     collection_method: 'automatic',
     currency: i.currency,
-    total: i.balance,
-    balance: i.state === 'paid' ? 0 : i.balance,
-    paid: i.state === 'paid' ? i.balance : 0,
+    total: i.total,
+    balance: i.state === 'paid' ? 0 : Math.round((i.total - i.paid) * 100) / 100,
+    paid: i.state === 'paid' ? i.total : i.paid,
     account: { id: accounts.get(i.accountCode)?.id, object: 'account', code: i.accountCode },
   });
 
@@ -90,6 +98,23 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
       },
       payment_gateway_references: [],
     };
+  }
+
+  /** A transaction on the invoice, as `GET /transactions/uuid-…` answers it; returns its uuid. */
+  function addTransaction(invoice: Invoice, fields: Record<string, unknown>): string {
+    const account = accounts.get(invoice.accountCode);
+    const uuid = randomBytes(16).toString('hex');
+    transactions.set(uuid, {
+      id: newId(),
+      object: 'transaction',
+      uuid,
+      type: 'purchase',
+      currency: invoice.currency,
+      invoice: { id: invoice.id, object: 'invoice', number: invoice.number, type: 'charge' },
+      account: { id: account?.id, object: 'account', code: invoice.accountCode, email: account?.email },
+      ...fields,
+    });
+    return uuid;
   }
 
   function route(method: string, path: string): { status: number; body: unknown } {
@@ -148,24 +173,17 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
         number: String((invoiceNumber += 1)),
         state: 'past_due',
         currency: r.currency,
-        balance: r.amount,
+        total: r.amount,
+        paid: 0,
         accountCode: r.accountCode,
       };
       invoices.set(invoice.id, invoice);
-      const uuid = randomBytes(16).toString('hex');
-      transactions.set(uuid, {
-        id: newId(),
-        object: 'transaction',
-        uuid,
-        type: 'purchase',
+      const uuid = addTransaction(invoice, {
         origin: 'recurring',
-        currency: r.currency,
         amount: r.amount,
         status: 'declined',
         success: false,
         status_code: r.statusCode,
-        invoice: { id: invoice.id, object: 'invoice', number: invoice.number, type: 'charge' },
-        account: { id: account.id, object: 'account', code: r.accountCode, email: r.email },
         payment_method: {
           object: 'credit_card',
           card_type: 'Visa',
@@ -176,6 +194,14 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
         },
       });
       return { transactionUuid: uuid, invoiceId: invoice.id };
+    },
+    payOnRecurly(invoiceId, amount) {
+      const invoice = invoices.get(invoiceId);
+      if (!invoice) throw new Error(`No invoice ${invoiceId}`);
+      const paid = amount ?? invoice.total - invoice.paid;
+      invoice.paid = Math.round((invoice.paid + paid) * 100) / 100;
+      if (invoice.paid >= invoice.total) invoice.state = 'paid';
+      return addTransaction(invoice, { origin: 'hpp', amount: paid, status: 'success', success: true });
     },
     setCard(code, token) {
       const account = accounts.get(code);

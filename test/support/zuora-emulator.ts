@@ -14,8 +14,11 @@ export interface ZuoraEmulator {
   addPaymentMethod(tokenId: string, secondTokenId: string | null): string;
   /** A posted invoice of `accountId` with `balance` (major units) outstanding; returns its id. */
   addInvoice(accountId: string, balance: number, status?: string): string;
-  /** A payment of `amount` (major units) applied to the invoice in Zuora (the customer paying it there). */
-  payInvoiceInZuora(invoiceId: string, amount: number): void;
+  /**
+   * A payment of `amount` (major units) applied to the invoice in Zuora (the customer paying it there);
+   * returns its id, which the Payment Processed callout names.
+   */
+  payInvoiceInZuora(invoiceId: string, amount: number): string;
   /** While on, invoice reads answer 503 with Zuora's error body. */
   invoiceOutage(on: boolean): void;
   /** While on, a `POST /v1/payments` is carried out but its answer is lost: the connection drops. */
@@ -152,6 +155,7 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
         { invoiceId, amount },
       ]);
       if ('error' in result) throw new Error(`No invoice ${invoiceId}`);
+      return result.id;
     },
     losePaymentAnswers: (on) => void (losePayments = on),
     invoiceOutage: (on) => void (invoicesDown = on),
