@@ -9,9 +9,11 @@ import {
 import {
   cardUpdateRecovers,
   expiryNoticeForwarded,
+  paidNoticeLeftSucceeded,
   postWebhook,
   recoveryOfInvoice,
   redeliveryIsDuplicate,
+  stoppedPaidElsewhere,
   writtenBack,
 } from './support/connectors.js';
 import { call, startStack, type Stack } from './support/stack.js';
@@ -265,19 +267,11 @@ describe('Chargebee connector: payment_succeeded (paid elsewhere)', () => {
       status: 200,
       body: { received: true, action: 'paid_elsewhere', transactionId: queued!.publicId },
     });
-    const done = await recoveryOfInvoice(
-      stack,
-      account.id,
-      failed.invoiceId,
-      (d) => d.state === 'paid_elsewhere',
-    );
-    expect(done).toMatchObject({ state: 'paid_elsewhere', nextAttemptAt: null });
-    // The workflow has ended: no timer is left to make the attempt that was due next.
-    const workflow = stack.temporal.workflow.getHandle(done!.workflowId);
-    await workflow.result();
-    expect((await workflow.describe()).status.name).toBe('COMPLETED');
-    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(charged);
-    expect(done!.attempts).toHaveLength(queued!.attempts.length);
+    await stoppedPaidElsewhere(stack, account.id, failed.invoiceId, {
+      token,
+      charged,
+      attempts: queued!.attempts.length,
+    });
     const status = await call(
       stack.baseUrl,
       'GET',
@@ -321,15 +315,9 @@ describe('Chargebee connector: payment_succeeded (paid elsewhere)', () => {
       content: { transaction: { reference_number: recovered.gatewayTransactionId, status: 'success' } },
     });
 
-    const res = await post(accountId, own);
-    expect(res.body).toEqual({
-      received: true,
-      action: 'ignored',
-      reason: "The invoice's recovery has ended (succeeded)",
+    await paidNoticeLeftSucceeded(stack, accountId, failed.invoiceId, await post(accountId, own), {
+      writeBack: 'recorded',
     });
-    const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId);
-    expect(doc).toMatchObject({ state: 'succeeded', writeBack: 'recorded' });
-    expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
   });
 
   it('a payment of part of the invoice stops nothing: the recovery stays queued', async () => {

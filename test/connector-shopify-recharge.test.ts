@@ -1,7 +1,13 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
-import { postWebhook, recoveryOfInvoice, writtenBack } from './support/connectors.js';
+import {
+  paidNoticeLeftSucceeded,
+  postWebhook,
+  recoveryOfInvoice,
+  stoppedPaidElsewhere,
+  writtenBack,
+} from './support/connectors.js';
 import { startRechargeEmulator, type RechargeEmulator } from './support/recharge-emulator.js';
 import { startStack, type Stack } from './support/stack.js';
 
@@ -161,19 +167,11 @@ describe('Recharge connector: charge/paid (paid elsewhere)', () => {
       status: 200,
       body: { received: true, action: 'paid_elsewhere', transactionId: queued!.publicId },
     });
-    const done = await recoveryOfInvoice(
-      stack,
-      accountId,
-      failed.chargeId,
-      (d) => d.state === 'paid_elsewhere',
-    );
-    expect(done).toMatchObject({ state: 'paid_elsewhere', nextAttemptAt: null });
-    // The workflow has ended: no timer is left to make the attempt that was due next.
-    const workflow = stack.temporal.workflow.getHandle(done!.workflowId);
-    await workflow.result();
-    expect((await workflow.describe()).status.name).toBe('COMPLETED');
-    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(charged);
-    expect(done!.attempts).toHaveLength(queued!.attempts.length);
+    await stoppedPaidElsewhere(stack, accountId, failed.chargeId, {
+      token,
+      charged,
+      attempts: queued!.attempts.length,
+    });
 
     expect(await post(accountId, paid, paidHeaders(paid))).toEqual({
       status: 200,
@@ -201,14 +199,7 @@ describe('Recharge connector: charge/paid (paid elsewhere)', () => {
     // The merchant settles the charge in Recharge by hand, which reports it paid.
     const paid = recharge.payChargeInRecharge(failed.chargeId);
     const res = await post(accountId, paid, paidHeaders(paid));
-    expect(res.body).toEqual({
-      received: true,
-      action: 'ignored',
-      reason: "The invoice's recovery has ended (succeeded)",
-    });
-    const doc = await recoveryOfInvoice(stack, accountId, failed.chargeId);
-    expect(doc).toMatchObject({ state: 'succeeded' });
-    expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
+    await paidNoticeLeftSucceeded(stack, accountId, failed.chargeId, res);
   });
 
   it('without the topic header, a charge in success is taken as charge/paid', async () => {

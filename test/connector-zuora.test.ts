@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
 import { zuora as zuoraConnector } from '../activities/connectors/zuora.js';
-import { postWebhook, recoveryOfInvoice, redeliveryIsDuplicate, writtenBack } from './support/connectors.js';
+import {
+  paidNoticeLeftSucceeded,
+  postWebhook,
+  recoveryOfInvoice,
+  redeliveryIsDuplicate,
+  stoppedPaidElsewhere,
+  writtenBack,
+} from './support/connectors.js';
 import { call, startStack, type Stack } from './support/stack.js';
 import { startZuoraEmulator, type ZuoraEmulator } from './support/zuora-emulator.js';
 
@@ -264,17 +271,14 @@ describe('Zuora connector: Payment Processed callout', () => {
       status: 200,
       body: { received: true, action: 'paid_elsewhere', transactionId: declined.queued.publicId },
     });
-    const doc = await recoveryOfInvoice(
-      stack,
-      accountId,
-      declined.invoiceId,
-      (d) => d.state === 'paid_elsewhere',
-    );
-    expect(doc).toMatchObject({ state: 'paid_elsewhere', nextAttemptAt: null });
+    await stoppedPaidElsewhere(stack, accountId, declined.invoiceId, {
+      token: declined.token,
+      charged,
+      attempts: declined.queued.attempts.length,
+    });
     const path = `/api/recovery/status?idempotencyKey=${declined.invoiceId}`;
     const status = await call(stack.baseUrl, 'GET', path, { key: apiKey });
     expect(status.body).toMatchObject({ status: 'succeeded', state: 'paid_elsewhere', recovered: false });
-    expect(await stack.stores.sandbox.countForToken('test', declined.token)).toBe(charged);
     expect(paymentsOf(declined.invoiceId)).toEqual([]);
 
     // Zuora calls again with the same notification id: a duplicate, which changes nothing.
@@ -326,14 +330,7 @@ describe('Zuora connector: Payment Processed callout', () => {
       accountId: declined.accountId,
     });
     const res = await post(accountId, body, { 'zuora-notification-id': randomBytes(16).toString('hex') });
-    expect(res.body).toEqual({
-      received: true,
-      action: 'ignored',
-      reason: "The invoice's recovery has ended (succeeded)",
-    });
-    const doc = await recoveryOfInvoice(stack, accountId, declined.invoiceId);
-    expect(doc).toMatchObject({ state: 'succeeded', writeBack: 'recorded' });
-    expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
+    await paidNoticeLeftSucceeded(stack, accountId, declined.invoiceId, res, { writeBack: 'recorded' });
     expect(paymentsOf(declined.invoiceId)).toHaveLength(1);
   });
 });

@@ -124,3 +124,46 @@ export async function expiryNoticeForwarded(
   expect(all.filter((e) => e.type === 'card.expiring_soon')).toHaveLength(1);
   return payload;
 }
+
+/**
+ * The platform reported the invoice paid while its recovery waited for its next attempt: the recovery ends
+ * `paid_elsewhere`, its workflow has ended (no timer is left to make the attempt that was due next), and
+ * nothing more was charged or attempted. Returns the recovery.
+ */
+export async function stoppedPaidElsewhere(
+  stack: Stack,
+  accountId: string,
+  invoiceId: string,
+  before: { token: string; charged: number; attempts: number },
+): Promise<RecoveryDoc> {
+  const done = await recoveryOfInvoice(stack, accountId, invoiceId, (d) => d.state === 'paid_elsewhere');
+  expect(done).toMatchObject({ state: 'paid_elsewhere', nextAttemptAt: null });
+  const workflow = stack.temporal.workflow.getHandle(done!.workflowId);
+  await workflow.result();
+  expect((await workflow.describe()).status.name).toBe('COMPLETED');
+  expect(await stack.stores.sandbox.countForToken('test', before.token)).toBe(before.charged);
+  expect(done!.attempts).toHaveLength(before.attempts);
+  return done!;
+}
+
+/**
+ * A paid notice of an invoice whose recovery already succeeded (Recoup's own recorded payment, or the
+ * platform's late one) is ignored, and the recovery is left as it is: still `succeeded` (with `fields`),
+ * not marked paid by the customer on their own.
+ */
+export async function paidNoticeLeftSucceeded(
+  stack: Stack,
+  accountId: string,
+  invoiceId: string,
+  answer: { body: Record<string, unknown> },
+  fields: Partial<RecoveryDoc> = {},
+): Promise<void> {
+  expect(answer.body).toEqual({
+    received: true,
+    action: 'ignored',
+    reason: "The invoice's recovery has ended (succeeded)",
+  });
+  const doc = await recoveryOfInvoice(stack, accountId, invoiceId);
+  expect(doc).toMatchObject({ state: 'succeeded', ...fields });
+  expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
+}
