@@ -18,7 +18,7 @@ import type { Account } from '../store/accounts.js';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import type { TaskQueues } from '../worker/task-queues.js';
-import { paidElsewhereSignal } from '../workflows/recovery-definitions.js';
+import { amountDueSignal, paidElsewhereSignal } from '../workflows/recovery-definitions.js';
 import { abandonedAfterMs, admitRecovery, mayStillBeStarting } from './admit-recovery.js';
 import { HttpError } from './http-error.js';
 import { launchRecovery, workflowExists } from './launch-recovery.js';
@@ -44,6 +44,7 @@ export type ConnectorReceipt =
   | { action: 'recovery_started' | 'already_received'; transactionId: string }
   | { action: 'card_updated'; recoveriesRetried: number }
   | { action: 'paid_elsewhere' | 'control_paid' | 'paid_after_end'; transactionId: string | null }
+  | { action: 'amount_lowered'; transactionId: string; amountDue: number }
   | { action: 'card_expiring'; eventId: string }
   | { action: 'ignored'; reason: string };
 
@@ -193,6 +194,41 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
   }
 
   /**
+   * Part of the invoice was paid outside Recoup: its running recovery is told what is still due, and
+   * collects that from its next attempt on. A recovery that has ended, or already collects no more than
+   * that, is left as it is.
+   */
+  async function partlyPaid(
+    account: Account,
+    platform: ConnectorPlatform,
+    due: { invoiceId: string; amountDue: number; currency: string },
+    requestId: string,
+  ): Promise<ConnectorReceipt> {
+    const recovery = await stores.recoveries.findByKey(account.id, due.invoiceId);
+    if (!recovery || recovery.connector?.platform !== platform)
+      return { action: 'ignored', reason: 'Recoup holds no recovery of this invoice' };
+    if (statusOf(recovery.state) !== 'unknown')
+      return { action: 'ignored', reason: `The invoice's recovery has ended (${recovery.state})` };
+    if (due.currency.toUpperCase() !== recovery.currency)
+      return {
+        action: 'ignored',
+        reason: `The invoice is due in ${due.currency}, its recovery collects ${recovery.currency}`,
+      };
+    if (due.amountDue >= recovery.amount)
+      return { action: 'ignored', reason: `The recovery collects ${recovery.amount}, no more than is due` };
+    try {
+      await temporal.workflow
+        .getHandle(recovery.workflowId)
+        .signal(amountDueSignal, { amount: due.amountDue });
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+      // Stored but not started: the platform delivers the notice again once its recovery runs.
+      throw notStartedYet(recovery, clock(), requestId);
+    }
+    return { action: 'amount_lowered', transactionId: recovery.publicId, amountDue: due.amountDue };
+  }
+
+  /**
    * The platform's notice of a card about to expire, as card.expiring_soon with the platform's expMonth and
    * expYear. Published under an id derived from the platform's event id: a retry of the notice after a
    * crash finds it sent.
@@ -242,6 +278,8 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
           return cardUpdated(account, platform, action.customerId, action.newToken);
         case 'paid':
           return paid(account, platform, action.invoiceId);
+        case 'partly_paid':
+          return partlyPaid(account, platform, action, requestId);
         case 'card_expiring':
           return expiring(account, platform, platformEventId, action.card);
         case 'ignored':

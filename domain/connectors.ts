@@ -59,6 +59,11 @@ export type ConnectorAction =
   | { kind: 'card_updated'; customerId: string; newToken: string }
   /** The invoice was paid outside Recoup (the platform's own retry, the customer): stop retrying it. */
   | { kind: 'paid'; invoiceId: string }
+  /**
+   * A payment outside Recoup covered part of the invoice: its recovery collects what is still due (minor
+   * units of `currency`), never more.
+   */
+  | { kind: 'partly_paid'; invoiceId: string; amountDue: number; currency: string }
   /** The platform's own expiry notice: forwarded to the merchant as card.expiring_soon. */
   | { kind: 'card_expiring'; card: ExpiringCard }
   | { kind: 'ignored'; reason: string };

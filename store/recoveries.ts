@@ -99,6 +99,7 @@ export type RecoveryPatch = Partial<
     RecoveryDoc,
     | 'state'
     | 'publicId'
+    | 'amount'
     | 'strategyUsed'
     | 'lastDeclineCode'
     | 'recommendedAction'

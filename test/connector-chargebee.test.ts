@@ -8,6 +8,7 @@ import {
 } from './support/chargebee-emulator.js';
 import {
   cardUpdateRecovers,
+  collectsWhatIsStillDue,
   expiryNoticeForwarded,
   paidNoticeLeftSucceeded,
   postWebhook,
@@ -103,6 +104,24 @@ function paymentFailed(reference: string, opts: { errorCode?: string; locale?: s
     },
   });
   return { invoiceId, customerId, amount, body: JSON.stringify(body) };
+}
+
+/** The customer saved a new card (`reference`, the gateway's) in Chargebee: its payment_source_updated. */
+function sourceUpdated(customerId: string, reference: string): string {
+  return JSON.stringify(
+    event('payment_source_updated', {
+      customer: { id: customerId, email: `payer${n}@example.com` },
+      payment_source: {
+        id: `pm_new${n}`,
+        customer_id: customerId,
+        type: 'card',
+        reference_id: reference,
+        status: 'valid',
+        gateway: 'stripe',
+        deleted: false,
+      },
+    }),
+  );
 }
 
 const post = (accountId: string, body: string, headers: Record<string, string> = webhookAuth) =>
@@ -320,18 +339,45 @@ describe('Chargebee connector: payment_succeeded (paid elsewhere)', () => {
     });
   });
 
-  it('a payment of part of the invoice stops nothing: the recovery stays queued', async () => {
+  it('a payment of part of the invoice lowers its queued recovery: the new card is charged what is still due, and that is recorded', async () => {
     const accountId = await connectedAccount();
     const failed = paymentFailed(`cus_1/tok_decline_do_not_honor_x${200 + n + 1}`);
     await post(accountId, failed.body);
-    await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.state === 'queued');
-    const res = await post(accountId, chargebee.payInvoiceInChargebee(failed.invoiceId, 500));
-    expect(res.body).toMatchObject({
+    const partial = chargebee.payInvoiceInChargebee(failed.invoiceId, 500);
+    await collectsWhatIsStillDue(stack, accountId, failed.invoiceId, {
+      sendPartial: () => post(accountId, partial),
+      sendUpdate: () => post(accountId, sourceUpdated(failed.customerId, 'cus_1/tok_mastercard')),
+      newToken: 'tok_mastercard',
+      amountDue: failed.amount - 500,
+    });
+    const [record] = chargebee.recordPayments(failed.invoiceId);
+    expect(record?.form).toMatchObject({ 'transaction[amount]': String(failed.amount - 500) });
+    // A redelivery after the recovery ended changes nothing.
+    await stack.stores.db
+      .collection('connectorEvents')
+      .updateMany({ accountId }, { $set: { doneAt: null, outcome: null } });
+    expect((await post(accountId, partial)).body).toMatchObject({
       action: 'ignored',
-      reason: expect.stringMatching(/part of it is still due/),
+      reason: "The invoice's recovery has ended (succeeded)",
+    });
+  });
+
+  it('a partial payment that leaves more due than the recovery collects changes nothing', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed(`cus_1/tok_decline_do_not_honor_x${200 + n + 1}`);
+    await post(accountId, failed.body);
+    const queued = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.state === 'queued');
+    // The recovery already collects less than the invoice still owes (it started from a later read).
+    await stack.stores.recoveries.update(queued!._id, { amount: 1000 }, new Date());
+    const res = await post(accountId, chargebee.payInvoiceInChargebee(failed.invoiceId, 500));
+    expect(res.body).toEqual({
+      received: true,
+      action: 'ignored',
+      reason: 'The recovery collects 1000, no more than is due',
     });
     expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toMatchObject({
       state: 'queued',
+      amount: 1000,
     });
   });
 });
@@ -430,23 +476,11 @@ describe('Chargebee connector: payment_source_updated', () => {
     const accountId = await connectedAccount();
     const failed = paymentFailed('cus_1/tok_decline_do_not_honor_x1');
     await post(accountId, failed.body);
-    const updated = event('payment_source_updated', {
-      customer: { id: failed.customerId, email: `payer${n}@example.com` },
-      payment_source: {
-        id: `pm_new${n}`,
-        customer_id: failed.customerId,
-        type: 'card',
-        reference_id: 'cus_1/tok_mastercard',
-        status: 'valid',
-        gateway: 'stripe',
-        deleted: false,
-      },
-    });
     await cardUpdateRecovers(
       stack,
       accountId,
       failed.invoiceId,
-      () => post(accountId, JSON.stringify(updated)),
+      () => post(accountId, sourceUpdated(failed.customerId, 'cus_1/tok_mastercard')),
       'tok_mastercard',
     );
   });

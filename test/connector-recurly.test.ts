@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recurly as recurlyConnector } from '../activities/connectors/recurly.js';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
 import { admitRecovery } from '../api/admit-recovery.js';
 import { startRecovery } from '../api/start-recovery.js';
@@ -10,6 +11,7 @@ import type { RecoveryDoc } from '../store/recoveries.js';
 import { taskQueues } from '../worker/task-queues.js';
 import {
   cardUpdateRecovers,
+  collectsWhatIsStillDue,
   paidNoticeLeftSucceeded,
   postWebhook,
   recoveryOfInvoice,
@@ -409,15 +411,19 @@ describe('Recurly connector: payment.succeeded', () => {
     expect(await recoveryOfInvoice(stack, account.id, invoiceId)).toMatchObject({ state: 'paid_elsewhere' });
   });
 
-  it('a payment of part of the invoice leaves its recovery queued', async () => {
+  it('a payment of part of the invoice lowers its queued recovery: the new card is charged the balance left', async () => {
     const accountId = await connectedAccount();
-    const { invoiceId } = await queuedRecovery(accountId);
-    const res = await post(accountId, paidOnRecurly(invoiceId, 20));
-    expect(res).toEqual({
-      status: 200,
-      body: { received: true, action: 'ignored', reason: 'The invoice is past_due at Recurly, not paid' },
+    const { invoiceId, accountCode } = await queuedRecovery(accountId);
+    await collectsWhatIsStillDue(stack, accountId, invoiceId, {
+      sendPartial: () => post(accountId, paidOnRecurly(invoiceId, 20)),
+      sendUpdate: () => {
+        recurly.setCard(accountCode, 'tok_mastercard');
+        return post(accountId, notification('billing_info', 'updated', { account_code: accountCode }));
+      },
+      newToken: 'tok_mastercard',
+      amountDue: 2900,
     });
-    expect(await recoveryOfInvoice(stack, accountId, invoiceId)).toMatchObject({ state: 'queued' });
+    expect(recurly.markedSuccessful()).toContain(invoiceId);
   });
 
   it('a payment of an invoice Recoup holds no recovery of is ignored', async () => {
@@ -447,6 +453,59 @@ describe('Recurly connector: payment.succeeded', () => {
     // A payment notice of the invoice arriving after its recovery succeeded (Recurly's own retry raced it).
     const late = await post(accountId, paidOnRecurly(failed.invoiceId, 49));
     await paidNoticeLeftSucceeded(stack, accountId, failed.invoiceId, late, { writeBack: 'recorded' });
+  });
+});
+
+describe('Recurly connector: a write-back retried', () => {
+  /** The write-back activity's call for the payment Recoup recovered on `invoiceId`, `recoveredAt` now unless told. */
+  const writeBack = (invoiceId: string, recoveredAt = Date.now()) =>
+    recurlyConnector.writeBack!(
+      { webhookSecret, apiKey: recurly.apiKey, apiBase: recurly.url },
+      { invoiceId, amount: 4900, currency: 'USD', gatewayTransactionId: 'ch_recovered', recoveredAt },
+      { gateways: [] },
+    );
+  const marks = (invoiceId: string) => recurly.markedSuccessful().filter((id) => id === invoiceId).length;
+
+  /** Recoup marks the invoice successful, but the answer is lost: the write-back fails and is retried. */
+  async function markLost(invoiceId: string) {
+    recurly.loseMarkAnswers(true);
+    try {
+      await expect(writeBack(invoiceId)).rejects.toThrow();
+    } finally {
+      recurly.loseMarkAnswers(false);
+    }
+  }
+
+  it('after Recoup’s own mark was made but its answer was lost, is recorded, not already_paid', async () => {
+    const { invoiceId } = renewalFailed('tok_visa');
+    await markLost(invoiceId);
+    const marked = marks(invoiceId);
+    expect(marked).toBeGreaterThan(0);
+    // The activity's retry finds the invoice paid with nothing collected at Recurly, since the recovery succeeded.
+    expect(await writeBack(invoiceId)).toBe('recorded');
+    expect(marks(invoiceId)).toBe(marked);
+  });
+
+  it('after the customer paid part on Recurly and Recoup’s mark of the rest lost its answer, is recorded', async () => {
+    const { invoiceId } = renewalFailed('tok_visa');
+    recurly.payOnRecurly(invoiceId, 20);
+    await markLost(invoiceId);
+    expect(await writeBack(invoiceId)).toBe('recorded');
+  });
+
+  it('after the customer paid the invoice on Recurly, is already_paid: the platform collected it too', async () => {
+    const { invoiceId } = renewalFailed('tok_visa');
+    recurly.payOnRecurly(invoiceId);
+    expect(await writeBack(invoiceId)).toBe('already_paid');
+    expect(marks(invoiceId)).toBe(0);
+  });
+
+  it('after the merchant marked the invoice paid before the recovery succeeded, is already_paid', async () => {
+    const { invoiceId } = renewalFailed('tok_visa');
+    recurly.setInvoiceState(invoiceId, 'paid');
+    // The recovery's charge went through an hour after the merchant's mark: the customer paid twice.
+    expect(await writeBack(invoiceId, Date.now() + 3_600_000)).toBe('already_paid');
+    expect(marks(invoiceId)).toBe(0);
   });
 });
 

@@ -9,6 +9,7 @@ import type { GatewayConfig } from '../domain/settings.js';
 import { summaryOf } from '../services/reports.js';
 import {
   cardUpdateRecovers,
+  collectsWhatIsStillDue,
   expiryNoticeForwarded,
   paidNoticeLeftSucceeded,
   postWebhook,
@@ -438,6 +439,30 @@ describe('Stripe Billing connector: after the failure', () => {
     expect(stripe.intents().filter((i) => i.payment_method === card)).toHaveLength(charged);
     // The customer no longer owes anything.
     expect(await isPastDue(account.apiKey, doc!.customerEmail!)).toBe(false);
+  });
+
+  it('a payment of part of the invoice at Stripe lowers its queued recovery: the new card is charged what remains, and that is written back', async () => {
+    const account = await connectedAccount();
+    const { invoice, customer, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    const fresh = `pm_fresh${n}`;
+    stripe.addCard(fresh, { customer, answers: ['approve'] });
+    const partial = signed('payment_intent.succeeded', stripe.payPartOfInvoiceAtStripe(invoice.id, 900));
+    const attached = signed('payment_method.attached', { id: fresh, object: 'payment_method', customer });
+    const done = await collectsWhatIsStillDue(stack, account.id, invoice.id, {
+      sendPartial: () => postWebhook(stack, 'stripe-billing', account.id, partial.body, partial.headers),
+      sendUpdate: () => postWebhook(stack, 'stripe-billing', account.id, attached.body, attached.headers),
+      newToken: fresh,
+      amountDue: 2000,
+      charged: (doc) => {
+        const intent = stripe.intents().find((i) => i.id === doc.gatewayTransactionId);
+        return Promise.resolve(intent ? { token: intent.payment_method, amount: intent.amount } : null);
+      },
+    });
+    expect(stripe.intents().filter((i) => i.payment_method === fresh)).toEqual([
+      expect.objectContaining({ amount: 2000, status: 'succeeded' }),
+    ]);
+    expect(done.writeBack).toBe('recorded');
   });
 
   it('an invoice Stripe collected whose recovery never started (its intake died) is stopped before any charge', async () => {

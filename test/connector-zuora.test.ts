@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
 import { zuora as zuoraConnector } from '../activities/connectors/zuora.js';
 import {
+  collectsWhatIsStillDue,
   paidNoticeLeftSucceeded,
   postWebhook,
   recoveryOfInvoice,
@@ -291,19 +292,36 @@ describe('Zuora connector: Payment Processed callout', () => {
     });
   });
 
-  it('a payment of part of the invoice is not reported paid: the recovery stays queued', async () => {
-    const accountId = await connectedAccount();
-    const declined = await queuedRecovery(accountId);
+  it('a payment of part of the invoice lowers its queued recovery to the balance: a new card is charged that, and that is recorded', async () => {
+    const { account, apiKey } = await connected();
+    const declined = await queuedRecovery(account.id);
     const paid = paymentProcessed(declined, 20);
-    expect(await post(accountId, paid.body, paid.headers)).toEqual({
-      status: 200,
-      body: {
-        received: true,
-        action: 'ignored',
-        reason: 'The invoice still has a balance of 29.5 at Zuora, not paid',
+    await collectsWhatIsStillDue(stack, account.id, declined.invoiceId, {
+      sendPartial: () => post(account.id, paid.body, paid.headers),
+      // The customer saves a new card through Recoup's card-update link.
+      sendUpdate: async () => {
+        const link = await call<{ token: string }>(
+          stack.baseUrl,
+          'POST',
+          '/api/recovery/update-card/generate',
+          {
+            key: apiKey,
+            body: { paymentMethodToken: declined.token, transactionId: declined.queued.publicId },
+          },
+        );
+        const done = await call(stack.baseUrl, 'POST', '/api/recovery/update-card/complete', {
+          key: apiKey,
+          body: { token: link.body.token, newPaymentMethodToken: 'tok_mastercard' },
+        });
+        expect(done.status).toBe(200);
       },
+      newToken: 'tok_mastercard',
+      amountDue: 2950,
     });
-    expect(await recoveryOfInvoice(stack, accountId, declined.invoiceId)).toMatchObject({ state: 'queued' });
+    expect(paymentsOf(declined.invoiceId)).toMatchObject([{ body: { amount: '29.50' } }]);
+    expect(await recoveryOfInvoice(stack, account.id, declined.invoiceId)).toMatchObject({
+      writeBack: 'recorded',
+    });
   });
 
   it('a payment of an invoice Recoup holds no recovery of is ignored', async () => {

@@ -4,7 +4,9 @@ import { localParts } from '../domain/local-time.js';
 import { recoveryWorkflowId } from '../domain/recovery.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { paydayPrior } from '../domain/success-model.js';
+import { amountDueSignal } from '../workflows/recovery-definitions.js';
 import type { EventRecord } from '../store/events.js';
+import type { SandboxCharge } from '../store/test-gateway.js';
 import { call, type Stack } from './support/stack.js';
 import { startAdyenEmulator, type AdyenEmulator } from './support/adyen-emulator.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
@@ -97,6 +99,39 @@ describe('smart retries on the time-skipping server', () => {
       serviceTransactionId: out.answer.body.transactionId,
       strategyUsed: 'smart_retry',
     });
+  });
+
+  it('a part of the payment made elsewhere while it waits: the planned retry collects only what is still due', async () => {
+    await skipToBeforePayday();
+    const { apiKey, account } = await stack.createAccount();
+    const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { amount: 5000, paymentMethodToken: 'tok_visa', originalDeclineCode: 'insufficient_funds' },
+    });
+    expect(answer.body).toMatchObject({ status: 'queued' });
+    const id = String(answer.body.transactionId);
+    const handle = env.client.workflow.getHandle(
+      (await stack.stores.recoveries.find(account.id, id))!.workflowId,
+    );
+    // The billing platform reports 3,000 still due; a later, higher figure or a nonsense one changes nothing.
+    await handle.signal(amountDueSignal, { amount: 3000 });
+    await handle.signal(amountDueSignal, { amount: 4000 });
+    await handle.signal(amountDueSignal, { amount: 0 });
+    await handle.result();
+    const final = (await stack.stores.recoveries.find(account.id, id))!;
+    expect(final).toMatchObject({ state: 'succeeded', amount: 3000, request: { amount: 5000 } });
+    const charge = await stack.stores.db
+      .collection<SandboxCharge>('sandboxCharges')
+      .findOne({ transactionId: final.gatewayTransactionId! });
+    expect(charge).toMatchObject({ token: 'tok_visa', amount: 3000, approved: true });
+    const events = await stack.stores.events.list({ accountId: account.id, limit: 10 });
+    expect(events.map((e) => [e.type, e.payload])).toEqual([
+      ['recovery.success', expect.objectContaining({ amount: 3000 })],
+    ]);
+    const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, {
+      key: apiKey,
+    });
+    expect(status.body).toMatchObject({ status: 'succeeded', amount: 3000 });
   });
 
   it('a recovery that keeps failing exhausts its budget on schedule and emits recovery.failed once', async () => {

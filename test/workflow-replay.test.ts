@@ -13,6 +13,7 @@ import { createLogger } from '../runtime/logger.js';
 import { serverClock } from '../scripts/time-skipping.js';
 import { ensureDailyWorkflows, runCardSweep } from '../services/card-sweep.js';
 import { createLinkOutcomes } from '../services/link-outcomes.js';
+import { amountDueSignal } from '../workflows/recovery-definitions.js';
 import { cardOnFile } from './support/cards.js';
 import { call, type Stack } from './support/stack.js';
 import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
@@ -82,6 +83,22 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
       paymentMethodToken: 'tok_decline_do_not_try_again',
       originalDeclineCode: 'insufficient_funds',
     }),
+  /**
+   * Queued, then the billing platform reports part of it paid elsewhere (the amountDue signal, since
+   * 2026-11-26): the retry collects what is still due. Recorded before then, the signal found no handler.
+   */
+  'recovery-amount-due': async (stack) => {
+    const { apiKey, account } = await stack.createAccount();
+    const queued = await call<{ transactionId: string }>(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { amount: 5000, paymentMethodToken: 'tok_visa', originalDeclineCode: 'insufficient_funds' },
+    });
+    const doc = await stack.stores.recoveries.find(account.id, queued.body.transactionId);
+    const handle = stack.temporal.workflow.getHandle(doc!.workflowId);
+    await handle.signal(amountDueSignal, { amount: 3000 });
+    await handle.result();
+    return doc!.workflowId;
+  },
   /** An ambiguous charge looked up at the gateway: it went through. */
   'recovery-reconciled': (stack) =>
     recovery(stack, { paymentMethodToken: 'tok_timeout', originalDeclineCode: 'try_again_later' }),

@@ -18,6 +18,7 @@ import {
 } from '../domain/recovery.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import {
+  amountDueSignal,
   answeredProcessingUpdate,
   executeUpdate,
   paidElsewhereSignal,
@@ -40,6 +41,9 @@ const { recordRecovery, emitEvent, claimFailureId } = proxyLocalActivities<Activ
 /** Workflow version: a failure ending the first phase claims its FAILED_API_ id in the store first. */
 const failureIdClaimPatch = 'failure-id-claim';
 
+/** Workflow version: a platform's partial payment lowers the amount the recovery collects. */
+const amountDuePatch = 'amount-due-signal';
+
 /** The workflow's shared state and the three things every step does: record, answer, emit. */
 export class RecoveryContext {
   private first: FirstPhaseOutcome | undefined;
@@ -48,6 +52,10 @@ export class RecoveryContext {
   state: RecoveryState = 'processing';
   attemptCount = 0;
   nextAttemptAt: string | null = null;
+  /** What the recovery collects: the request's amount, or less once part of it was paid elsewhere. */
+  amount: number;
+  /** A lower amount still due, reported by the billing platform and not taken on yet. */
+  private amountDue: number | undefined;
   private stopReason: StopReason | undefined;
   private ended = false;
   private stopsWaiting = 0;
@@ -58,6 +66,7 @@ export class RecoveryContext {
 
   constructor(readonly input: RecoveryInput) {
     this.publicId = input.transactionId;
+    this.amount = input.request.amount;
     setHandler(executeUpdate, async () => {
       await condition(() => this.first !== undefined);
       return this.first!;
@@ -68,6 +77,10 @@ export class RecoveryContext {
       return null;
     });
     setHandler(paidElsewhereSignal, () => void (this.stopReason ??= 'paid_elsewhere'));
+    setHandler(amountDueSignal, ({ amount }) => {
+      if (Number.isInteger(amount) && amount > 0 && amount < (this.amountDue ?? this.amount))
+        this.amountDue = amount;
+    });
     setHandler(stopUpdate, async ({ reason }) => {
       this.stopReason ??= reason;
       this.stopsWaiting += 1;
@@ -148,6 +161,18 @@ export class RecoveryContext {
    */
   get stopRequested(): StopReason | null {
     return this.first !== undefined ? (this.stopReason ?? null) : null;
+  }
+
+  /**
+   * Takes on the lower amount the billing platform reported still due, if any: the read model first, so
+   * status, reports and every later charge and event carry it. Called before each step, never mid-charge.
+   */
+  async takeAmountDue(): Promise<void> {
+    const due = this.amountDue;
+    // (`patched`: a recovery an earlier worker ran, which had no such signal, replays as it ran.)
+    if (due === undefined || due >= this.amount || !patched(amountDuePatch)) return;
+    this.amount = due;
+    await this.record(this.state, { amount: due });
   }
 
   /** The recovery has ended: stop updates answer with its final state before the workflow completes. */

@@ -20,6 +20,12 @@ export const cardUpdatedSignal =
 export const paidElsewhereSignal = defineSignal('paidElsewhere');
 
 /**
+ * The billing platform reports part of the invoice paid outside Recoup: the recovery collects only `amount`
+ * (minor units, the recovery's currency), what is still due, from its next attempt on.
+ */
+export const amountDueSignal = defineSignal<[{ amount: number }]>('amountDue');
+
+/**
  * The merchant stops the recovery before any further attempt; answers with the state it ended in, once it
  * has (`succeeded` when an attempt already under way collected the payment first).
  */

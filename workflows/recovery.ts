@@ -121,7 +121,7 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       attemptKey: attemptKeyOf(workflowId, attemptNo),
       attemptNo,
       option,
-      amount: r.amount,
+      amount: ctx.amount,
       currency: r.currency,
       fromCode: step.fromCode,
       offsetMinutes: screen.offsetMinutes,
@@ -179,6 +179,8 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     const next = nextStep(loop, Date.now());
     loop = next.state;
     const step = next.step;
+    // Part of the payment made elsewhere meanwhile: what is still due is what the next step works with.
+    await ctx.takeAmountDue();
     if (step.kind === 'finish') return finish(ctx, screen, step.outcome);
     // Stopped by the merchant or the billing platform: nothing more is charged.
     const stopReason = ctx.stopRequested;

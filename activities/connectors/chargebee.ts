@@ -64,7 +64,14 @@ const PaymentSucceededEvent = z.object({
       status: text,
       linked_invoices: z.array(z.object({ invoice_id: z.string(), invoice_status: z.string() })).nullish(),
     }),
-    invoice: z.object({ id: z.string(), status: z.string() }).nullish(),
+    invoice: z
+      .object({
+        id: z.string(),
+        status: z.string(),
+        amount_due: z.int().nullish(),
+        currency_code: text,
+      })
+      .nullish(),
   }),
 });
 const PaymentSourceUpdatedEvent = z.object({
@@ -158,8 +165,8 @@ async function paymentFailed(payload: unknown, config: ChargebeeConfig): Promise
 /**
  * Chargebee collected an invoice (its own retry, the customer on the portal or the hosted invoice page): the
  * recovery keyed by that invoice (as paymentFailed keys it) stops. A payment that leaves part of the invoice
- * due stops nothing. The payment Recoup's write-back records may bring this event too: its recovery has
- * succeeded by then, and the intake leaves a succeeded recovery as it is.
+ * due lowers the recovery to that `amount_due`. The payment Recoup's write-back records may bring this event
+ * too: its recovery has succeeded by then, and the intake leaves a succeeded recovery as it is.
  */
 function paymentSucceeded(payload: unknown): ConnectorAction {
   const parsed = PaymentSucceededEvent.safeParse(payload);
@@ -171,8 +178,12 @@ function paymentSucceeded(payload: unknown): ConnectorAction {
     ? { id: invoice.id, status: invoice.status }
     : linked && { id: linked.invoice_id, status: linked.invoice_status };
   if (!paid) return ignored('The payment paid no invoice');
-  if (paid.status !== 'paid')
-    return ignored(`The invoice is ${paid.status} at Chargebee after the payment: part of it is still due`);
+  if (paid.status !== 'paid') {
+    const due = invoice?.amount_due;
+    return due && due > 0 && invoice.currency_code && ['payment_due', 'not_paid'].includes(invoice.status)
+      ? { kind: 'partly_paid', invoiceId: invoice.id, amountDue: due, currency: invoice.currency_code }
+      : ignored(`The invoice is ${paid.status} at Chargebee after the payment: part of it is still due`);
+  }
   return { kind: 'paid', invoiceId: paid.id };
 }
 

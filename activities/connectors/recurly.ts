@@ -6,6 +6,7 @@ import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.
 import { tokenFitsKind } from '../../domain/gateway-kinds.js';
 import { minorUnitsOf } from '../../domain/money.js';
 import { declineCodeOfRecurly } from './recurly-declines.js';
+import { collectedByRecurly, markedByRecoup } from './recurly-paid-by.js';
 import {
   ignored,
   type ConnectorContext,
@@ -143,19 +144,22 @@ async function paymentFailed(
  * A payment Recurly collected (the customer on Recurly's hosted pages, or Recurly's own retry): when it left
  * the invoice paid, the invoice's recovery stops. Recoup's own write-back marks the invoice successful with no
  * transaction to notify of (and a notice of a recovery that succeeded changes nothing at the intake). A
- * payment that left part of the invoice owed (or one of no invoice, or a refund) stops nothing.
+ * payment that left part of the invoice owed lowers the recovery to the invoice's balance; one of no
+ * invoice, or a refund, changes nothing.
  */
 async function paymentSucceeded(client: Recurly.Client, n: Notification): Promise<ConnectorAction> {
   if (!n.uuid) return ignored('The notification names no transaction');
   const transaction = await client.getTransaction(`uuid-${n.uuid}`);
   const invoiceId = transaction.invoice?.id;
-  if (!invoiceId || !transaction.success || !['purchase', 'capture'].includes(transaction.type ?? ''))
-    return ignored('The payment paid no invoice');
+  if (!invoiceId || !collectedByRecurly(transaction)) return ignored('The payment paid no invoice');
   // Read back rather than trusted: the notification may be late, and a partial payment leaves a balance.
   const invoice = await client.getInvoice(invoiceId);
-  if (invoice.state !== 'paid')
-    return ignored(`The invoice is ${invoice.state ?? 'unknown'} at Recurly, not paid`);
-  return { kind: 'paid', invoiceId };
+  if (invoice.state === 'paid') return { kind: 'paid', invoiceId };
+  const currency = invoice.currency ?? '';
+  const amountDue = invoice.balance ? minorUnitsOf(invoice.balance, currency) : null;
+  return amountDue && ['pending', 'past_due'].includes(invoice.state ?? '')
+    ? { kind: 'partly_paid', invoiceId, amountDue, currency }
+    : ignored(`The invoice is ${invoice.state ?? 'unknown'} at Recurly, not paid`);
 }
 
 async function billingInfoUpdated(
@@ -191,12 +195,15 @@ function interpret(
 /**
  * Marks the invoice paid outside Recurly, which stops Recurly's dunning. `record_external_transaction` would
  * carry the amount but refuses auto-collecting invoices (the kind a failed renewal leaves); `mark_successful`
- * takes pending, processing, past_due and failed ones. A retry re-reads the state first, so it is idempotent.
+ * takes pending, processing, past_due and failed ones. A retry re-reads the invoice first, so it is
+ * idempotent: one found paid by Recoup's own earlier mark, whose answer was lost, is `recorded`; one Recurly
+ * collected is `already_paid`.
  */
 async function writeBack(config: RecurlyConfig, payment: WriteBack): Promise<WriteBackOutcome> {
   const client = clientOf(config);
   const invoice = await client.getInvoice(payment.invoiceId);
-  if (invoice.state === 'paid') return 'already_paid';
+  if (invoice.state === 'paid')
+    return markedByRecoup(invoice, payment.recoveredAt) ? 'recorded' : 'already_paid';
   if (invoice.state === 'voided' || invoice.state === 'closed') return 'closed';
   await client.markInvoiceSuccessful(payment.invoiceId);
   return 'recorded';

@@ -49,8 +49,9 @@ async function lastIntentOf(stripe: Stripe, invoice: Stripe.Invoice): Promise<st
   const legacy = (invoice as { payment_intent?: string | { id: string } | null }).payment_intent;
   if (legacy) return idOf(legacy);
   const payments = await stripe.invoicePayments.list({ invoice: invoice.id, limit: 20 });
+  // A paid one is a part of the invoice paid since (a partial payment), not the failure.
   const intents = payments.data
-    .filter((p) => p.payment.type === 'payment_intent' && p.payment.payment_intent)
+    .filter((p) => p.payment.type === 'payment_intent' && p.payment.payment_intent && p.status !== 'paid')
     .sort((a, b) => b.created - a.created);
   return idOf(intents[0]?.payment.payment_intent);
 }
@@ -122,6 +123,22 @@ async function paymentFailed(stripe: Stripe, reported: Stripe.Invoice): Promise<
   };
 }
 
+/**
+ * A payment made at Stripe (its own retry, the customer on the hosted invoice page) towards the invoice: the
+ * invoice is read back, and one still open with an amount remaining (a partial payment) lowers its recovery
+ * to that amount; otherwise the recovery stops.
+ */
+async function paidNotice(stripe: Stripe, invoiceId: string): Promise<ConnectorAction> {
+  const invoice = await currentInvoice(stripe, invoiceId);
+  if (invoice?.status !== 'open' || invoice.amount_remaining <= 0) return { kind: 'paid', invoiceId };
+  const amountDue = fromGatewayUnits(invoice.amount_remaining, invoice.currency, 'stripe');
+  return amountDue === null
+    ? ignored(
+        `The amount remaining (${invoice.amount_remaining} in Stripe's units) is not a whole number of the currency's minor units`,
+      )
+    : { kind: 'partly_paid', invoiceId, amountDue, currency: invoice.currency };
+}
+
 async function interpret(
   event: VerifiedEvent,
   config: StripeBillingConfig,
@@ -159,10 +176,9 @@ async function interpret(
       const intent = object as Stripe.PaymentIntent;
       if (intent.metadata[attemptKeyField])
         return { kind: 'ignored', reason: 'A payment Recoup made itself' };
-      const invoiceId = await invoiceOf(clientOf(config, ctx), intent);
-      return invoiceId
-        ? { kind: 'paid', invoiceId }
-        : { kind: 'ignored', reason: 'The payment paid no invoice' };
+      const stripe = clientOf(config, ctx);
+      const invoiceId = await invoiceOf(stripe, intent);
+      return invoiceId ? paidNotice(stripe, invoiceId) : ignored('The payment paid no invoice');
     }
     default:
       return { kind: 'ignored', reason: `Recoup does not act on ${event.type}` };

@@ -17,6 +17,22 @@ export function samePair(
   return userMatches && passwordMatches;
 }
 
+/**
+ * RFC 7617 credentials in an `Authorization` header against the configured pair (Zuora's callouts with
+ * "Enable Preemptive Authentication" on, Adyen's webhooks with a user name and password set).
+ */
+export function basicAuthMatches(
+  header: string | undefined,
+  expected: { username: string; password: string },
+): boolean {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  const user = colon < 0 ? '' : decoded.slice(0, colon);
+  const pass = colon < 0 ? '' : decoded.slice(colon + 1);
+  return samePair({ username: user, password: pass }, expected) && colon >= 0;
+}
+
 /** The body as JSON, or undefined when it is not JSON (an authenticated platform may still send that). */
 export function jsonOf(rawBody: Buffer): unknown {
   try {

@@ -10,7 +10,7 @@ import {
   type WriteBack,
 } from './types.js';
 import { api } from './zuora-api.js';
-import { bodyDigestId, jsonOf, samePair } from './webhook-body.js';
+import { basicAuthMatches, bodyDigestId, jsonOf } from './webhook-body.js';
 
 /**
  * The Zuora connector's configuration: the basic-auth pair set on the callout template, and an OAuth client
@@ -69,18 +69,13 @@ const SuccessCallout = z.object({
 type SuccessCallout = z.infer<typeof SuccessCallout>;
 const AnyCallout = z.discriminatedUnion('event', [Callout, SuccessCallout]);
 
-/** RFC 7617 credentials, as Zuora sends them with "Enable Preemptive Authentication" on. */
-function basicAuthMatches(header: string | undefined, config: ZuoraConfig): boolean {
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
-  const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
-  const colon = decoded.indexOf(':');
-  const user = colon < 0 ? '' : decoded.slice(0, colon);
-  const pass = colon < 0 ? '' : decoded.slice(colon + 1);
-  return samePair({ username: user, password: pass }, config) && colon >= 0;
-}
-
 const PaymentMethod = z.object({ TokenId: z.string().nullish(), SecondTokenId: z.string().nullish() });
-const Invoice = z.object({ balance: z.number(), status: z.string(), accountId: z.string() });
+const Invoice = z.object({
+  balance: z.number(),
+  status: z.string(),
+  accountId: z.string(),
+  currency: z.string().nullish(),
+});
 const ApplicationParts = z.object({
   applicationParts: z.array(z.object({ paymentId: z.string().nullish() })).nullish(),
 });
@@ -147,17 +142,21 @@ async function paymentFailed(
 
 /**
  * A payment Zuora processed (the customer in a Zuora portal or payment page, or Zuora's own payment run):
- * the invoice's recovery stops once the invoice is read back with nothing left to pay, so a partial payment
- * leaves it running. Recoup's own write-back is an External payment, which this event never reports.
+ * the invoice's recovery stops once the invoice is read back with nothing left to pay; a partial payment
+ * lowers it to the balance left. Recoup's own write-back is an External payment, which this event never
+ * reports.
  */
 async function paymentProcessed(c: SuccessCallout, config: ZuoraConfig): Promise<ConnectorAction> {
   if (!c.invoiceId) return ignored('The payment was for no invoice');
   const invoice = await currentInvoice(config, c.invoiceId);
   if (!invoice) return ignored('Zuora does not know the invoice');
   if (invoice.status !== 'Posted') return ignored(`The invoice is ${invoice.status} at Zuora, not paid`);
-  if (invoice.balance > 0)
-    return ignored(`The invoice still has a balance of ${invoice.balance} at Zuora, not paid`);
-  return { kind: 'paid', invoiceId: c.invoiceId };
+  if (invoice.balance <= 0) return { kind: 'paid', invoiceId: c.invoiceId };
+  const currency = invoice.currency?.toUpperCase();
+  const amountDue = currency ? minorUnitsOf(invoice.balance, currency) : null;
+  return currency && amountDue
+    ? { kind: 'partly_paid', invoiceId: c.invoiceId, amountDue, currency }
+    : ignored(`The invoice still has a balance of ${invoice.balance} at Zuora, in no currency Recoup reads`);
 }
 
 /**

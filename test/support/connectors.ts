@@ -1,5 +1,7 @@
 import { expect } from 'vitest';
 import type { RecoveryDoc } from '../../store/recoveries.js';
+import type { SandboxCharge } from '../../store/test-gateway.js';
+import { eventsOf } from './events.js';
 import { poll } from './poll.js';
 import type { Stack } from './stack.js';
 
@@ -166,4 +168,47 @@ export async function paidNoticeLeftSucceeded(
   const doc = await recoveryOfInvoice(stack, accountId, invoiceId);
   expect(doc).toMatchObject({ state: 'succeeded', ...fields });
   expect(doc).not.toHaveProperty('paidOnTheirOwnAt');
+}
+
+/**
+ * The platform reported part of the invoice paid (`sendPartial`) while its recovery waited: the intake
+ * answers `amount_lowered`, and the retry the customer's new card brings (`sendUpdate`) collects only
+ * `amountDue`: charged on `newToken`, in the read model, in recovery.success and written back (the
+ * caller checks its platform's write-back request). Returns the recovery.
+ */
+export async function collectsWhatIsStillDue(
+  stack: Stack,
+  accountId: string,
+  invoiceId: string,
+  steps: {
+    sendPartial: () => Promise<{ body: Record<string, unknown> }>;
+    sendUpdate: () => Promise<unknown>;
+    newToken: string;
+    amountDue: number;
+    /** The gateway's record of the charge; the test gateway's by default. */
+    charged?: (doc: RecoveryDoc) => Promise<{ token: string; amount: number } | null>;
+  },
+): Promise<RecoveryDoc> {
+  const queued = await recoveryOfInvoice(stack, accountId, invoiceId, (d) => d.state === 'queued');
+  expect(queued!.amount).toBeGreaterThan(steps.amountDue);
+  expect((await steps.sendPartial()).body).toEqual({
+    received: true,
+    action: 'amount_lowered',
+    transactionId: queued!.publicId,
+    amountDue: steps.amountDue,
+  });
+  await steps.sendUpdate();
+  const done = await writtenBack(stack, accountId, invoiceId);
+  expect(done).toMatchObject({ amount: steps.amountDue, paymentMethodToken: steps.newToken });
+  const charged =
+    steps.charged ??
+    ((doc) =>
+      stack.stores.db
+        .collection<SandboxCharge>('sandboxCharges')
+        .findOne({ transactionId: doc.gatewayTransactionId! }));
+  expect(await charged(done)).toMatchObject({ token: steps.newToken, amount: steps.amountDue });
+  const events = await eventsOf(stack, accountId, ['recovery.success']);
+  const success = events.find((e) => e.type === 'recovery.success');
+  expect(success?.payload).toMatchObject({ serviceTransactionId: done.publicId, amount: steps.amountDue });
+  return done;
 }

@@ -38,6 +38,8 @@ export interface RecurlyEmulator {
   setInvoiceState(invoiceId: string, state: string): void;
   /** Invoice ids of every `mark_successful` that reached the emulator, in order. */
   markedSuccessful(): string[];
+  /** While on, a `mark_successful` is carried out but its answer is lost (the connection is dropped). */
+  loseMarkAnswers(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -50,6 +52,10 @@ interface Invoice {
   /** What transactions have paid of it (a `mark_successful` pays it without one). */
   paid: number;
   accountCode: string;
+  /** Uuids of its transactions, oldest first. */
+  transactions: string[];
+  /** ISO time it was marked paid or failed. */
+  closedAt: string | null;
 }
 
 const newId = () => randomBytes(6).toString('hex');
@@ -65,7 +71,14 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
   const invoices = new Map<string, Invoice>();
   const transactions = new Map<string, Record<string, unknown>>();
   const marks: string[] = [];
+  let loseMarks = false;
   let invoiceNumber = 1000;
+
+  /** Sets the invoice's state; a paid or failed one is closed now. */
+  function moveTo(invoice: Invoice, state: string) {
+    invoice.state = state;
+    if (['paid', 'failed'].includes(state)) invoice.closedAt ??= new Date().toISOString();
+  }
 
   const invoiceBody = (i: Invoice) => ({
     id: i.id,
@@ -79,6 +92,9 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
     balance: i.state === 'paid' ? 0 : Math.round((i.total - i.paid) * 100) / 100,
     paid: i.state === 'paid' ? i.total : i.paid,
     account: { id: accounts.get(i.accountCode)?.id, object: 'account', code: i.accountCode },
+    closed_at: i.closedAt,
+    transactions: i.transactions.map((uuid) => transactions.get(uuid)),
+    credit_payments: [],
   });
 
   function billingInfo(code: string) {
@@ -114,10 +130,11 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
       account: { id: account?.id, object: 'account', code: invoice.accountCode, email: account?.email },
       ...fields,
     });
+    invoice.transactions.push(uuid);
     return uuid;
   }
 
-  function route(method: string, path: string): { status: number; body: unknown } {
+  function route(method: string, path: string): { status: number; body: unknown; lost?: true } {
     const transaction = /^\/transactions\/uuid-([^/]+)$/.exec(path);
     if (method === 'GET' && transaction) {
       const found = transactions.get(transaction[1]!);
@@ -143,8 +160,8 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
       marks.push(found.id);
       if (!['pending', 'processing', 'past_due', 'failed'].includes(found.state))
         return { status: 422, body: error('validation', `Invoice is ${found.state} and cannot be marked`) };
-      found.state = 'paid';
-      return { status: 200, body: invoiceBody(found) };
+      moveTo(found, 'paid');
+      return { status: 200, body: invoiceBody(found), ...(loseMarks ? { lost: true as const } : {}) };
     }
     return { status: 404, body: error('not_found', `No route ${method} ${path}`) };
   }
@@ -158,6 +175,7 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
       if (req.headers.accept !== 'application/vnd.recurly.v2021-02-25')
         return send(res, 406, error('invalid_api_version', 'Unknown or missing API version'));
       const reply = route(req.method ?? 'GET', new URL(req.url ?? '/', 'http://emulator').pathname);
+      if (reply.lost) return req.socket.destroy();
       send(res, reply.status, reply.body);
     });
   });
@@ -176,6 +194,8 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
         total: r.amount,
         paid: 0,
         accountCode: r.accountCode,
+        transactions: [],
+        closedAt: null,
       };
       invoices.set(invoice.id, invoice);
       const uuid = addTransaction(invoice, {
@@ -200,7 +220,7 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
       if (!invoice) throw new Error(`No invoice ${invoiceId}`);
       const paid = amount ?? invoice.total - invoice.paid;
       invoice.paid = Math.round((invoice.paid + paid) * 100) / 100;
-      if (invoice.paid >= invoice.total) invoice.state = 'paid';
+      if (invoice.paid >= invoice.total) moveTo(invoice, 'paid');
       return addTransaction(invoice, { origin: 'hpp', amount: paid, status: 'success', success: true });
     },
     setCard(code, token) {
@@ -211,9 +231,10 @@ export async function startRecurlyEmulator(): Promise<RecurlyEmulator> {
     setInvoiceState(id, state) {
       const invoice = invoices.get(id);
       if (!invoice) throw new Error(`No invoice ${id}`);
-      invoice.state = state;
+      moveTo(invoice, state);
     },
     markedSuccessful: () => [...marks],
+    loseMarkAnswers: (on) => void (loseMarks = on),
     close: () => closeServer(server),
   };
 }

@@ -103,8 +103,11 @@ export interface StripeEmulator {
   }): { invoice: EmulatedInvoice; intent: EmulatedIntent };
   /** Stripe's own retry (or the customer) paid the invoice: its PaymentIntent succeeded. */
   payInvoiceAtStripe(invoiceId: string): EmulatedIntent;
-  /** The customer paid `amount` of the invoice at Stripe (e.g. a partial payment): it stays open. */
-  payPartOfInvoiceAtStripe(invoiceId: string, amount: number): void;
+  /**
+   * The customer paid `amount` of the invoice at Stripe (a partial payment) with its card: it stays open.
+   * Returns the payment's PaymentIntent, succeeded.
+   */
+  payPartOfInvoiceAtStripe(invoiceId: string, amount: number): EmulatedIntent;
   invoice(id: string): EmulatedInvoice | undefined;
   /** Idempotency keys of every invoice pay call (write-backs), in order, replays included. */
   invoicePays(): string[];
@@ -247,7 +250,13 @@ export async function startStripeEmulator(
   const sessions: EmulatedSession[] = [];
   let base = '';
   const invoices = new Map<string, EmulatedInvoice>();
-  const invoicePayments: Array<{ id: string; invoice: string; intent: string; created: number }> = [];
+  const invoicePayments: Array<{
+    id: string;
+    invoice: string;
+    intent: string;
+    created: number;
+    status: 'open' | 'paid';
+  }> = [];
   const pays: string[] = [];
   // Stripe keeps the answer to a pay call under its idempotency key and replays it to every retry.
   const payReplies = new Map<string, { status: number; body: unknown }>();
@@ -263,6 +272,7 @@ export async function startStripeEmulator(
         id: p.id,
         object: 'invoice_payment',
         created: p.created,
+        status: p.status,
         invoice: p.invoice,
         payment: { type: 'payment_intent', payment_intent: p.intent },
       }));
@@ -519,7 +529,13 @@ export async function startStripeEmulator(
       };
       invoices.set(id, invoice);
       if (!input.legacy)
-        invoicePayments.push({ id: newId('inpay'), invoice: id, intent: intent.id, created: intent.created });
+        invoicePayments.push({
+          id: newId('inpay'),
+          invoice: id,
+          intent: intent.id,
+          created: intent.created,
+          status: 'open',
+        });
       return { invoice: { ...invoice }, intent: { ...intent } };
     },
     payInvoiceAtStripe(invoiceId) {
@@ -529,6 +545,7 @@ export async function startStripeEmulator(
       if (!invoice || !intent) throw new Error(`No failed payment of invoice ${invoiceId}`);
       intent.status = 'succeeded';
       intent.last_payment_error = null;
+      if (link) link.status = 'paid';
       invoice.status = 'paid';
       invoice.amount_remaining = 0;
       return { ...intent };
@@ -538,6 +555,31 @@ export async function startStripeEmulator(
       if (!invoice || invoice.status !== 'open' || amount >= invoice.amount_remaining)
         throw new Error(`Invoice ${invoiceId} has not more than ${amount} left to pay`);
       invoice.amount_remaining -= amount;
+      const first = intents.find(
+        (i) => i.id === invoicePayments.find((p) => p.invoice === invoiceId)?.intent,
+      );
+      const intent: EmulatedIntent = {
+        id: newId('pi'),
+        object: 'payment_intent',
+        created: (last += 1),
+        status: 'succeeded',
+        amount,
+        currency: invoice.currency,
+        customer: invoice.customer,
+        payment_method: first?.payment_method ?? '',
+        off_session: false,
+        metadata: {},
+        last_payment_error: null,
+      };
+      intents.push(intent);
+      invoicePayments.push({
+        id: newId('inpay'),
+        invoice: invoiceId,
+        intent: intent.id,
+        created: intent.created,
+        status: 'paid',
+      });
+      return { ...intent };
     },
     invoice: (id) => {
       const found = invoices.get(id);

@@ -12,7 +12,7 @@ export interface ZuoraEmulator {
   clientSecret: string;
   /** A payment method whose gateway tokens are `tokenId` / `secondTokenId`; returns its id. */
   addPaymentMethod(tokenId: string, secondTokenId: string | null): string;
-  /** A posted invoice of `accountId` with `balance` (major units) outstanding; returns its id. */
+  /** A posted invoice of `accountId` with `balance` (major units, USD) outstanding; returns its id. */
   addInvoice(accountId: string, balance: number, status?: string): string;
   /**
    * A payment of `amount` (major units) applied to the invoice in Zuora (the customer paying it there);
@@ -41,7 +41,10 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
   const clientSecret = newId();
   const issued = new Set<string>();
   const methods = new Map<string, { TokenId: string; SecondTokenId: string | null }>();
-  const invoices = new Map<string, { accountId: string; balance: number; status: string }>();
+  const invoices = new Map<
+    string,
+    { accountId: string; balance: number; status: string; currency: string }
+  >();
   const created: { idempotencyKey: string | null; body: Record<string, unknown> }[] = [];
   let invoicesDown = false;
   let losePayments = false;
@@ -147,7 +150,7 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
     },
     addInvoice(accountId, balance, status = 'Posted') {
       const id = newId();
-      invoices.set(id, { accountId, balance, status });
+      invoices.set(id, { accountId, balance, status, currency: 'USD' });
       return id;
     },
     payInvoiceInZuora(invoiceId, amount) {
