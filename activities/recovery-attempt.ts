@@ -1,16 +1,20 @@
 import { classifyDecline } from '../domain/declines.js';
-import type { PaymentMethodType } from '../domain/gateway-kinds.js';
+import type { GatewayKind, PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
 import { toGatewayUnits } from '../domain/money.js';
-import { isStopAdvice, underCardNetworkRules, type CardBrand } from '../domain/network-rules.js';
+import {
+  isStopAdvice,
+  underCardNetworkRules,
+  type CardBrand,
+  type NetworkDecision,
+} from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import type { Account } from '../store/accounts.js';
-import type { ClaimDecision } from '../store/card-budgets.js';
 import type { AttemptRecord } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
 import { gatewayFor, gatewayOf } from './gateways/resolve.js';
-import type { ChargeOutcome, LookupOutcome } from './gateways/types.js';
+import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome } from './gateways/types.js';
 
 export interface AttemptInput {
   accountId: string;
@@ -108,7 +112,7 @@ export function attemptActivities(deps: ActivityDeps) {
   }
 
   /** Asks the card networks' rules, with the account's caps, for one more attempt on the card, and counts it. */
-  function claimCardBudget(input: AttemptInput, account: Account, now: Date): Promise<ClaimDecision> {
+  function claimCardBudget(input: AttemptInput, account: Account, now: Date): Promise<NetworkDecision> {
     return stores.cardBudgets.claim({
       cardKey: cardKeyOf(input.accountId, input.option.token),
       brand: input.brand,
@@ -138,42 +142,56 @@ export function attemptActivities(deps: ActivityDeps) {
     }
   }
 
+  /**
+   * Sends the charge once the card's network budget allows it (cards only: see `underCardNetworkRules`),
+   * with the time its attempt was first sent, counted as a request of its gateway.
+   */
+  async function sendCharge(
+    input: AttemptInput,
+    { adapter, kind, account }: { adapter: GatewayAdapter; kind: GatewayKind; account: Account },
+    request: ChargeRequest,
+  ): Promise<AttemptResult> {
+    const now = new Date(input.now);
+    if (underCardNetworkRules(kind, input.paymentMethodType)) {
+      const decision = await claimCardBudget(input, account, now);
+      if (!decision.allowed) {
+        metrics.heldByNetworkRules(input.brand);
+        return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
+      }
+    }
+    // `input.now` is the time of the workflow task that runs this: a worker replaying the workflow after one
+    // died mid-charge decides the attempt again, later. The record, made once per attempt, is when it was
+    // first sent.
+    const firstSentAt = await stores.attemptSends.firstSent(input.accountId, input.attemptKey, now);
+    return measured(kind, 'charge', () => adapter.charge({ ...request, firstSentAt: firstSentAt.getTime() }));
+  }
+
   return {
     /**
-     * One charge: claims the card's network budget (cards only: see `underCardNetworkRules`), then charges
-     * with the attempt's idempotency key, so a retried activity or a restarted worker replays the same
-     * charge instead of making a second one.
+     * One charge: claims the card's network budget (cards only: see `underCardNetworkRules`) and records when
+     * the attempt was first sent, then charges with the attempt's idempotency key, so a retried activity or a
+     * restarted worker replays the same charge instead of making a second one.
      */
     async attemptCharge(input: AttemptInput): Promise<AttemptResult> {
       const now = new Date(input.now);
       const { adapter, kind, account } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
-      let firstSentAt: number | undefined;
-      // An amount the gateway cannot express is declined by its adapter with nothing sent: no budget spent.
-      const sendable = toGatewayUnits(input.amount, input.currency, kind) !== null;
-      if (sendable && underCardNetworkRules(kind, input.paymentMethodType)) {
-        const decision = await claimCardBudget(input, account, now);
-        if (!decision.allowed) {
-          metrics.heldByNetworkRules(input.brand);
-          return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
-        }
-        // `input.now` is the time of the workflow task that runs this: a worker replaying the workflow after
-        // one died mid-charge decides the attempt again, later. The claim, made once per attempt, is when
-        // it was first sent.
-        firstSentAt = Math.min(decision.claimedAt.getTime(), input.now);
-      }
-      const outcome = await measured(kind, 'charge', () =>
-        adapter.charge({
-          token: input.option.token,
-          amount: input.amount,
-          currency: input.currency,
-          paymentMethodType: input.paymentMethodType,
-          idempotencyKey: input.attemptKey,
-          sentAt: input.now,
-          ...(firstSentAt !== undefined ? { firstSentAt } : {}),
-          ...(input.simulate ? { simulate: input.simulate } : {}),
-          ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
-        }),
-      );
+      const request: ChargeRequest = {
+        token: input.option.token,
+        amount: input.amount,
+        currency: input.currency,
+        paymentMethodType: input.paymentMethodType,
+        idempotencyKey: input.attemptKey,
+        sentAt: input.now,
+        ...(input.simulate ? { simulate: input.simulate } : {}),
+        ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
+      };
+      // An amount the gateway cannot express is declined by its adapter with nothing sent: no budget spent,
+      // no gateway request counted.
+      const outcome =
+        toGatewayUnits(input.amount, input.currency, kind) === null
+          ? await adapter.charge(request)
+          : await sendCharge(input, { adapter, kind, account }, request);
+      if (outcome.kind === 'not_allowed') return outcome;
       if (outcome.kind !== 'ambiguous') await remember(input, now, outcome);
       return outcome;
     },

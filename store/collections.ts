@@ -25,4 +25,5 @@ export const collections = {
   connectorEvents: 'connectorEvents',
   erasures: 'erasures',
   answerClaims: 'answerClaims',
+  attemptSends: 'attemptSends',
 } as const;

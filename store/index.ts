@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { deleteAccountDocuments } from './account-data.js';
 import { createAccountStore, type AccountCaching } from './accounts.js';
+import { createAttemptSendStore } from './attempt-sends.js';
 import { createConnectorEventStore } from './connector-events.js';
 import { createErasureStore } from './erasures.js';
 import { createEventStore } from './events.js';
@@ -24,6 +25,7 @@ export function createStores(db: Db, masterKey: Buffer, caching: AccountCaching 
     rateLimits: createRateLimiter(db),
     events: createEventStore(db),
     cardBudgets: createCardBudgetStore(db),
+    attemptSends: createAttemptSendStore(db),
     recoveries: createRecoveryStore(db),
     claims: createIntakeClaims(db),
     pulses: createPulseStore(db),

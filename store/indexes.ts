@@ -41,6 +41,8 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   connectorEvents: [[{ accountId: 1, receivedAt: -1 }]],
   erasures: [],
   answerClaims: [],
+  // One per attempt by its _id (the attempt key); the daily purge reads by age, across accounts.
+  attemptSends: [[{ at: 1 }]],
 };
 
 /** Creates all indexes (idempotent). FerretDB has no TTL indexes, so expiry is checked on read. */

@@ -259,4 +259,38 @@ describe('what the API and the worker record', () => {
     expect(held()).toBe(before.held + 1);
     expect(sent()).toBe(before.sent);
   });
+
+  it('counts no gateway request for an amount the gateway cannot express: declined invalid_amount, nothing sent', async () => {
+    // Stripe charges Malagasy ariary in whole units: Ar 1,000.50 cannot be sent. Nothing listens at its API.
+    const { account } = await stack.createAccount({}, [
+      {
+        name: 'stripe',
+        kind: 'stripe',
+        test: false,
+        credentials: { secretKey: 'sk_test_neverreached', apiBase: 'http://127.0.0.1:9' },
+      },
+    ]);
+    const requests = () => meter.values('recoup_gateway_requests', { gateway_kind: 'stripe' }).length;
+    const timings = () =>
+      meter.values('recoup_gateway_request_duration_seconds', { gateway_kind: 'stripe' }).length;
+    const before = { requests: requests(), timings: timings() };
+    const result = await activities().attemptCharge({
+      accountId: account.id,
+      transactionId: randomUUID(),
+      attemptKey: `${randomUUID()}/1`,
+      attemptNo: 1,
+      option: { gateway: 'stripe', token: 'pm_card_visa', role: 'primary' },
+      amount: 100050,
+      currency: 'MGA',
+      paymentMethodType: 'card',
+      simulate: null,
+      brand: 'visa',
+      fromCode: 'insufficient_funds',
+      advice: null,
+      offsetMinutes: 0,
+      now: Date.now(),
+    });
+    expect(result).toMatchObject({ kind: 'declined', code: 'invalid_amount' });
+    expect({ requests: requests(), timings: timings() }).toEqual(before);
+  });
 });

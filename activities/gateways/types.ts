@@ -79,11 +79,10 @@ export interface ChargeRequest {
    */
   sentAt?: number;
   /**
-   * When this attempt was first sent (epoch ms, the recovery's clock), read from durable storage (the card
-   * budget claim the attempt made before its first try), not from the workflow: earlier than `sentAt` when
-   * the charge is a retry, also one sent by a worker replaying the workflow after a crash. Absent when
-   * nothing durable records the attempt (charges outside the card network rules: PayPal, Venmo). Braintree
-   * tells a retry from a first try by it (by `sentAt` when it is absent).
+   * When this attempt was first sent (epoch ms, the recovery's clock), read from durable storage (the record
+   * every attempt makes before its first try: `store/attempt-sends.ts`), not from the workflow: earlier than
+   * `sentAt` when the charge is a retry, also one sent by a worker replaying the workflow after a crash.
+   * Braintree tells a retry from a first try by it (by `sentAt` when it is absent).
    */
   firstSentAt?: number;
   /**

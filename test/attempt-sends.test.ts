@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { createAttemptSendStore } from '../store/attempt-sends.js';
+import { scratchDb } from './support/scratch-db.js';
+
+const { db } = scratchDb('attempt_sends');
+
+const start = new Date(Date.UTC(2026, 5, 1, 9));
+const later = (ms: number) => new Date(start.getTime() + ms);
+const day = 86_400_000;
+
+describe("an attempt's first-sent record", () => {
+  it('keeps the first try’s time: a worker replaying the workflow 45 s later reads it back', async () => {
+    const sends = createAttemptSendStore(db());
+    expect(await sends.firstSent('acct_a', 'recovery/acct_a/k1/1', start)).toEqual(start);
+    expect(await sends.firstSent('acct_a', 'recovery/acct_a/k1/1', later(45_000))).toEqual(start);
+    // The next attempt of the recovery is sent at its own time.
+    expect(await sends.firstSent('acct_a', 'recovery/acct_a/k1/2', later(day))).toEqual(later(day));
+  });
+
+  it('is made once when tries race: every one of them reads the same time', async () => {
+    const sends = createAttemptSendStore(db());
+    const times = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => sends.firstSent('acct_a', 'recovery/acct_a/k2/1', later(i))),
+    );
+    expect(new Set(times.map((t) => t.getTime())).size).toBe(1);
+  });
+
+  it('is purged once older than the cutoff, in every account; a purged attempt would be recorded afresh', async () => {
+    const sends = createAttemptSendStore(db());
+    await sends.firstSent('acct_old', 'recovery/acct_old/k/1', start);
+    await sends.firstSent('acct_old', 'recovery/acct_old/k/2', later(100 * day));
+    await sends.firstSent('acct_other', 'recovery/acct_other/k/1', start);
+    // The earlier tests' records, all sent before the cutoff, go too.
+    expect(await sends.purgeBefore(later(90 * day))).toBeGreaterThanOrEqual(2);
+    expect(await sends.firstSent('acct_other', 'recovery/acct_other/k/1', later(200 * day))).toEqual(
+      later(200 * day),
+    );
+    expect(await sends.firstSent('acct_old', 'recovery/acct_old/k/1', later(200 * day))).toEqual(
+      later(200 * day),
+    );
+    expect(await sends.firstSent('acct_old', 'recovery/acct_old/k/2', later(200 * day))).toEqual(
+      later(100 * day),
+    );
+  });
+});
