@@ -18,6 +18,7 @@ import { buildOpenApi } from './openapi.js';
 import { hostedPages } from './pages/index.js';
 import { mount, reply, route, type Route } from './route.js';
 import { connectorRoutes } from './routes/connectors.js';
+import { gatewayWebhookRoutes } from './routes/gateway-webhooks.js';
 import { healthRoutes } from './routes/health.js';
 import { linkRoutes } from './routes/links.js';
 import { predictRoutes } from './routes/predict.js';
@@ -58,6 +59,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...predictRoutes(deps),
     ...reportRoutes(deps),
     ...connectorRoutes(deps),
+    ...gatewayWebhookRoutes(deps),
     ...eventRoutes(deps),
   ];
   const openapi = buildOpenApi(routes, deps.publicBaseUrl);

@@ -2,6 +2,14 @@ import type { Stores } from '../store/index.js';
 
 const dayMs = 86_400_000;
 
+/**
+ * How long the records that only serve a running recovery are kept, in every account whatever its own
+ * retention: the results Adyen's webhook brought (the lookup that reads one stops within 7 days of the
+ * payment, and Adyen gives up resending a webhook after 30) and when each attempt was first sent (a
+ * recovery runs at most 60 days). 90 days (the shortest `dataRetentionDays`) outlasts both.
+ */
+export const operationalRecordDays = 90;
+
 /** What one account's purge deleted. */
 export interface PurgeCounts {
   recoveries: number;
@@ -29,5 +37,20 @@ export async function purgeAccountData(
     pulses: await stores.pulses.purgeBefore(account.id, cutoff),
     links: await stores.links.purgeExpiredBefore(account.id, cutoff),
     platformEvents: await stores.connectorEvents.purgeBefore(account.id, cutoff),
+  };
+}
+
+/** What the purge of the records that only serve running recoveries deleted. */
+export interface OperationalCounts {
+  adyenAuthorisations: number;
+  attemptSends: number;
+}
+
+/** Deletes, across accounts, the records that only serve running recoveries, `operationalRecordDays` old. */
+export async function purgeOperationalRecords(stores: Stores, asOf: Date): Promise<OperationalCounts> {
+  const cutoff = new Date(asOf.getTime() - operationalRecordDays * dayMs);
+  return {
+    adyenAuthorisations: await stores.adyenAuthorisations.purgeBefore(cutoff),
+    attemptSends: await stores.attemptSends.purgeBefore(cutoff),
   };
 }

@@ -23,6 +23,7 @@ export const collections = {
   sandboxCharges: 'sandboxCharges',
   sandboxCards: 'sandboxCards',
   connectorEvents: 'connectorEvents',
+  adyenAuthorisations: 'adyenAuthorisations',
   erasures: 'erasures',
   answerClaims: 'answerClaims',
   attemptSends: 'attemptSends',

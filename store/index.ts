@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { deleteAccountDocuments } from './account-data.js';
 import { createAccountStore, type AccountCaching } from './accounts.js';
+import { createAdyenAuthorisationStore } from './adyen-authorisations.js';
 import { createAttemptSendStore } from './attempt-sends.js';
 import { createConnectorEventStore } from './connector-events.js';
 import { createErasureStore } from './erasures.js';
@@ -36,6 +37,7 @@ export function createStores(db: Db, masterKey: Buffer, caching: AccountCaching 
     links: createLinkStore(db),
     retentionNotices: createRetentionNoticeStore(db),
     connectorEvents: createConnectorEventStore(db),
+    adyenAuthorisations: createAdyenAuthorisationStore(db),
     erasures: createErasureStore(db),
     /** Deletes every document of an account, the account last (closure). */
     deleteAccountData: (accountId: string) => deleteAccountDocuments(db, accountId),

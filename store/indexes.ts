@@ -39,6 +39,8 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   sandboxCharges: [[{ gateway: 1, token: 1 }]],
   sandboxCards: [[{ accountId: 1, gateway: 1 }]],
   connectorEvents: [[{ accountId: 1, receivedAt: -1 }]],
+  // One per payment by its _id (account and PSP reference); the daily purge reads by age, across accounts.
+  adyenAuthorisations: [[{ receivedAt: 1 }]],
   erasures: [],
   answerClaims: [],
   // One per attempt by its _id (the attempt key); the daily purge reads by age, across accounts.

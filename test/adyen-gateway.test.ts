@@ -5,16 +5,29 @@ import { AdyenCredentials, adyenClient, createAdyenGateway } from '../activities
 import { credentialsProblem } from '../activities/gateways/registry.js';
 import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
 import { parseGateways } from '../cli/gateway-spec.js';
+import {
+  createAdyenAuthorisationStore,
+  type AdyenAuthorisation,
+  type AdyenAuthorisationStore,
+} from '../store/adyen-authorisations.js';
 import { startAdyenEmulator, type AdyenEmulator, type EmulatedAnswer } from './support/adyen-emulator.js';
+import { scratchDb } from './support/scratch-db.js';
 
+const database = scratchDb('adyen');
 let adyen: AdyenEmulator;
 let gateway: GatewayAdapter;
+let authorisations: AdyenAuthorisationStore;
 let n = 0;
 const returnUrl = 'https://recoup.example.com';
+/** The account the gateway under test belongs to: the one whose AUTHORISATION results it reads. */
+const accountId = 'acct_adyen';
 
 beforeAll(async () => {
   adyen = await startAdyenEmulator();
-  gateway = createAdyenGateway(AdyenCredentials.parse(adyen.credentials), returnUrl);
+  authorisations = createAdyenAuthorisationStore(database.db());
+  gateway = createAdyenGateway(AdyenCredentials.parse(adyen.credentials), returnUrl, (pspReference) =>
+    authorisations.find(accountId, pspReference),
+  );
 });
 afterAll(() => adyen.close());
 
@@ -109,6 +122,7 @@ describe('Adyen adapter: a charge is one subscription payment of the stored paym
     const wrong = createAdyenGateway(
       AdyenCredentials.parse({ ...adyen.credentials, apiKey: 'AQEwrong' }),
       returnUrl,
+      () => Promise.resolve(null),
     );
     await expect(wrong.charge(req)).rejects.toThrow(/401/);
     expect(paymentsOf(id)).toHaveLength(0);
@@ -287,6 +301,93 @@ describe('Adyen adapter: a payment Adyen holds without a final result (Received,
   });
 });
 
+describe("Adyen adapter: a held payment's result comes from Adyen's AUTHORISATION webhook", () => {
+  /** A payment Adyen answered Received, and the AUTHORISATION its webhook brought for it (as stored). */
+  async function heldPayment(answer: 'received' | 'pending' = 'received') {
+    const { id, req } = cardWith([answer, 'approve']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    const [payment] = paymentsOf(id);
+    const notify = (result: Partial<AdyenAuthorisation>) =>
+      authorisations.record(
+        accountId,
+        {
+          pspReference: payment!.pspReference,
+          merchantReference: payment!.reference,
+          success: true,
+          reason: null,
+          value: payment!.amount.value,
+          currency: payment!.amount.currency,
+          eventDate: new Date().toISOString(),
+          ...result,
+        },
+        new Date(),
+      );
+    return { id, req, payment: payment!, notify };
+  }
+
+  it.each([['received'], ['pending']] as const)(
+    'a payment held as %s and authorised is approved with its PSP reference, and nothing more is paid',
+    async (answer) => {
+      const { id, req, payment, notify } = await heldPayment(answer);
+      await notify({ success: true });
+      expect(await gateway.lookup(req)).toEqual({
+        kind: 'approved',
+        gatewayTransactionId: payment.pspReference,
+      });
+      expect(paymentsOf(id)).toHaveLength(1);
+    },
+  );
+
+  it.each([
+    ['Not enough balance', 'insufficient_funds'],
+    ['FRAUD', 'fraudulent'],
+    ['Refused', 'generic_decline'],
+  ])(
+    'a held payment refused with %j is declined %s, as the same refusal answered at once is',
+    async (reason, code) => {
+      const { req, payment, notify } = await heldPayment();
+      await notify({ success: false, reason });
+      expect(await gateway.lookup(req)).toEqual({
+        kind: 'declined',
+        code,
+        advice: null,
+        gatewayTransactionId: payment.pspReference,
+      });
+    },
+  );
+
+  it('with no AUTHORISATION received yet, the lookup still fails and is retried later', async () => {
+    const { req, payment } = await heldPayment();
+    await expect(gateway.lookup(req)).rejects.toThrow(
+      `Adyen holds payment ${payment.pspReference} as Received`,
+    );
+  });
+
+  it("an AUTHORISATION naming another reference is an error, never the attempt's approval", async () => {
+    const { req, notify } = await heldPayment();
+    await notify({ merchantReference: 'order-2026-0042' });
+    await expect(gateway.lookup(req)).rejects.toThrow(/names the reference order-2026-0042, not/);
+  });
+
+  it("another account's AUTHORISATION of the same PSP reference is not read", async () => {
+    const { req, payment } = await heldPayment();
+    await authorisations.record(
+      'acct_other',
+      {
+        pspReference: payment.pspReference,
+        merchantReference: payment.reference,
+        success: true,
+        reason: null,
+        value: payment.amount.value,
+        currency: payment.amount.currency,
+        eventDate: new Date().toISOString(),
+      },
+      new Date(),
+    );
+    await expect(gateway.lookup(req)).rejects.toThrow(/AUTHORISATION webhook/);
+  });
+});
+
 describe('Adyen adapter: what it offers and how it is configured', () => {
   it('charges stored cards in any currency; no wallets, no updater token, no card form', () => {
     expect(gateway.capabilities).toEqual({ wallets: [], currencies: null });
@@ -301,16 +402,39 @@ describe('Adyen adapter: what it offers and how it is configured', () => {
     [{ apiKey: 'k', environment: 'live', liveEndpointUrlPrefix: 'x y' }, /liveEndpointUrlPrefix: must be/],
     [{ apiKey: 'k', environment: 'test', apiBase: 'http://127.0.0.1:1' }, /apiBase/],
     [{ apiKey: 'k', environment: 'test', extra: 'x' }, /extra/],
+    [{ apiKey: 'k', environment: 'test', hmacKey: 'not-hex' }, /hmacKey: must be the hex HMAC key/],
+    [{ apiKey: 'k', environment: 'test', hmacKey: 'ABC' }, /hmacKey: must be the hex HMAC key/],
+    [
+      { apiKey: 'k', environment: 'test', hmacKey: 'AB', notificationUsername: 'u' },
+      /notificationPassword: notificationUsername and notificationPassword go together/,
+    ],
+    [
+      { apiKey: 'k', environment: 'test', notificationUsername: 'u', notificationPassword: 'p' },
+      /hmacKey: the webhook's basic-auth pair needs its hmacKey/,
+    ],
+    [
+      {
+        apiKey: 'k',
+        environment: 'test',
+        hmacKey: 'AB',
+        notificationUsername: 'a:b',
+        notificationPassword: 'p',
+      },
+      /notificationUsername: must be 1–256 characters without a colon/,
+    ],
   ])('credentials %j are refused by the operator CLI', (credentials, problem) => {
     expect(credentialsProblem('adyen', credentials as Record<string, string>)).toMatch(problem);
     expect(() => parseGateways(`adyen:${JSON.stringify(credentials)}`, [])).toThrow(problem);
   });
 
-  it('an Adyen gateway with a live key and prefix is configured by the operator CLI', () => {
+  it("an Adyen gateway with a live key and prefix, its webhook's HMAC key and basic-auth pair, is configured by the operator CLI", () => {
     const credentials = {
       apiKey: 'AQEkey',
       environment: 'live',
       liveEndpointUrlPrefix: '1797a841fbb37ca7-AcmeECOM',
+      hmacKey: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
+      notificationUsername: 'adyen-hooks',
+      notificationPassword: 'p4ss',
     };
     expect(parseGateways(`adyen:${JSON.stringify(credentials)}`, [])).toEqual([
       { name: 'adyen', kind: 'adyen', test: false, credentials },

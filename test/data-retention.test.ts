@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RetentionResult } from '../activities/data-retention.js';
 import { createActivities } from '../activities/index.js';
 import { Settings } from '../domain/settings.js';
-import { collections } from '../store/collections.js';
 import { purgeAccountData } from '../services/data-retention.js';
+import { collections } from '../store/collections.js';
 import { onServer } from './support/pages.js';
 import { poll } from './support/poll.js';
 import { activityDeps, call, startStack, type Stack } from './support/stack.js';
@@ -97,7 +98,11 @@ describe('data retention', () => {
     const long = await merchant({ dataRetentionDays: 365 });
     const activities = createActivities(activityDeps(stack));
     const asOf = Date.now() + 100 * day;
-    const result = await new MockActivityEnvironment().run(() => activities.purgeExpiredData({ asOf }));
+    const result = await new MockActivityEnvironment().run<
+      [],
+      RetentionResult,
+      () => Promise<RetentionResult>
+    >(() => activities.purgeExpiredData({ asOf }));
     // The first test's account (retention 90) has nothing left to lose: its other recovery is queued.
     expect(result).toMatchObject({ accounts: 3, recoveries: 1, pulses: 1, links: 1, platformEvents: 1 });
     for (const [m, kept] of [
@@ -108,6 +113,11 @@ describe('data retention', () => {
       expect(await stack.stores.recoveries.find(m.account.id, m.recovered), m.account.id).toEqual(
         kept ? expect.objectContaining({ state: 'succeeded' }) : null,
       );
+    // When each attempt was first sent goes after 90 days in every account, one without a retention too.
+    expect(result.attemptSends).toBeGreaterThanOrEqual(3);
+    const sends = stack.stores.db.collection(collections.attemptSends);
+    for (const m of [keeps, short, long])
+      expect(await sends.countDocuments({ accountId: m.account.id })).toBe(0);
   });
 
   it('keeps a payment the customer still owes, however old: the paywall still reads it as past due', async () => {

@@ -6,13 +6,12 @@ import adyen, {
   type Types,
 } from '@adyen/api-library';
 import { z } from 'zod';
-import { normalizeDeclineCode } from '../../domain/declines.js';
 import { toGatewayUnits } from '../../domain/money.js';
+import type { AdyenAuthorisation } from '../../store/adyen-authorisations.js';
+import { answerOf, heldPayment, outcomeOf, refusal, unanswered } from './adyen-answers.js';
 import { keyWithin } from './gateway-keys.js';
 import {
-  declined,
   unchargeableAmount,
-  refusedToken,
   type ChargeAnswer,
   type ChargeOutcome,
   type ChargeRequest,
@@ -21,11 +20,10 @@ import {
   type LookupRequest,
 } from './types.js';
 
-const { CheckoutAPI, EnvironmentEnum, HttpClientException, HttpURLConnectionClient } = adyen;
+const { CheckoutAPI, EnvironmentEnum, HttpURLConnectionClient } = adyen;
 const { checkout } = adyen.Types;
 type PaymentRequest = Types.checkout.PaymentRequest;
 type PaymentResponse = Types.checkout.PaymentResponse;
-const { ResultCodeEnum } = checkout.PaymentResponse;
 
 /** Adyen takes an `Idempotency-Key` of at most 64 characters and a payment `reference` of at most 80. */
 const idempotencyKeyMax = 64;
@@ -39,7 +37,9 @@ const keyKeptMs = 7 * 24 * 60 * 60 * 1000;
 /**
  * An Adyen gateway's credentials: a Checkout API key, the environment and, for live, the account's
  * endpoint prefix (Adyen gives each live account its own host); optionally another HTTPS base URL (a
- * proxy, or an emulator in tests). The merchant account is in each token.
+ * proxy, or an emulator in tests). The merchant account is in each token. For Adyen's standard webhook
+ * (api/routes/gateway-webhooks.ts), the HMAC key it signs with and, optionally, the basic-auth pair it
+ * sends.
  */
 export const AdyenCredentials = z
   .object({
@@ -53,11 +53,32 @@ export const AdyenCredentials = z
       )
       .optional(),
     apiBase: z.url({ protocol: /^https$/ }).optional(),
+    hmacKey: z
+      .string()
+      .regex(
+        /^(?:[0-9A-Fa-f]{2})+$/,
+        "must be the hex HMAC key of the standard webhook, from the Customer Area's webhook settings",
+      )
+      .optional(),
+    // Basic auth splits the pair at the first colon, so a username holding one could never match.
+    notificationUsername: z
+      .string()
+      .regex(/^[^:]{1,256}$/, 'must be 1–256 characters without a colon')
+      .optional(),
+    notificationPassword: z.string().min(1).max(256).optional(),
   })
   .strict()
   .refine((c) => c.environment === 'test' || c.liveEndpointUrlPrefix !== undefined, {
     message: 'a live Adyen account needs its liveEndpointUrlPrefix',
     path: ['liveEndpointUrlPrefix'],
+  })
+  .refine((c) => (c.notificationUsername === undefined) === (c.notificationPassword === undefined), {
+    message: 'notificationUsername and notificationPassword go together',
+    path: ['notificationPassword'],
+  })
+  .refine((c) => c.notificationUsername === undefined || c.hmacKey !== undefined, {
+    message: "the webhook's basic-auth pair needs its hmacKey: every notification's signature is checked",
+    path: ['hmacKey'],
   });
 export type AdyenCredentials = z.infer<typeof AdyenCredentials>;
 
@@ -97,51 +118,6 @@ function storedToken(token: string) {
   return { merchantAccount, storedPaymentMethodId, shopperReference };
 }
 
-/** `01: New account information available` → `01` (Mastercard's merchant advice code, as Adyen writes it). */
-function adviceOf(response: PaymentResponse): string | null {
-  const text = response.additionalData?.['merchantAdviceCode'];
-  return text ? (/^\d{2}/.exec(text)?.[0] ?? null) : null;
-}
-
-/** Result codes that ask for the shopper, who is not there for a recurring charge. */
-const shopperNeeded: ReadonlySet<string> = new Set([
-  ResultCodeEnum.RedirectShopper,
-  ResultCodeEnum.IdentifyShopper,
-  ResultCodeEnum.ChallengeShopper,
-  ResultCodeEnum.PresentToShopper,
-]);
-
-/** Our outcome of Adyen's answer to a payment; null when Adyen has no final answer for it (yet). */
-function outcomeOf(response: PaymentResponse): ChargeAnswer | null {
-  const id = response.pspReference ?? null;
-  switch (response.resultCode) {
-    case ResultCodeEnum.Authorised:
-      return id ? { kind: 'approved', gatewayTransactionId: id } : null;
-    case ResultCodeEnum.Refused:
-      return declined(
-        normalizeDeclineCode(response.refusalReason) || 'generic_decline',
-        adviceOf(response),
-        id,
-      );
-    case ResultCodeEnum.Error:
-      return declined('processing_error', null, id);
-    case ResultCodeEnum.Cancelled:
-      return declined('generic_decline', null, id);
-    default:
-      return response.resultCode && shopperNeeded.has(response.resultCode)
-        ? declined('authentication_required', null, id)
-        : null;
-  }
-}
-
-/** Why Adyen's answer is not final: a payment it holds whose result comes later, or no answer to read. */
-function unanswered(response: PaymentResponse): string {
-  const resultCode = response.resultCode ?? 'without a result';
-  return response.pspReference
-    ? `Adyen holds payment ${response.pspReference} as ${resultCode}; its final result comes only in Adyen's AUTHORISATION webhook`
-    : `Adyen answered ${resultCode} without a PSP reference`;
-}
-
 /** A lookup too late to replay: Adyen may have dropped the key, and the same request could pay again. */
 function keyMayBeGone(req: LookupRequest): Error {
   const reference = keyWithin(req.idempotencyKey, referenceMax);
@@ -150,30 +126,8 @@ function keyMayBeGone(req: LookupRequest): Error {
   );
 }
 
-/** Adyen error codes of a stored payment method that can never be charged again as given. */
-const goneCodes: ReadonlySet<string> = new Set([
-  '800', // contract not found
-  '803', // payment details not found (the stored payment method was disabled or never existed)
-]);
-
-/**
- * What a failed request means: a stored payment method Adyen no longer has is a decline; a request Adyen is
- * still processing under this key (704), a lost answer or a 5xx is ambiguous. Anything else (wrong key,
- * permissions, a merchant account the key may not use, an invalid request) is thrown: nothing was charged,
- * and the activity tries again while the operator looks.
- */
-function refusal(error: unknown): ChargeOutcome {
-  if (error instanceof HttpClientException) {
-    if (error.errorCode && goneCodes.has(error.errorCode)) return refusedToken();
-    if (error.errorCode === '704' || error.statusCode >= 500)
-      return { kind: 'ambiguous', reason: `Adyen: ${error.message}` };
-    throw error;
-  }
-  // The library's ApiException: the connection failed or timed out before an answer.
-  if (error instanceof Object && 'name' in error && error.name === 'ApiException')
-    return { kind: 'ambiguous', reason: `Adyen: ${String((error as { message?: unknown }).message)}` };
-  throw error;
-}
+/** The AUTHORISATION Adyen's webhook brought for a payment of the gateway's account, by PSP reference. */
+export type AuthorisationReader = (pspReference: string) => Promise<AdyenAuthorisation | null>;
 
 /**
  * Adyen through its official library (`@adyen/api-library`, Checkout API): each attempt is one `/payments`
@@ -183,13 +137,15 @@ function refusal(error: unknown): ChargeOutcome {
  * to a lost response is to send the same request with the same key, which returns the first result and
  * charges only if the first request never arrived (once). The lookup does exactly that, so for Adyen
  * "looked up" means "resolved at most once", never a second charge, and it is never sent once Adyen may
- * have dropped the key (`clock` against the charge's `sentAt`). Refusals carry Adyen's refusal reason read
- * as Recoup's decline name and Mastercard's merchant advice code. `returnUrl` (Recoup's public URL) is what
- * Adyen requires in every payment request.
+ * have dropped the key (`clock` against the charge's `sentAt`). A payment Adyen holds as Received or Pending
+ * answers every replay the same way: its result is the AUTHORISATION that Adyen's webhook brought
+ * (`authorisationOf`). Refusals carry Adyen's refusal reason read as Recoup's decline name and Mastercard's
+ * merchant advice code. `returnUrl` (Recoup's public URL) is what Adyen requires in every payment request.
  */
 export function createAdyenGateway(
   credentials: AdyenCredentials,
   returnUrl: string,
+  authorisationOf: AuthorisationReader,
   clock: () => Date = () => new Date(),
 ): GatewayAdapter {
   const payments = new CheckoutAPI(adyenClient(credentials)).PaymentsApi;
@@ -216,7 +172,14 @@ export function createAdyenGateway(
     };
   }
 
-  async function send(req: ChargeRequest | LookupRequest): Promise<ChargeOutcome> {
+  /**
+   * Sends the attempt's one request. A payment Adyen holds as Received or Pending is ambiguous, unless
+   * `settle` (the lookup's) finds its result.
+   */
+  async function send(
+    req: ChargeRequest | LookupRequest,
+    settle?: (pspReference: string) => Promise<ChargeAnswer | null>,
+  ): Promise<ChargeOutcome> {
     // An amount Adyen cannot charge exactly (123.45 CVE: Adyen takes whole escudos) is declined, nothing sent.
     const value = toGatewayUnits(req.amount, req.currency, 'adyen');
     if (value === null) return unchargeableAmount();
@@ -228,16 +191,34 @@ export function createAdyenGateway(
     } catch (error) {
       return refusal(error);
     }
-    return outcomeOf(response) ?? { kind: 'ambiguous', reason: unanswered(response) };
+    const outcome = outcomeOf(response);
+    if (outcome) return outcome;
+    const held = heldPayment(response);
+    const settled = held && settle ? await settle(held) : null;
+    return settled ?? { kind: 'ambiguous', reason: unanswered(response) };
+  }
+
+  /**
+   * The result of a payment Adyen held, from its AUTHORISATION webhook; null while none came. One that names
+   * another reference is not this attempt's payment, whatever it says: an error, never an approval.
+   */
+  async function settledBy(pspReference: string, req: LookupRequest): Promise<ChargeAnswer | null> {
+    const authorisation = await authorisationOf(pspReference);
+    if (!authorisation) return null;
+    const reference = keyWithin(req.idempotencyKey, referenceMax);
+    if (authorisation.merchantReference !== reference)
+      throw new Error(
+        `Adyen's AUTHORISATION of payment ${pspReference} names the reference ${authorisation.merchantReference}, not ${reference} of ${req.idempotencyKey}: it is not taken as the attempt's result`,
+      );
+    return answerOf(authorisation);
   }
 
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
-    // A payment Adyen holds as Received or Pending answers every replay the same way, so its lookup fails on
-    // and on; once Adyen may have dropped the key, the same request could be a second payment: never sent.
+    // Once Adyen may have dropped the key, the same request could be a second payment: never sent.
     if (clock().getTime() - req.sentAt >= keyKeptMs) throw keyMayBeGone(req);
-    const outcome = await send(req);
+    const outcome = await send(req, (pspReference) => settledBy(pspReference, req));
     // No final answer (Adyen busy with the first request, unreachable, or holding the payment as Received or
-    // Pending): fail, so the lookup is retried later.
+    // Pending with no AUTHORISATION received yet): fail, so the lookup is retried later.
     if (outcome.kind === 'ambiguous')
       throw new Error(`Adyen has no answer for ${req.idempotencyKey} yet: ${outcome.reason}`);
     return outcome;

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { GatewayKind } from '../../domain/gateway-kinds.js';
+import type { AdyenAuthorisationStore } from '../../store/adyen-authorisations.js';
 import type { TestGatewayStore } from '../../store/test-gateway.js';
 import { AdyenCredentials, createAdyenGateway } from './adyen.js';
 import { BraintreeCredentials, createBraintreeGateway } from './braintree.js';
@@ -9,12 +10,17 @@ import { createStripeGateway, StripeCredentials } from './stripe.js';
 import { createTestGateway, testGatewaySettings, type IssuerWorld } from './test-gateway.js';
 import type { GatewayAdapter } from './types.js';
 
-/** What an adapter factory gets: the gateway's account and name, its decrypted credentials and the sandbox store. */
+/**
+ * What an adapter factory gets: the gateway's account and name, its decrypted credentials, the sandbox store
+ * and what gateways' webhooks brought.
+ */
 export interface AdapterContext {
   accountId: string;
   name: string;
   credentials: Record<string, string>;
   sandbox: TestGatewayStore;
+  /** The AUTHORISATION results Adyen's webhook brought (api/routes/gateway-webhooks.ts). */
+  adyenAuthorisations: AdyenAuthorisationStore;
   /** Recoup's public URL (a gateway that wants a return URL for a shopper gets one here). */
   publicBaseUrl: string;
   /** The service's clock (an activity's: the workflow's time on the time-skipping server). */
@@ -47,7 +53,12 @@ const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
   adyen: {
     credentials: AdyenCredentials,
     create: (ctx) =>
-      createAdyenGateway(AdyenCredentials.parse(ctx.credentials), ctx.publicBaseUrl, ctx.clock),
+      createAdyenGateway(
+        AdyenCredentials.parse(ctx.credentials),
+        ctx.publicBaseUrl,
+        (pspReference) => ctx.adyenAuthorisations.find(ctx.accountId, pspReference),
+        ctx.clock,
+      ),
   },
   gocardless: {
     credentials: GoCardlessCredentials,

@@ -28,6 +28,7 @@ export function adaptersFor(
         name: g.name,
         credentials: g.credentials,
         sandbox: stores.sandbox,
+        adyenAuthorisations: stores.adyenAuthorisations,
         publicBaseUrl: env.publicBaseUrl,
         clock: env.clock,
         ...(env.world ? { world: env.world } : {}),

@@ -1,0 +1,97 @@
+// The library is CommonJS whose named exports Node's ESM loader cannot see: its values come off the default export.
+import adyen, { type Types } from '@adyen/api-library';
+import { normalizeDeclineCode } from '../../domain/declines.js';
+import type { AdyenAuthorisation } from '../../store/adyen-authorisations.js';
+import { declined, refusedToken, type ChargeAnswer, type ChargeOutcome } from './types.js';
+
+const { HttpClientException } = adyen;
+type PaymentResponse = Types.checkout.PaymentResponse;
+const { ResultCodeEnum } = adyen.Types.checkout.PaymentResponse;
+
+/** `01: New account information available` → `01` (Mastercard's merchant advice code, as Adyen writes it). */
+function adviceOf(response: PaymentResponse): string | null {
+  const text = response.additionalData?.['merchantAdviceCode'];
+  return text ? (/^\d{2}/.exec(text)?.[0] ?? null) : null;
+}
+
+/** Adyen's refusal reason (`Not enough balance`) read as Recoup's decline name, with the advice and the payment. */
+const refused = (reason: string | null | undefined, advice: string | null, id: string | null) =>
+  declined(normalizeDeclineCode(reason) || 'generic_decline', advice, id);
+
+/** Result codes that ask for the shopper, who is not there for a recurring charge. */
+const shopperNeeded: ReadonlySet<string> = new Set([
+  ResultCodeEnum.RedirectShopper,
+  ResultCodeEnum.IdentifyShopper,
+  ResultCodeEnum.ChallengeShopper,
+  ResultCodeEnum.PresentToShopper,
+]);
+
+/** Our outcome of Adyen's answer to a payment; null when Adyen has no final answer for it (yet). */
+export function outcomeOf(response: PaymentResponse): ChargeAnswer | null {
+  const id = response.pspReference ?? null;
+  switch (response.resultCode) {
+    case ResultCodeEnum.Authorised:
+      return id ? { kind: 'approved', gatewayTransactionId: id } : null;
+    case ResultCodeEnum.Refused:
+      return refused(response.refusalReason, adviceOf(response), id);
+    case ResultCodeEnum.Error:
+      return declined('processing_error', null, id);
+    case ResultCodeEnum.Cancelled:
+      return declined('generic_decline', null, id);
+    default:
+      return response.resultCode && shopperNeeded.has(response.resultCode)
+        ? declined('authentication_required', null, id)
+        : null;
+  }
+}
+
+/** The PSP reference of a payment Adyen holds as Received or Pending: its result comes in a webhook. */
+export function heldPayment(response: PaymentResponse): string | null {
+  const held =
+    response.resultCode === ResultCodeEnum.Received || response.resultCode === ResultCodeEnum.Pending;
+  return held ? (response.pspReference ?? null) : null;
+}
+
+/**
+ * The result Adyen's AUTHORISATION webhook gave a payment it held, read as a payment's answer is: approved,
+ * or refused with its reason as the decline (Adyen sends no merchant advice code there).
+ */
+export function answerOf(authorisation: AdyenAuthorisation): ChargeAnswer {
+  const id = authorisation.pspReference;
+  return authorisation.success
+    ? { kind: 'approved', gatewayTransactionId: id }
+    : refused(authorisation.reason, null, id);
+}
+
+/** Why Adyen's answer is not final: a payment it holds whose result has not come yet, or no answer to read. */
+export function unanswered(response: PaymentResponse): string {
+  const resultCode = response.resultCode ?? 'without a result';
+  return response.pspReference
+    ? `Adyen holds payment ${response.pspReference} as ${resultCode}; its final result comes only in Adyen's AUTHORISATION webhook, which has not reached Recoup yet`
+    : `Adyen answered ${resultCode} without a PSP reference`;
+}
+
+/** Adyen error codes of a stored payment method that can never be charged again as given. */
+const goneCodes: ReadonlySet<string> = new Set([
+  '800', // contract not found
+  '803', // payment details not found (the stored payment method was disabled or never existed)
+]);
+
+/**
+ * What a failed request means: a stored payment method Adyen no longer has is a decline; a request Adyen is
+ * still processing under this key (704), a lost answer or a 5xx is ambiguous. Anything else (wrong key,
+ * permissions, a merchant account the key may not use, an invalid request) is thrown: nothing was charged,
+ * and the activity tries again while the operator looks.
+ */
+export function refusal(error: unknown): ChargeOutcome {
+  if (error instanceof HttpClientException) {
+    if (error.errorCode && goneCodes.has(error.errorCode)) return refusedToken();
+    if (error.errorCode === '704' || error.statusCode >= 500)
+      return { kind: 'ambiguous', reason: `Adyen: ${error.message}` };
+    throw error;
+  }
+  // The library's ApiException: the connection failed or timed out before an answer.
+  if (error instanceof Object && 'name' in error && error.name === 'ApiException')
+    return { kind: 'ambiguous', reason: `Adyen: ${String((error as { message?: unknown }).message)}` };
+  throw error;
+}
