@@ -117,6 +117,12 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
   const now = caching.now ?? Date.now;
   const accountDocs = readThrough(ms, now, (id) => accounts.findOne({ _id: id }));
 
+  const sealGateway = (g: GatewayConfig): StoredGateway => ({
+    name: g.name,
+    kind: g.kind,
+    test: g.test,
+    credentials: seal(masterKey, g.credentials),
+  });
   const gatewaysOf = (doc: AccountDoc): GatewayConfig[] =>
     doc.gateways.map((g) => ({
       name: g.name,
@@ -145,12 +151,7 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
         _id: id,
         name: input.name,
         settings: input.settings,
-        gateways: input.gateways.map((g) => ({
-          name: g.name,
-          kind: g.kind,
-          test: g.test,
-          credentials: seal(masterKey, g.credentials),
-        })),
+        gateways: input.gateways.map(sealGateway),
         signingSecret: seal(masterKey, webhookSigningSecret),
         createdAt: at,
         updatedAt: at,
@@ -193,6 +194,24 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
     /** Replaces the settings (already validated as a whole by the caller). */
     async updateSettings(id: string, settings: Settings): Promise<Account | null> {
       await accounts.updateOne({ _id: id }, { $set: { settings, updatedAt: new Date() } });
+      accountDocs.forget(id);
+      return this.find(id);
+    },
+
+    /**
+     * Replaces the account's gateways (primary first), their credentials sealed with the master key. Other
+     * processes see them within `cacheMs`.
+     */
+    async setGateways(id: string, gateways: GatewayConfig[]): Promise<Account | null> {
+      await accounts.updateOne(
+        { _id: id },
+        {
+          $set: {
+            gateways: gateways.map(sealGateway),
+            updatedAt: new Date(),
+          },
+        },
+      );
       accountDocs.forget(id);
       return this.find(id);
     },

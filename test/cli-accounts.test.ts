@@ -65,7 +65,7 @@ afterAll(async () => {
 
 describe('recoup <group> <subcommand>', () => {
   it.each([
-    ['accounts', 'create, list, show, update, rotate-key, rotate-webhook-secret, sweep, close'],
+    ['accounts', 'create, list, show, update, set-gateways, rotate-key, rotate-webhook-secret, sweep, close'],
     ['webhooks', 'list, show, resend, test, resend-all'],
     ['connectors', 'set, remove, list'],
     ['recoveries', 'list, show, stop'],

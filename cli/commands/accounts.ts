@@ -1,5 +1,6 @@
 import { integerFlag, onePositional, parseCommand } from '../args.js';
 import { accountJson, accountLines, gatewaysLine } from '../account-view.js';
+import { setGateways } from './account-gateways.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { jsonFlag, print } from '../output.js';
@@ -14,6 +15,8 @@ export const accountsUsage = [
   'recoup accounts list [--json]',
   'recoup accounts show <clientId> [--json]',
   'recoup accounts update <clientId> --settings <json merge patch> [--json]',
+  'recoup accounts set-gateways <clientId> --gateway test|<kind>:<json credentials>',
+  '                       [--backup-gateway <kind>:<json credentials>]… [--json]',
   'recoup accounts rotate-key <clientId> [--json]',
   'recoup accounts rotate-webhook-secret <clientId> [--grace-hours <0-720>] [--json]',
   'recoup accounts sweep <clientId> [--json]',
@@ -231,6 +234,7 @@ export const accountsCommand = commandGroup('accounts', {
   list,
   show,
   update,
+  'set-gateways': setGateways,
   'rotate-key': rotateKey,
   'rotate-webhook-secret': rotateWebhookSecret,
   sweep,

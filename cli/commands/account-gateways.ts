@@ -1,0 +1,34 @@
+import { accountJson, accountLines } from '../account-view.js';
+import { onePositional, parseCommand } from '../args.js';
+import type { CliContext } from '../context.js';
+import { NotFoundError, UsageError } from '../errors.js';
+import { parseGateways } from '../gateway-spec.js';
+import { jsonFlag, print } from '../output.js';
+import { replaceGateways } from '../../services/account-gateways.js';
+
+export const setGatewaysUsage =
+  'recoup accounts set-gateways <clientId> --gateway test|<kind>:<json credentials> [--backup-gateway <kind>:<json credentials>]… [--json]';
+
+/**
+ * `recoup accounts set-gateways`: replaces the account's gateways, given as at creation (a rotated key, a new
+ * backup, Adyen's webhook HMAC key). Refused (exit 1) while a gateway that goes may still be charged by a
+ * recovery under way, or when a configured connector would no longer work.
+ */
+export async function setGateways(argv: string[], ctx: CliContext): Promise<void> {
+  const { values, positionals } = parseCommand(argv, {
+    ...jsonFlag,
+    gateway: { type: 'string' },
+    'backup-gateway': { type: 'string', multiple: true, default: [] },
+  });
+  const clientId = onePositional(positionals, 'clientId', setGatewaysUsage);
+  if (!values.gateway) throw new UsageError(`--gateway is required; usage: ${setGatewaysUsage}`);
+  const gateways = parseGateways(values.gateway, values['backup-gateway']);
+  const outcome = await replaceGateways(ctx.stores, clientId, gateways);
+  if (outcome.kind === 'not_found') throw new NotFoundError(`no account with clientId ${clientId}`);
+  if (outcome.kind === 'refused')
+    throw new Error(`the gateways of ${clientId} are unchanged: ${outcome.reason}`);
+  print(ctx, values.json, accountJson(outcome.account), () => [
+    `Set the gateways of ${clientId}.`,
+    ...accountLines(outcome.account),
+  ]);
+}

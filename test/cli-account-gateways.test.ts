@@ -1,0 +1,140 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collections } from '../store/collections.js';
+import { newHmacKey, notification, postAdyenWebhook, signedItem } from './support/adyen-webhook.js';
+import { cliEnvOf, runCli, type CliRun } from './support/cli.js';
+import { call, startStack, type Stack } from './support/stack.js';
+
+// A named database and master key, so the real `recoup` executable works on the stack's data.
+const dbName = `gw_${randomBytes(4).toString('hex')}`;
+const masterKey = randomBytes(32);
+let stack: Stack;
+
+const recoup = (...args: string[]): Promise<CliRun> => runCli(args, cliEnvOf(stack, masterKey));
+
+beforeAll(async () => {
+  stack = await startStack({ dbName, masterKey });
+});
+afterAll(() => stack.close());
+
+const adyenKey = `AQE${randomBytes(8).toString('hex')}`;
+const adyen = (extra: Record<string, string> = {}) =>
+  `adyen:${JSON.stringify({ apiKey: adyenKey, environment: 'test', ...extra })}`;
+
+/** The account's gateways as stored: names and kinds, and whether any credential is readable in the clear. */
+async function stored(accountId: string) {
+  const doc = await stack.stores.db
+    .collection<{ _id: string; gateways: Array<{ name: string; kind: string }> }>(collections.accounts)
+    .findOne({ _id: accountId });
+  return {
+    gateways: doc!.gateways.map((g) => `${g.name}:${g.kind}`),
+    clear: JSON.stringify(doc).includes(adyenKey),
+  };
+}
+
+describe('recoup accounts set-gateways', () => {
+  it("replaces an account's gateways, sealed, and the API takes them at once: an Adyen gateway given its webhook HMAC key", async () => {
+    const { account } = await stack.createAccount({}, [
+      {
+        name: 'adyen',
+        kind: 'adyen',
+        test: false,
+        credentials: { apiKey: adyenKey, environment: 'test' },
+      },
+    ]);
+    const key = newHmacKey();
+    const body = notification(
+      signedItem(
+        { pspReference: 'PSP1', merchantReference: `recovery/${account.id}/k/1`, success: true },
+        key,
+      ),
+    );
+    expect((await postAdyenWebhook(stack, account.id, body)).status).toBe(404);
+
+    const run = await recoup(
+      'accounts',
+      'set-gateways',
+      account.id,
+      '--gateway',
+      adyen({ hmacKey: key }),
+      '--backup-gateway',
+      'test',
+      '--json',
+    );
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      clientId: account.id,
+      gateways: [
+        { name: 'adyen', kind: 'adyen', test: false },
+        { name: 'test', kind: 'test', test: true },
+      ],
+    });
+    expect(await stored(account.id)).toEqual({ gateways: ['adyen:adyen', 'test:test'], clear: false });
+    expect(await postAdyenWebhook(stack, account.id, body)).toEqual({ status: 200, text: '[accepted]' });
+  });
+
+  it('refuses to remove a gateway while a recovery is under way (exit 1, nothing changed), and removes it once none is', async () => {
+    const { account, apiKey } = await stack.createAccount({}, [
+      { name: 'test', kind: 'test', test: true, credentials: {} },
+      { name: 'test-2', kind: 'test', test: true, credentials: {} },
+    ]);
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { amount: 2500, paymentMethodToken: 'tok_visa', originalDeclineCode: 'insufficient_funds' },
+    });
+    expect(queued.body).toMatchObject({ status: 'queued' });
+
+    const refused = await recoup('accounts', 'set-gateways', account.id, '--gateway', 'test');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/unchanged: 1 recoveries under way may still charge through test-2/);
+    expect((await stored(account.id)).gateways).toEqual(['test:test', 'test-2:test']);
+    // Rotating a kept gateway's credentials is no removal: allowed while the recovery waits.
+    const kept = await recoup(
+      'accounts',
+      'set-gateways',
+      account.id,
+      '--gateway',
+      'test',
+      '--backup-gateway',
+      'test',
+    );
+    expect(kept.code).toBe(0);
+
+    const stop = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: apiKey,
+      body: { transactionId: queued.body.transactionId, reason: 'not_owed' },
+    });
+    expect(stop.status).toBe(200);
+    const removed = await recoup('accounts', 'set-gateways', account.id, '--gateway', 'test');
+    expect(removed.code).toBe(0);
+    expect((await stored(account.id)).gateways).toEqual(['test:test']);
+  });
+
+  it('refuses gateways a configured connector cannot work with: Stripe Billing without a Stripe key of its own', async () => {
+    const { account } = await stack.createAccount({}, [
+      { name: 'stripe', kind: 'stripe', test: false, credentials: { secretKey: 'sk_test_abc' } },
+    ]);
+    await stack.stores.accounts.setConnector(account.id, 'stripe-billing', { webhookSecret: 'whsec_abc' });
+    const run = await recoup('accounts', 'set-gateways', account.id, '--gateway', 'test');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/the stripe-billing connector would no longer work: apiKey is required/);
+    expect((await stored(account.id)).gateways).toEqual(['stripe:stripe']);
+  });
+
+  it.each([
+    [['--gateway', 'stripe:{"secretKey":"nope"}'], 2, /secretKey: must be a Stripe secret key/],
+    [['--gateway', 'paypal'], 2, /a paypal gateway needs credentials/],
+    [[], 2, /--gateway is required/],
+  ])('refuses %j with exit %i and changes nothing', async (args, code, message) => {
+    const { account } = await stack.createAccount();
+    const run = await recoup('accounts', 'set-gateways', account.id, ...args);
+    expect(run.code).toBe(code);
+    expect(run.stderr).toMatch(message);
+    expect((await stored(account.id)).gateways).toEqual(['test:test']);
+  });
+
+  it('answers exit 1 for an unknown client', async () => {
+    const run = await recoup('accounts', 'set-gateways', `acct_${randomUUID()}`, '--gateway', 'test');
+    expect(run).toMatchObject({ code: 1, stderr: expect.stringMatching(/no account with clientId/) });
+  });
+});
