@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../runtime/crypto.js';
 import { eventsOf } from './support/events.js';
-import { onServer, postForm } from './support/pages.js';
+import { launchChromium, mintLink, openWindow as openOn, postForm } from './support/pages.js';
 import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
@@ -38,14 +38,8 @@ let n = 0;
 const amount = () => 3000 + (n += 1);
 
 beforeAll(async () => {
-  const executablePath = inject('chromiumPath');
-  if (!executablePath)
-    throw new Error(
-      "Browser tests need Debian's Chromium: run `apt-get install chromium`, then `npm run toolchain` so " +
-        '.tools/toolchain.json records it. No browser is ever downloaded by the tests.',
-    );
   mkdirSync(screenshots, { recursive: true });
-  browser = await chromium.launch({ executablePath });
+  browser = await launchChromium();
   stack = await startStack();
 });
 afterAll(async () => {
@@ -53,35 +47,19 @@ afterAll(async () => {
   await stack?.close();
 });
 
-/** A fresh browser window of this size (and language); CSP violations reported by the page are collected. */
-async function openWindow(
-  size: Viewport,
-  locale = 'en-US',
-): Promise<{ context: BrowserContext; page: Page; cspErrors: string[] }> {
-  const { name: _name, ...options } = size;
-  const context = await browser.newContext({ ...options, locale });
-  // Later routes win: everything off this server is aborted, except the two hosts answered here.
-  await context.route(
-    (url) => !url.href.startsWith(stack.baseUrl),
-    (route) => route.abort(),
-  );
-  await context.route('https://cdn.acme.test/**', (route) =>
-    route.fulfill({ contentType: 'image/svg+xml', body: logo }),
-  );
-  await context.route('https://shop.acme.test/**', (route) =>
-    route.fulfill({
-      contentType: 'text/html',
-      body: '<!doctype html><title>Acme</title><h1>Back at Acme</h1>',
-    }),
-  );
-  const page = await context.newPage();
-  const cspErrors: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
-      cspErrors.push(message.text());
+/** A fresh browser window of this size (and language), answering for Acme's logo and its return page. */
+const openWindow = ({ name: _name, ...size }: Viewport, locale = 'en-US') =>
+  openOn(browser, stack.baseUrl, {
+    ...size,
+    locale,
+    answers: {
+      'https://cdn.acme.test/**': { contentType: 'image/svg+xml', body: logo },
+      'https://shop.acme.test/**': {
+        contentType: 'text/html',
+        body: '<!doctype html><title>Acme</title><h1>Back at Acme</h1>',
+      },
+    },
   });
-  return { context, page, cspErrors };
-}
 
 const shoot = (page: Page, name: string, size: Viewport) =>
   page.screenshot({ path: join(screenshots, `${name}-${size.name}.png`), fullPage: true });
@@ -93,11 +71,11 @@ async function expectAccessibleLayout(page: Page, size: Viewport) {
   expect(overflow, `no horizontal scrolling at ${size.viewport.width}px`).toBeLessThanOrEqual(0);
 }
 
-async function generate(path: string, key: string, body: Record<string, unknown>) {
-  const res = await call<{ url: string; token: string }>(stack.baseUrl, 'POST', path, { key, body });
-  expect(res.status).toBe(200);
-  return { ...res.body, local: onServer(stack.baseUrl, res.body.url) };
-}
+const generate = (
+  path: '/api/recovery/update-card/generate' | '/api/cancel-flow/generate',
+  key: string,
+  body: Record<string, unknown>,
+) => mintLink(stack.baseUrl, path, key, body);
 
 async function waitForStatus(key: string, transactionId: string, status: string) {
   const res = await poll(

@@ -61,7 +61,12 @@ export function cancelFlowForm(
           : m.cancel.leadWithoutOffers(view.brandName)
       }
     </p>
-    ${view.error ? html`<div class="alert" role="alert"><p>${view.error}</p></div>` : ''}
+    ${
+      // Focused on arrival, so the reason the page came back is read first.
+      view.error
+        ? html`<div class="alert" role="alert" tabindex="-1" autofocus><p>${view.error}</p></div>`
+        : ''
+    }
     <form method="post" action="${view.action}">
       <input type="hidden" name="_form" value="${view.formToken}" />
       ${
@@ -97,7 +102,8 @@ export function cancelFlowForm(
     </form>`;
 }
 
-function confirmation(choice: CancelChoice, brand: string, m: PageMessages): Notice {
+/** What the customer's choice means: the confirmation's heading (and the page's title) and its sentence. */
+export function confirmation(choice: CancelChoice, brand: string, m: PageMessages): Notice {
   const { done } = m.cancel;
   if (choice.kind === 'cancel') return done.cancelled(brand);
   if (choice.kind === 'keep') return done.kept(brand);
@@ -109,8 +115,7 @@ function confirmation(choice: CancelChoice, brand: string, m: PageMessages): Not
 }
 
 /** Confirmation when the merchant gave no returnUrl. Recoup tells the merchant, who applies the choice. */
-export function cancelFlowDone(view: { brandName: string; choice: CancelChoice }, m: PageMessages): SafeHtml {
-  const { title, text } = confirmation(view.choice, view.brandName, m);
+export function cancelFlowDone({ title, text }: Notice, m: PageMessages): SafeHtml {
   return html`<h1>${title}</h1>
     <p class="lead" role="status">${text}</p>
     <p>${m.cancel.close}</p>`;

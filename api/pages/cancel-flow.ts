@@ -2,7 +2,7 @@ import { churnOutcomeOf, type CancelChoice } from '../../domain/links.js';
 import type { CancelOffer } from '../../domain/settings.js';
 import { sha256 } from '../../runtime/crypto.js';
 import type { AppContext } from '../context.js';
-import { cancelFlowDone, cancelFlowForm } from './cancel-flow-views.js';
+import { cancelFlowDone, cancelFlowForm, confirmation } from './cancel-flow-views.js';
 import { trustedForm } from './form-body.js';
 import { issueFormToken } from './form-token.js';
 import { sendPage } from './layout.js';
@@ -48,7 +48,7 @@ export function cancelFlowPage(deps: PageDeps) {
   ): void {
     const { link, account, brand, messages } = loaded;
     sendPage(ctx, status, {
-      title: messages.cancel.title,
+      title: error ? messages.errorTitle(messages.cancel.title) : messages.cancel.title,
       brand,
       messages,
       wide: true,
@@ -101,12 +101,13 @@ export function cancelFlowPage(deps: PageDeps) {
         ctx.redirect(link.data.returnUrl);
         return;
       }
+      const done = confirmation(choice, brand.name, messages);
       sendPage(ctx, 200, {
-        title: messages.cancel.thanks,
+        title: done.title,
         brand,
         messages,
         wide: true,
-        body: cancelFlowDone({ brandName: brand.name, choice }, messages),
+        body: cancelFlowDone(done, messages),
       });
     },
   };

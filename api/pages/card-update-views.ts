@@ -13,11 +13,15 @@ export interface CardFormView {
   expiry?: string;
 }
 
+// The expiry asks for the ordinary keyboard: a digits-only keypad (iOS's, for inputmode="numeric") has no "/".
 const fields = [
-  { name: 'number', id: 'card-number', autocomplete: 'cc-number', maxlength: 23 },
-  { name: 'expiry', id: 'card-expiry', autocomplete: 'cc-exp', maxlength: 7 },
-  { name: 'cvc', id: 'card-cvc', autocomplete: 'cc-csc', maxlength: 4 },
+  { name: 'number', id: 'card-number', autocomplete: 'cc-number', maxlength: 23, inputmode: 'numeric' },
+  { name: 'expiry', id: 'card-expiry', autocomplete: 'cc-exp', maxlength: 7, inputmode: null },
+  { name: 'cvc', id: 'card-cvc', autocomplete: 'cc-csc', maxlength: 4, inputmode: 'numeric' },
 ] as const;
+
+/** The refusal of the whole card, which describes the card number field it sends the customer back to. */
+const refusalId = 'card-refusal';
 
 type Field = (typeof fields)[number];
 
@@ -38,6 +42,8 @@ function input(field: Field, view: CardFormView, m: PageMessages, focus: boolean
   const error = errorOf(field, view, m);
   const { label, hint } = labelOf(field, m);
   const errorId = `${field.id}-error`;
+  const refused = view.refusal && field.name === 'number' ? refusalId : null;
+  const describedBy = [error ? errorId : null, refused].filter((id) => id !== null).join(' ');
   // The card number and security code are never echoed back into the page.
   const value = field.name === 'expiry' ? (view.expiry ?? '') : '';
   return html`<div class="field">
@@ -46,13 +52,14 @@ function input(field: Field, view: CardFormView, m: PageMessages, focus: boolean
       id="${field.id}"
       name="${field.name}"
       type="text"
-      inputmode="numeric"
+      ${field.inputmode ? html`inputmode="${field.inputmode}"` : ''}
       autocomplete="${field.autocomplete}"
       maxlength="${field.maxlength}"
       required
       spellcheck="false"
       value="${value}"
-      ${error ? html`aria-invalid="true" aria-describedby="${errorId}"` : ''}
+      ${error ? html`aria-invalid="true"` : ''}
+      ${describedBy ? html`aria-describedby="${describedBy}"` : ''}
       ${focus ? html`autofocus` : ''}
     />
     ${error ? html`<span class="field-error" id="${errorId}">${error}</span>` : ''}
@@ -64,7 +71,7 @@ function problems(view: CardFormView, m: PageMessages): SafeHtml | string {
   if (!view.refusal && listed.length === 0) return '';
   return html`<div class="alert" role="alert">
     <h2>${view.refusal ? m.card.notAccepted : m.card.checkDetails}</h2>
-    ${view.refusal ? html`<p>${view.refusal}</p>` : ''}
+    ${view.refusal ? html`<p id="${refusalId}">${view.refusal}</p>` : ''}
     ${
       listed.length > 0
         ? html`<ul>

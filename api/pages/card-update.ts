@@ -23,8 +23,9 @@ export function cardUpdatePage(deps: PageDeps) {
     problems: { errors?: CardFormErrors; refusal?: string; expiry?: string } = {},
   ): void {
     const { brand, messages } = loaded;
+    const failed = problems.errors !== undefined || problems.refusal !== undefined;
     sendPage(ctx, status, {
-      title: messages.card.title,
+      title: failed ? messages.errorTitle(messages.card.title) : messages.card.title,
       brand,
       messages,
       body: cardForm(

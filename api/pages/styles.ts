@@ -2,7 +2,9 @@ import { sha256 } from '../../runtime/crypto.js';
 
 /**
  * The hosted pages' stylesheet, served from /hosted/styles.css so the CSP needs no inline styles; the
- * account's colours come in a nonce'd <style> of three custom properties. Text colours meet WCAG AA.
+ * account's colours come in a nonce'd <style> of three custom properties. Text colours meet WCAG AA in
+ * every state: hover underlines rather than shading, since a filter would change colours whose contrast
+ * was computed. Two-column rows fall to one column when a column would be under 10rem (320 px reflow).
  */
 export const stylesheet = `
 *, *::before, *::after { box-sizing: border-box; }
@@ -10,12 +12,13 @@ html { -webkit-text-size-adjust: 100%; }
 body {
   margin: 0; min-height: 100vh; background: #f3f4f6; color: #1f2328;
   font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  overflow-wrap: break-word;
 }
 .page { max-width: 32rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
 .page.wide { max-width: 44rem; }
 .masthead { display: flex; align-items: center; gap: .75rem; min-height: 3rem; margin-bottom: 1rem; }
 .masthead img { max-height: 2.5rem; max-width: 12rem; }
-.brand-name { font-size: 1.25rem; font-weight: 700; color: #1f2328; }
+.brand-name { font-size: 1.25rem; font-weight: 700; color: #1f2328; min-width: 0; }
 .panel {
   background: #fff; border: 1px solid #d0d7de; border-radius: .75rem; padding: 1.5rem;
   box-shadow: 0 1px 3px rgba(31, 35, 40, .08);
@@ -26,7 +29,7 @@ h2 { font-size: 1.125rem; margin: 0 0 .25rem; }
 p { margin: 0 0 1rem; }
 .lead { color: #424a53; }
 .field { margin-bottom: 1.125rem; }
-.row { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+.row { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 10rem), 1fr)); gap: 0 1rem; }
 label { display: block; font-weight: 600; margin-bottom: .375rem; }
 .hint { display: block; font-weight: 400; color: #57606a; font-size: .875rem; }
 input {
@@ -46,9 +49,9 @@ input[aria-invalid="true"] { border: 2px solid #b42318; }
 .button {
   display: inline-flex; align-items: center; justify-content: center; width: 100%; min-height: 2.875rem;
   padding: .625rem 1rem; font: inherit; font-weight: 600; text-decoration: none; cursor: pointer;
-  border-radius: .5rem; border: 2px solid var(--brand); background: var(--brand); color: var(--on-brand);
+  border-radius: .5rem; border: 2px solid var(--accent); background: var(--brand); color: var(--on-brand);
 }
-.button:hover { filter: brightness(.93); }
+.button:hover { text-decoration: underline; text-underline-offset: .2em; }
 .button.secondary { background: #fff; color: var(--accent); border-color: var(--accent); }
 .button.plain { background: #fff; color: #1f2328; border: 1px solid #6e7781; }
 a { color: var(--accent); }

@@ -9,6 +9,7 @@ export const de: PageMessages = {
   months,
   neutralBrand,
   footer: (brand) => `Sichere Seite für ${brand}, bereitgestellt von Recoup`,
+  errorTitle: (title) => `Fehler: ${title}`,
 
   card: {
     title: 'Zahlungsdaten aktualisieren',
@@ -78,7 +79,6 @@ export const de: PageMessages = {
       text: (price, current) =>
         `Behalten Sie das Wichtigste und zahlen Sie ${price}${current ? ` statt ${current}` : ''} pro Abrechnungszeitraum.`,
     },
-    thanks: 'Vielen Dank',
     done: {
       cancelled: (brand) => ({
         title: 'Ihre Kündigung wurde übermittelt',

@@ -7,6 +7,7 @@ export const en: PageMessages = {
   months,
   neutralBrand: 'Payment update',
   footer: (brand) => `Secure page provided for ${brand} by Recoup`,
+  errorTitle: (title) => `Error: ${title}`,
 
   card: {
     title: 'Update your payment details',
@@ -72,7 +73,6 @@ export const en: PageMessages = {
       text: (price, current) =>
         `Keep the essentials for ${price}${current ? ` instead of ${current}` : ''} per billing period.`,
     },
-    thanks: 'Thank you',
     done: {
       cancelled: (brand) => ({
         title: 'Your cancellation has been sent',

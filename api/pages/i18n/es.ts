@@ -7,6 +7,7 @@ export const es: PageMessages = {
   months,
   neutralBrand: 'Actualización de pago',
   footer: (brand) => `Página segura ofrecida por Recoup para ${brand}`,
+  errorTitle: (title) => `Error: ${title}`,
 
   card: {
     title: 'Actualice sus datos de pago',
@@ -75,7 +76,6 @@ export const es: PageMessages = {
       text: (price, current) =>
         `Conserve lo esencial por ${price}${current ? ` en lugar de ${current}` : ''} en cada periodo de facturación.`,
     },
-    thanks: 'Gracias',
     done: {
       cancelled: (brand) => ({
         title: 'Se ha enviado su solicitud de cancelación',

@@ -9,6 +9,7 @@ export const fr: PageMessages = {
   months,
   neutralBrand: 'Mise à jour du paiement',
   footer: (brand) => `Page sécurisée fournie par Recoup pour ${brand}`,
+  errorTitle: (title) => `Erreur\u202f: ${title}`,
 
   card: {
     title: 'Mettez à jour vos informations de paiement',
@@ -77,7 +78,6 @@ export const fr: PageMessages = {
       text: (price, current) =>
         `Gardez l’essentiel pour ${price}${current ? ` au lieu de ${current}` : ''} par période de facturation.`,
     },
-    thanks: 'Merci',
     done: {
       cancelled: (brand) => ({
         title: 'Votre demande de résiliation a été envoyée',

@@ -13,6 +13,7 @@ export const it: PageMessages = {
   months,
   neutralBrand: 'Aggiornamento pagamento',
   footer: (brand) => `Pagina sicura fornita da Recoup per ${brand}`,
+  errorTitle: (title) => `Errore: ${title}`,
 
   card: {
     title: 'Aggiorni i dati di pagamento',
@@ -81,7 +82,6 @@ export const it: PageMessages = {
       text: (price, current) =>
         `Mantenga l’essenziale e paghi ${price}${current ? ` invece di ${current}` : ''} per ogni periodo di fatturazione.`,
     },
-    thanks: 'Grazie',
     done: {
       cancelled: (brand) => ({
         title: 'La richiesta di disdetta è stata inviata',

@@ -19,6 +19,8 @@ export interface PageMessages {
   /** The name on pages that belong to no account (an unknown link). */
   neutralBrand: string;
   footer: (brand: string) => string;
+  /** The title of a page showing errors, so they are heard first (WCAG 2.4.2, 3.3.1). */
+  errorTitle: (title: string) => string;
 
   card: {
     title: string;
@@ -68,7 +70,6 @@ export interface PageMessages {
       /** `price` of the smaller plan, `current` the subscription's price when known. */
       text: (price: string, current: string | null) => string;
     };
-    thanks: string;
     done: {
       cancelled: (brand: string) => Notice;
       kept: (brand: string) => Notice;

@@ -8,6 +8,7 @@ export const nl: PageMessages = {
   months,
   neutralBrand: 'Betaalgegevens',
   footer: (brand) => `Beveiligde pagina voor ${brand}, aangeboden door Recoup`,
+  errorTitle: (title) => `Fout: ${title}`,
 
   card: {
     title: 'Betaalgegevens bijwerken',
@@ -74,7 +75,6 @@ export const nl: PageMessages = {
       text: (price, current) =>
         `Houd het belangrijkste en betaal ${price}${current ? ` in plaats van ${current}` : ''} per factuurperiode.`,
     },
-    thanks: 'Bedankt',
     done: {
       cancelled: (brand) => ({
         title: 'Uw opzegging is verstuurd',

@@ -12,6 +12,7 @@ export const pt: PageMessages = {
   months,
   neutralBrand: 'Atualização de pagamento',
   footer: (brand) => `Página segura fornecida pela Recoup para ${brand}`,
+  errorTitle: (title) => `Erro: ${title}`,
 
   card: {
     title: 'Atualize os dados de pagamento',
@@ -78,7 +79,6 @@ export const pt: PageMessages = {
       text: (price, current) =>
         `Fique com o essencial por ${price}${current ? ` em vez de ${current}` : ''} em cada período de pagamento.`,
     },
-    thanks: 'Obrigado',
     done: {
       cancelled: (brand) => ({
         title: 'O pedido de cancelamento foi enviado',
