@@ -134,6 +134,31 @@ describe('smart retries on the time-skipping server', () => {
     expect(status.body).toMatchObject({ status: 'succeeded', amount: 3000 });
   });
 
+  it('a part of the payment made elsewhere while a charge is being confirmed: the charge collected what it was sent for, and that is what is recorded', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    // The gateway takes the charge but its answer is lost: the recovery confirms it before anything else.
+    const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { amount: 5000, paymentMethodToken: 'tok_timeout', originalDeclineCode: 'try_again_later' },
+    });
+    const id = String(answer.body.transactionId);
+    const doc = await stack.stores.recoveries.find(account.id, id);
+    expect(doc).toMatchObject({ state: 'reconciling' });
+    const handle = env.client.workflow.getHandle(doc!.workflowId);
+    await handle.signal(amountDueSignal, { amount: 3000 });
+    await handle.result();
+    const final = (await stack.stores.recoveries.find(account.id, id))!;
+    expect(final).toMatchObject({ state: 'succeeded', amount: 5000 });
+    const charge = await stack.stores.db
+      .collection<SandboxCharge>('sandboxCharges')
+      .findOne({ transactionId: final.gatewayTransactionId! });
+    expect(charge).toMatchObject({ amount: 5000, approved: true });
+    const events = await stack.stores.events.list({ accountId: account.id, limit: 10 });
+    expect(events.map((e) => [e.type, e.payload])).toEqual([
+      ['recovery.success', expect.objectContaining({ amount: 5000, trigger: 'reconciliation' })],
+    ]);
+  });
+
   it('a recovery that keeps failing exhausts its budget on schedule and emits recovery.failed once', async () => {
     const { apiKey, account } = await stack.createAccount({
       retryPolicy: { maxAttempts: 4, maxDays: 21 },
@@ -238,9 +263,8 @@ describe('smart retries on the time-skipping server', () => {
     });
     expect(out.answer.body).toMatchObject({ status: 'unknown' });
     expect(out.final.state).toBe('succeeded');
-    expect(await stack.stores.db.collection('sandboxCharges').countDocuments({ token: 'tok_timeout' })).toBe(
-      1,
-    );
+    const charges = { token: 'tok_timeout', amount: out.final.amount };
+    expect(await stack.stores.db.collection('sandboxCharges').countDocuments(charges)).toBe(1);
     expect(out.events.map((e) => e.type)).toEqual(['recovery.success']);
     expect(out.events[0]!.payload).toMatchObject({ trigger: 'reconciliation' });
   });

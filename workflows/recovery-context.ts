@@ -165,7 +165,8 @@ export class RecoveryContext {
 
   /**
    * Takes on the lower amount the billing platform reported still due, if any: the read model first, so
-   * status, reports and every later charge and event carry it. Called before each step, never mid-charge.
+   * status, reports and every later charge and event carry it. Called before each step (never mid-charge),
+   * but not before the success a charge ends with: that records the amount it collected.
    */
   async takeAmountDue(): Promise<void> {
     const due = this.amountDue;

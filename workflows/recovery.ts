@@ -179,8 +179,9 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     const next = nextStep(loop, Date.now());
     loop = next.state;
     const step = next.step;
-    // Part of the payment made elsewhere meanwhile: what is still due is what the next step works with.
-    await ctx.takeAmountDue();
+    // Part of the payment made elsewhere meanwhile: what is still due is what the next step works with. Not
+    // when a charge has just collected: it took the amount it was sent with, and that is what is recorded.
+    if (step.kind !== 'finish' || step.outcome.kind !== 'succeeded') await ctx.takeAmountDue();
     if (step.kind === 'finish') return finish(ctx, screen, step.outcome);
     // Stopped by the merchant or the billing platform: nothing more is charged.
     const stopReason = ctx.stopRequested;
