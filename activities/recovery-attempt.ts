@@ -2,15 +2,11 @@ import { classifyDecline } from '../domain/declines.js';
 import type { GatewayKind, PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
 import { toGatewayUnits } from '../domain/money.js';
-import {
-  isStopAdvice,
-  underCardNetworkRules,
-  type CardBrand,
-  type NetworkDecision,
-} from '../domain/network-rules.js';
+import { isStopAdvice, underCardNetworkRules, type CardBrand } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import type { Account } from '../store/accounts.js';
+import type { ClaimDecision } from '../store/card-budgets.js';
 import type { AttemptRecord } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
 import { gatewayFor, gatewayOf } from './gateways/resolve.js';
@@ -112,7 +108,7 @@ export function attemptActivities(deps: ActivityDeps) {
   }
 
   /** Asks the card networks' rules, with the account's caps, for one more attempt on the card, and counts it. */
-  function claimCardBudget(input: AttemptInput, account: Account, now: Date): Promise<NetworkDecision> {
+  function claimCardBudget(input: AttemptInput, account: Account, now: Date): Promise<ClaimDecision> {
     return stores.cardBudgets.claim({
       cardKey: cardKeyOf(input.accountId, input.option.token),
       brand: input.brand,
@@ -152,18 +148,22 @@ export function attemptActivities(deps: ActivityDeps) {
     request: ChargeRequest,
   ): Promise<AttemptResult> {
     const now = new Date(input.now);
+    let claimedAt = now;
     if (underCardNetworkRules(kind, input.paymentMethodType)) {
       const decision = await claimCardBudget(input, account, now);
       if (!decision.allowed) {
         metrics.heldByNetworkRules(input.brand);
         return { kind: 'not_allowed', reason: decision.reason, retryAt: decision.retryAt };
       }
+      claimedAt = decision.claimedAt;
     }
     // `input.now` is the time of the workflow task that runs this: a worker replaying the workflow after one
     // died mid-charge decides the attempt again, later. The record, made once per attempt, is when it was
-    // first sent.
-    const firstSentAt = await stores.attemptSends.firstSent(input.accountId, input.attemptKey, now);
-    return measured(kind, 'charge', () => adapter.charge({ ...request, firstSentAt: firstSentAt.getTime() }));
+    // first sent; a card attempt first sent by a worker of a version before that record has only its budget
+    // claim, which says the same.
+    const recorded = await stores.attemptSends.firstSent(input.accountId, input.attemptKey, now);
+    const firstSentAt = Math.min(recorded.getTime(), claimedAt.getTime());
+    return measured(kind, 'charge', () => adapter.charge({ ...request, firstSentAt }));
   }
 
   return {

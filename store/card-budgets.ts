@@ -58,6 +58,13 @@ export interface CardClaim {
 }
 
 /**
+ * The network rules' answer to a claim. An allowed one carries `claimedAt`, when the attempt was first
+ * claimed: the time of its own earlier claim for a retry (the claim is durable and made once per attempt
+ * key), else `now`; so it is when the attempt first got past the budget, however often it is retried.
+ */
+export type ClaimDecision = { allowed: true; claimedAt: Date } | Extract<NetworkDecision, { allowed: false }>;
+
+/**
  * Per-card attempt counters shared by every recovery, exact under any concurrency without atomic updates
  * (FerretDB has none): attempts are numbered claims of their card (see `sequence`). Claim n+1 is inserted
  * only after its claimer asked the network rules with claims 1..n in view, and only once, so no cap can be
@@ -80,12 +87,15 @@ export function createCardBudgetStore(db: Db) {
   }
 
   return {
-    /** Asks the network rules for one more attempt on the card and, if allowed, records it. */
-    async claim(input: CardClaim): Promise<NetworkDecision> {
+    /**
+     * Asks the network rules for one more attempt on the card and, if allowed, records it; an allowed answer
+     * says when the attempt was first claimed.
+     */
+    async claim(input: CardClaim): Promise<ClaimDecision> {
       const { cardKey, attemptKey, now } = input;
       // A stop the card met in any recovery stands as this attempt's advice: it outlasts every window.
       const advice = (await stopOf(cardKey)) ?? input.advice;
-      let decision: NetworkDecision = { allowed: true };
+      let decision: ClaimDecision = { allowed: true, claimedAt: now };
       await numbered.claim(
         cardKey,
         async (highest) => {
@@ -96,11 +106,12 @@ export function createCardBudgetStore(db: Db) {
             maxWindowClaims,
           );
           // A retried activity finds its own claim: it was counted once, and stays allowed.
-          if (inWindow.some((c) => c.attemptKey === attemptKey)) {
-            decision = { allowed: true };
+          const own = inWindow.find((c) => c.attemptKey === attemptKey);
+          if (own) {
+            decision = { allowed: true, claimedAt: own.at };
             return false;
           }
-          decision = networkDecision({
+          const answer = networkDecision({
             brand: input.brand,
             declineCode: input.declineCode,
             advice,
@@ -109,6 +120,7 @@ export function createCardBudgetStore(db: Db) {
             now: now.getTime(),
             ...(input.rules ? { rules: input.rules } : {}),
           });
+          decision = answer.allowed ? { allowed: true, claimedAt: now } : answer;
           return decision.allowed;
         },
         () => ({ cardKey, at: now, attemptKey }),

@@ -4,6 +4,7 @@ import { createActivities } from '../activities/index.js';
 import type { AttemptInput } from '../activities/recovery-attempt.js';
 import type { GatewayConfig } from '../domain/settings.js';
 import { cardKeyOf } from '../runtime/crypto.js';
+import { collections } from '../store/collections.js';
 import {
   startBraintreeEmulator,
   type BraintreeEmulator,
@@ -147,6 +148,67 @@ describe('a recovery on an account whose gateway is Braintree', () => {
   });
 });
 
+/**
+ * A sale goes through but the worker dies before its answer; another worker replays the workflow 45 s later
+ * and sends the attempt again with its own clock (after `beforeReplay`): Braintree sells once.
+ */
+async function soldOnceAfterReplay(
+  paymentMethodType: 'card' | 'paypal' | 'venmo',
+  brand: 'visa' | 'unknown',
+  beforeReplay: (attemptKey: string) => Promise<unknown> = () => Promise.resolve(),
+) {
+  // Braintree and the worker on one clock the test moves.
+  let now = Date.UTC(2026, 5, 1, 9);
+  const onClock = await startBraintreeEmulator(() => new Date(now));
+  try {
+    onClock.addPaymentMethod('replayed', {
+      customerId: 'replayed-customer',
+      answers: ['lost', 'approve'],
+    });
+    onClock.searchLag(2 * 60_000);
+    const { account } = await stack.createAccount({}, [
+      { name: 'braintree', kind: 'braintree', test: false, credentials: onClock.credentials },
+    ]);
+    const activities = createActivities({ ...activityDeps(stack), clock: () => new Date(now) });
+    const attempt: AttemptInput = {
+      accountId: account.id,
+      transactionId: randomUUID(),
+      attemptKey: `${randomUUID()}/1`,
+      attemptNo: 1,
+      option: { gateway: 'braintree', token: 'replayed|replayed-customer', role: 'primary' },
+      amount: 4900,
+      currency: 'USD',
+      paymentMethodType,
+      simulate: null,
+      brand,
+      fromCode: 'insufficient_funds',
+      advice: null,
+      offsetMinutes: 0,
+      now,
+    };
+    // The sale goes through, but the worker dies before its answer: the workflow task is never completed.
+    expect((await activities.attemptCharge(attempt)).kind).toBe('ambiguous');
+    // Another worker replays the task 45 s later, and the workflow sends the attempt with its own clock.
+    now += 45_000;
+    await beforeReplay(attempt.attemptKey);
+    expect(await activities.attemptCharge({ ...attempt, now })).toMatchObject({
+      kind: 'ambiguous',
+      reason: expect.stringMatching(/retried attempt/) as string,
+    });
+    expect(onClock.transactions()).toHaveLength(1);
+    // Once Braintree's search shows the sale, the attempt answers with it.
+    now += 2 * 60_000;
+    const [sale] = onClock.transactions();
+    expect(await activities.attemptCharge({ ...attempt, now })).toEqual({
+      kind: 'approved',
+      gatewayTransactionId: sale!.id,
+    });
+    expect(onClock.transactions()).toHaveLength(1);
+  } finally {
+    await onClock.close();
+  }
+}
+
 describe('an attempt a worker charges again after replaying the workflow of one that died mid-sale', () => {
   // A card claims its network budget; PayPal and Venmo make no claim (no card brand), and sell once all the same.
   it.each([
@@ -155,56 +217,11 @@ describe('an attempt a worker charges again after replaying the workflow of one 
     ['venmo', 'unknown'],
   ] as const)(
     "a %s payment method sells once: the charge counts from the attempt's first-sent record, not from the replay's fresh clock",
-    async (paymentMethodType, brand) => {
-      // Braintree and the worker on one clock the test moves.
-      let now = Date.UTC(2026, 5, 1, 9);
-      const onClock = await startBraintreeEmulator(() => new Date(now));
-      try {
-        onClock.addPaymentMethod('replayed', {
-          customerId: 'replayed-customer',
-          answers: ['lost', 'approve'],
-        });
-        onClock.searchLag(2 * 60_000);
-        const { account } = await stack.createAccount({}, [
-          { name: 'braintree', kind: 'braintree', test: false, credentials: onClock.credentials },
-        ]);
-        const activities = createActivities({ ...activityDeps(stack), clock: () => new Date(now) });
-        const attempt: AttemptInput = {
-          accountId: account.id,
-          transactionId: randomUUID(),
-          attemptKey: `${randomUUID()}/1`,
-          attemptNo: 1,
-          option: { gateway: 'braintree', token: 'replayed|replayed-customer', role: 'primary' },
-          amount: 4900,
-          currency: 'USD',
-          paymentMethodType,
-          simulate: null,
-          brand,
-          fromCode: 'insufficient_funds',
-          advice: null,
-          offsetMinutes: 0,
-          now,
-        };
-        // The sale goes through, but the worker dies before its answer: the workflow task is never completed.
-        expect((await activities.attemptCharge(attempt)).kind).toBe('ambiguous');
-        // Another worker replays the task 45 s later, and the workflow sends the attempt with its own clock.
-        now += 45_000;
-        expect(await activities.attemptCharge({ ...attempt, now })).toMatchObject({
-          kind: 'ambiguous',
-          reason: expect.stringMatching(/retried attempt/) as string,
-        });
-        expect(onClock.transactions()).toHaveLength(1);
-        // Once Braintree's search shows the sale, the attempt answers with it.
-        now += 2 * 60_000;
-        const [sale] = onClock.transactions();
-        expect(await activities.attemptCharge({ ...attempt, now })).toEqual({
-          kind: 'approved',
-          gatewayTransactionId: sale!.id,
-        });
-        expect(onClock.transactions()).toHaveLength(1);
-      } finally {
-        await onClock.close();
-      }
-    },
+    (paymentMethodType, brand) => soldOnceAfterReplay(paymentMethodType, brand),
   );
+
+  it('a card attempt first sent by a worker of the version before that record sells once: its budget claim says when', () =>
+    soldOnceAfterReplay('card', 'visa', (attemptKey) =>
+      stack.stores.db.collection<{ _id: string }>(collections.attemptSends).deleteOne({ _id: attemptKey }),
+    ));
 });

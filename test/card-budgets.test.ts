@@ -70,10 +70,31 @@ describe('idempotency per attempt key', () => {
       claim(card, { attemptKey: 'wf-a/1' }),
       claim(card, { attemptKey: 'wf-a/1' }),
     ]);
-    expect(again).toEqual([{ allowed: true }, { allowed: true }]);
+    expect(again).toEqual([
+      { allowed: true, claimedAt: start },
+      { allowed: true, claimedAt: start },
+    ]);
     const later = await claim(card, { attemptKey: 'wf-a/1', now: new Date(start.getTime() + hour) });
-    expect(later).toEqual({ allowed: true });
+    expect(later).toEqual({ allowed: true, claimedAt: start });
     expect(await budgets.attemptsSince(card, new Date(0))).toEqual([start.getTime()]);
+  });
+
+  it("a retried claim answers with the first claim's time: when the attempt was first sent, however late the retry", async () => {
+    const card = newCard();
+    const first = await claim(card, { attemptKey: 'wf-first/1' });
+    // A worker that replays the workflow after a crash claims again with its own, later clock.
+    const replayed = await claim(card, {
+      attemptKey: 'wf-first/1',
+      now: new Date(start.getTime() + 45_000),
+    });
+    expect(first).toEqual({ allowed: true, claimedAt: start });
+    expect(replayed).toEqual({ allowed: true, claimedAt: start });
+    // Another attempt on the card is a claim of its own, at its own time.
+    const next = new Date(start.getTime() + day);
+    expect(await claim(card, { attemptKey: 'wf-first/2', now: next })).toEqual({
+      allowed: true,
+      claimedAt: next,
+    });
   });
 
   it('answers a retried claim as allowed even once the card is at its cap', async () => {
@@ -81,7 +102,7 @@ describe('idempotency per attempt key', () => {
     const mc = { brand: 'mastercard' as const, declineCode: 'do_not_honor' };
     for (let i = 0; i < 10; i += 1) await claim(card, { ...mc, attemptKey: `wf-b/${i}` });
     expect(await claim(card, { ...mc, attemptKey: 'wf-b/10' })).toMatchObject({ allowed: false });
-    expect(await claim(card, { ...mc, attemptKey: 'wf-b/3' })).toEqual({ allowed: true });
+    expect(await claim(card, { ...mc, attemptKey: 'wf-b/3' })).toEqual({ allowed: true, claimedAt: start });
   });
 });
 
@@ -108,7 +129,10 @@ describe('one Visa card across several recoveries', () => {
     const refused = await claim(card, { attemptKey: 'new/0', now: new Date(start.getTime() + 10 * day) });
     expect(refused).toMatchObject({ allowed: false, retryAt: start.getTime() + 30 * day });
     const after = new Date(start.getTime() + 30 * day);
-    expect(await claim(card, { attemptKey: 'new/1', now: after })).toEqual({ allowed: true });
+    expect(await claim(card, { attemptKey: 'new/1', now: after })).toEqual({
+      allowed: true,
+      claimedAt: after,
+    });
     expect(await claim(card, { attemptKey: 'new/2', now: after })).toMatchObject({ allowed: false });
   });
 
@@ -129,9 +153,11 @@ describe('Mastercard advice waits', () => {
       allowed: false,
       retryAt: start.getTime() + day,
     });
+    // The refusal left no claim: allowed a day later, the attempt is first claimed then.
     const nextDay = new Date(start.getTime() + day);
     expect(await claim(card, { ...mc, advice: '25', attemptKey: 'wf-c/2', now: nextDay })).toEqual({
       allowed: true,
+      claimedAt: nextDay,
     });
   });
 });
@@ -141,7 +167,7 @@ describe('Mastercard stop advice across recoveries', () => {
 
   it('refuses every later claim on the card for good; the attempt that met it still replays', async () => {
     const card = newCard();
-    expect(await claim(card, { ...mc, attemptKey: 'rec-1/1' })).toEqual({ allowed: true });
+    expect(await claim(card, { ...mc, attemptKey: 'rec-1/1' })).toEqual({ allowed: true, claimedAt: start });
     await budgets.rememberStop(card, { advice: '03', at: start });
 
     // Another recovery of the card, with no advice of its own, now and a year later.
@@ -151,7 +177,7 @@ describe('Mastercard stop advice across recoveries', () => {
         reason: mentioning('advice code 03'),
         retryAt: null,
       });
-    expect(await claim(card, { ...mc, attemptKey: 'rec-1/1' })).toEqual({ allowed: true });
+    expect(await claim(card, { ...mc, attemptKey: 'rec-1/1' })).toEqual({ allowed: true, claimedAt: start });
     expect(await budgets.attemptsSince(card, new Date(0))).toEqual([start.getTime()]);
   });
 
@@ -162,7 +188,7 @@ describe('Mastercard stop advice across recoveries', () => {
     await budgets.rememberStop(alsoStopped, { advice: '03', at: start });
     expect(await claim(stopped, mc)).toMatchObject({ allowed: false, reason: mentioning('21') });
     expect(await claim(alsoStopped, mc)).toMatchObject({ allowed: false, reason: mentioning('03') });
-    expect(await claim(other, mc)).toEqual({ allowed: true });
+    expect(await claim(other, mc)).toEqual({ allowed: true, claimedAt: start });
   });
 });
 
@@ -170,10 +196,13 @@ describe('configured caps', () => {
   it('count up to the largest cap a setting may give exactly', async () => {
     const card = newCard();
     const rules = NetworkRules.parse({ visa: { maxPer30Days: maxNetworkCap } });
-    for (let i = 0; i < maxNetworkCap; i += 1)
-      expect(
-        await claim(card, { attemptKey: `big/${i}`, now: new Date(start.getTime() + i * 1000), rules }),
-      ).toEqual({ allowed: true });
+    for (let i = 0; i < maxNetworkCap; i += 1) {
+      const now = new Date(start.getTime() + i * 1000);
+      expect(await claim(card, { attemptKey: `big/${i}`, now, rules })).toEqual({
+        allowed: true,
+        claimedAt: now,
+      });
+    }
     expect(
       await claim(card, { attemptKey: 'big/last', now: new Date(start.getTime() + day), rules }),
     ).toMatchObject({ allowed: false, retryAt: start.getTime() + 30 * day });
