@@ -14,13 +14,51 @@ export type GatewaysOutcome =
  * Billing, Braintree and Recharge read their platform with a gateway's credentials). Used by `recoup
  * accounts set-gateways`; workers and the API see the change within the account cache's time.
  */
+/** Two gateways with the very same kind and credentials: the same gateway account. */
+const sameGateway = (a: GatewayConfig, b: GatewayConfig) =>
+  a.kind === b.kind &&
+  JSON.stringify(Object.entries(a.credentials).sort()) ===
+    JSON.stringify(Object.entries(b.credentials).sort());
+
+/**
+ * The new gateways, named so that each gateway that stays keeps its name, wherever it now stands: a
+ * recovery's planned attempts and its lookups name their gateway. One given with a current gateway's very
+ * credentials is that gateway; the others take the names left of their kind in order (a rotated key), then
+ * new ones (`stripe-3`).
+ */
+function keepNames(current: GatewayConfig[], next: GatewayConfig[]): GatewayConfig[] {
+  const names: Array<string | null> = next.map(() => null);
+  const taken = new Set<string>();
+  const claim = (i: number, name: string) => {
+    names[i] = name;
+    taken.add(name);
+  };
+  next.forEach((g, i) => {
+    const same = current.find((c) => !taken.has(c.name) && sameGateway(c, g));
+    if (same) claim(i, same.name);
+  });
+  next.forEach((g, i) => {
+    const left = current.find((c) => !taken.has(c.name) && c.kind === g.kind);
+    if (names[i] === null && left) claim(i, left.name);
+  });
+  next.forEach((g, i) => {
+    for (let n = 1; names[i] === null; n += 1) {
+      const name = n === 1 ? g.kind : `${g.kind}-${n}`;
+      if (!taken.has(name) && !current.some((c) => c.name === name)) claim(i, name);
+    }
+  });
+  return next.map((g, i) => ({ ...g, name: names[i]! }));
+}
+
 export async function replaceGateways(
   stores: Stores,
   accountId: string,
-  gateways: GatewayConfig[],
+  given: GatewayConfig[],
 ): Promise<GatewaysOutcome> {
-  const account = await stores.accounts.find(accountId);
-  if (!account) return { kind: 'not_found' };
+  const loaded = await stores.accounts.withGateways(accountId);
+  if (!loaded) return { kind: 'not_found' };
+  const { account } = loaded;
+  const gateways = keepNames(loaded.gateways, given);
   const kept = new Set(gateways.map((g) => g.name));
   const removed = account.gateways.map((g) => g.name).filter((name) => !kept.has(name));
   if (removed.length > 0) {

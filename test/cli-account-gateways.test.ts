@@ -73,6 +73,55 @@ describe('recoup accounts set-gateways', () => {
     expect(await postAdyenWebhook(stack, account.id, body)).toEqual({ status: 200, text: '[accepted]' });
   });
 
+  it('a gateway keeps its name wherever it now stands: a backup promoted is still the gateway its recoveries name', async () => {
+    const stripe = (key: string) => ({
+      name: '',
+      kind: 'stripe' as const,
+      test: false,
+      credentials: { secretKey: key },
+    });
+    const { account } = await stack.createAccount({}, [
+      { ...stripe('sk_test_A'), name: 'stripe' },
+      { ...stripe('sk_test_B'), name: 'stripe-2' },
+    ]);
+    const spec = (key: string) => `stripe:${JSON.stringify({ secretKey: key })}`;
+    const promoted = await recoup(
+      'accounts',
+      'set-gateways',
+      account.id,
+      '--gateway',
+      spec('sk_test_B'),
+      '--backup-gateway',
+      spec('sk_test_A'),
+    );
+    expect(promoted.code).toBe(0);
+    expect((await stored(account.id)).gateways).toEqual(['stripe-2:stripe', 'stripe:stripe']);
+    // A rotated key (new credentials) takes the name its kind has left, in order; a new gateway a new name.
+    const rotated = await recoup(
+      'accounts',
+      'set-gateways',
+      account.id,
+      '--gateway',
+      spec('sk_test_B'),
+      '--backup-gateway',
+      spec('sk_test_A2'),
+      '--backup-gateway',
+      spec('sk_test_C'),
+    );
+    expect(rotated.code).toBe(0);
+    expect((await stored(account.id)).gateways).toEqual([
+      'stripe-2:stripe',
+      'stripe:stripe',
+      'stripe-3:stripe',
+    ]);
+    const loaded = await stack.stores.accounts.withGateways(account.id);
+    expect(loaded!.gateways.map((g) => [g.name, g.credentials.secretKey])).toEqual([
+      ['stripe-2', 'sk_test_B'],
+      ['stripe', 'sk_test_A2'],
+      ['stripe-3', 'sk_test_C'],
+    ]);
+  });
+
   it('refuses to remove a gateway while a recovery is under way (exit 1, nothing changed), and removes it once none is', async () => {
     const { account, apiKey } = await stack.createAccount({}, [
       { name: 'test', kind: 'test', test: true, credentials: {} },
