@@ -366,7 +366,18 @@ describe("Adyen adapter: a held payment's result comes from Adyen's AUTHORISATIO
   it("an AUTHORISATION naming another reference is an error, never the attempt's approval", async () => {
     const { req, notify } = await heldPayment();
     await notify({ merchantReference: 'order-2026-0042' });
-    await expect(gateway.lookup(req)).rejects.toThrow(/names the reference order-2026-0042, not/);
+    await expect(gateway.lookup(req)).rejects.toThrow(/names order-2026-0042 for \d+ \w+, not/);
+  });
+
+  it("an AUTHORISATION of another amount or currency is an error, never the attempt's approval", async () => {
+    for (const other of [{ value: 1 }, { currency: 'SEK' }]) {
+      const { req, payment, notify } = await heldPayment();
+      await notify({ success: true, ...other });
+      const { value, currency } = { ...payment.amount, ...other };
+      await expect(gateway.lookup(req)).rejects.toThrow(
+        `names ${payment.reference} for ${value} ${currency}, not`,
+      );
+    }
   });
 
   it("another account's AUTHORISATION of the same PSP reference is not read", async () => {
@@ -404,8 +415,9 @@ describe('Adyen adapter: what it offers and how it is configured', () => {
     [{ apiKey: 'k', environment: 'test', extra: 'x' }, /extra/],
     [{ apiKey: 'k', environment: 'test', hmacKey: 'not-hex' }, /hmacKey: must be the hex HMAC key/],
     [{ apiKey: 'k', environment: 'test', hmacKey: 'ABC' }, /hmacKey: must be the hex HMAC key/],
+    [{ apiKey: 'k', environment: 'test', hmacKey: 'AB' }, /hmacKey: must be the hex HMAC key/],
     [
-      { apiKey: 'k', environment: 'test', hmacKey: 'AB', notificationUsername: 'u' },
+      { apiKey: 'k', environment: 'test', hmacKey: 'AB'.repeat(32), notificationUsername: 'u' },
       /notificationPassword: notificationUsername and notificationPassword go together/,
     ],
     [
@@ -416,7 +428,7 @@ describe('Adyen adapter: what it offers and how it is configured', () => {
       {
         apiKey: 'k',
         environment: 'test',
-        hmacKey: 'AB',
+        hmacKey: 'AB'.repeat(32),
         notificationUsername: 'a:b',
         notificationPassword: 'p',
       },

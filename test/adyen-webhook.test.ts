@@ -82,6 +82,16 @@ describe("Adyen's standard webhook: a signed AUTHORISATION is kept for the looku
     ]);
   });
 
+  it('takes a batch larger than the API’s 64 KiB body limit, as platforms’ intakes do', async () => {
+    const key = newHmacKey();
+    const accountId = await adyenAccount({ hmacKey: key });
+    const items = Array.from({ length: 120 }, () => signedItem(payment(accountId), key));
+    const body = JSON.stringify(notification(...items));
+    expect(body.length).toBeGreaterThan(64 * 1024);
+    expect(await postAdyenWebhook(stack, accountId, body)).toEqual({ status: 200, text: '[accepted]' });
+    expect(await kept(accountId)).toHaveLength(120);
+  });
+
   it("Adyen's resend of the same notification is accepted again and keeps one document", async () => {
     const key = newHmacKey();
     const accountId = await adyenAccount({ hmacKey: key });

@@ -56,7 +56,7 @@ export const AdyenCredentials = z
     hmacKey: z
       .string()
       .regex(
-        /^(?:[0-9A-Fa-f]{2})+$/,
+        /^[0-9A-Fa-f]{64}$/,
         "must be the hex HMAC key of the standard webhook, from the Customer Area's webhook settings",
       )
       .optional(),
@@ -200,15 +200,18 @@ export function createAdyenGateway(
 
   /**
    * The result of a payment Adyen held, from its AUTHORISATION webhook; null while none came. One that names
-   * another reference is not this attempt's payment, whatever it says: an error, never an approval.
+   * another reference or amount is not this attempt's payment, whatever it says: an error, never an approval.
    */
   async function settledBy(pspReference: string, req: LookupRequest): Promise<ChargeAnswer | null> {
     const authorisation = await authorisationOf(pspReference);
     if (!authorisation) return null;
     const reference = keyWithin(req.idempotencyKey, referenceMax);
-    if (authorisation.merchantReference !== reference)
+    const value = toGatewayUnits(req.amount, req.currency, 'adyen');
+    const sent = `${reference} for ${value} ${req.currency}`;
+    const named = `${authorisation.merchantReference} for ${authorisation.value} ${authorisation.currency}`;
+    if (named !== sent)
       throw new Error(
-        `Adyen's AUTHORISATION of payment ${pspReference} names the reference ${authorisation.merchantReference}, not ${reference} of ${req.idempotencyKey}: it is not taken as the attempt's result`,
+        `Adyen's AUTHORISATION of payment ${pspReference} names ${named}, not ${sent} of ${req.idempotencyKey}: it is not taken as the attempt's result`,
       );
     return answerOf(authorisation);
   }

@@ -3,7 +3,10 @@ import type { AppContext } from '../context.js';
 import { HttpError } from '../http-error.js';
 
 export const maxBodyBytes = 64 * 1024;
-/** Billing platforms send whole invoices (every line item), so their intake takes more. */
+/**
+ * Billing platforms send whole invoices (every line item), and gateways batch their webhooks' items, so
+ * their intakes take more.
+ */
 export const maxConnectorBodyBytes = 1024 * 1024;
 
 /**
@@ -16,7 +19,8 @@ export async function readBody(ctx: AppContext, next: Next): Promise<void> {
     await next();
     return;
   }
-  const limit = ctx.path.startsWith('/api/connectors/') ? maxConnectorBodyBytes : maxBodyBytes;
+  const platform = ctx.path.startsWith('/api/connectors/') || ctx.path.startsWith('/api/gateways/');
+  const limit = platform ? maxConnectorBodyBytes : maxBodyBytes;
   if (Number(ctx.get('Content-Length') || 0) > limit) {
     ctx.state.bodyOverLimit = limit; // not read at all: Node drops it once the answer is sent
     await next();
