@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { gatewaysCharging } from '../activities/gateways/routing.js';
 import { daysUntilExpiry } from '../domain/card-health.js';
 import type {
@@ -8,18 +8,15 @@ import type {
   ReportedFailure,
 } from '../domain/connectors.js';
 import { CustomerEmail, recoveryRequestFor } from '../domain/recovery-request.js';
-import { statusOf } from '../domain/recovery.js';
 import { stableEventId } from '../runtime/crypto.js';
 import type { Logger } from '../runtime/logger.js';
 import type { EventPublisher } from '../services/events.js';
 import { retryWithNewCard } from '../services/card-retry.js';
-import { startStopped } from '../services/recovery-start.js';
 import type { Account } from '../store/accounts.js';
 import type { Stores } from '../store/index.js';
-import type { RecoveryDoc } from '../store/recoveries.js';
 import type { TaskQueues } from '../worker/task-queues.js';
-import { amountDueSignal, paidElsewhereSignal } from '../workflows/recovery-definitions.js';
-import { abandonedAfterMs, admitRecovery, mayStillBeStarting } from './admit-recovery.js';
+import { admitRecovery, mayStillBeStarting } from './admit-recovery.js';
+import { createPaymentNotices, notStartedYet } from './connector-payments.js';
 import { HttpError } from './http-error.js';
 import { launchRecovery, workflowExists } from './launch-recovery.js';
 import { formatIssues } from './validate.js';
@@ -49,32 +46,13 @@ export type ConnectorReceipt =
   | { action: 'ignored'; reason: string };
 
 /**
- * 503 for a delivery that found the invoice's recovery stored but not started, too recently to take it
- * over: the event is not marked done, and a delivery after `Retry-After` (once the recovery is older than
- * `abandonedAfterMs`) starts it if its own intake never did.
- */
-function notStartedYet(recovery: RecoveryDoc, now: Date, requestId: string): HttpError {
-  const takeOverAt = recovery.createdAt.getTime() + abandonedAfterMs;
-  const seconds = Math.max(1, Math.ceil((takeOverAt - now.getTime()) / 1000));
-  return new HttpError(
-    503,
-    {
-      error: 'Internal error',
-      message: "The invoice's recovery is being started; deliver the event again to make sure it runs.",
-      transactionId: recovery.publicId,
-      requestId,
-    },
-    { 'Retry-After': String(seconds) },
-  );
-}
-
-/**
  * Carries out what a platform event asks: a failed payment becomes a recovery (through the same intake
  * checks as execute, keyed by the platform's invoice id), a new card retries the customer's queued
  * recoveries, a payment made elsewhere stops the invoice's recovery, an expiry notice is forwarded.
  */
 export function createConnectorIntake(deps: ConnectorIntakeDeps) {
   const { stores, temporal, clock, log, events } = deps;
+  const { paid, partlyPaid } = createPaymentNotices(deps);
 
   async function failure(
     account: Account,
@@ -150,82 +128,6 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
         paymentMethodType: card.paymentMethodType,
       }),
     };
-  }
-
-  /** Tells the recovery's workflow it was paid elsewhere: false when there is none (it never started or ended). */
-  async function signalPaid(recovery: RecoveryDoc): Promise<boolean> {
-    try {
-      await temporal.workflow.getHandle(recovery.workflowId).signal(paidElsewhereSignal);
-      return true;
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError) return false;
-      throw error;
-    }
-  }
-
-  async function paid(
-    account: Account,
-    platform: ConnectorPlatform,
-    invoiceId: string,
-  ): Promise<ConnectorReceipt> {
-    const recovery = await stores.recoveries.findByKey(account.id, invoiceId);
-    if (!recovery || recovery.connector?.platform !== platform)
-      return { action: 'ignored', reason: 'Recoup holds no recovery of this invoice' };
-    if (statusOf(recovery.state) === 'succeeded')
-      return { action: 'ignored', reason: `The invoice's recovery has ended (${recovery.state})` };
-    // Ended without the payment (a Proof Mode control Recoup left alone, or a recovery that failed, was
-    // blocked or stopped): the customer paid on their own. Recorded once, so the paywall no longer holds
-    // them past due and the report counts the payment collected, in either group alike.
-    if (statusOf(recovery.state) !== 'unknown') {
-      if (!recovery.paidOnTheirOwnAt) {
-        const now = clock();
-        await stores.recoveries.update(recovery._id, { paidOnTheirOwnAt: now }, now);
-      }
-      const action = recovery.state === 'holdout' ? 'control_paid' : 'paid_after_end';
-      return { action, transactionId: recovery.publicId };
-    }
-    // A recovery whose workflow never started (its intake died) is started told to stop: nothing is charged.
-    if (
-      !(await signalPaid(recovery)) &&
-      !(await startStopped(temporal, deps.queues, recovery, 'paid_elsewhere'))
-    )
-      await signalPaid(recovery);
-    return { action: 'paid_elsewhere', transactionId: recovery.publicId };
-  }
-
-  /**
-   * Part of the invoice was paid outside Recoup: its running recovery is told what is still due, and
-   * collects that from its next attempt on. A recovery that has ended, or already collects no more than
-   * that, is left as it is.
-   */
-  async function partlyPaid(
-    account: Account,
-    platform: ConnectorPlatform,
-    due: { invoiceId: string; amountDue: number; currency: string },
-    requestId: string,
-  ): Promise<ConnectorReceipt> {
-    const recovery = await stores.recoveries.findByKey(account.id, due.invoiceId);
-    if (!recovery || recovery.connector?.platform !== platform)
-      return { action: 'ignored', reason: 'Recoup holds no recovery of this invoice' };
-    if (statusOf(recovery.state) !== 'unknown')
-      return { action: 'ignored', reason: `The invoice's recovery has ended (${recovery.state})` };
-    if (due.currency.toUpperCase() !== recovery.currency)
-      return {
-        action: 'ignored',
-        reason: `The invoice is due in ${due.currency}, its recovery collects ${recovery.currency}`,
-      };
-    if (due.amountDue >= recovery.amount)
-      return { action: 'ignored', reason: `The recovery collects ${recovery.amount}, no more than is due` };
-    try {
-      await temporal.workflow
-        .getHandle(recovery.workflowId)
-        .signal(amountDueSignal, { amount: due.amountDue });
-    } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-      // Stored but not started: the platform delivers the notice again once its recovery runs.
-      throw notStartedYet(recovery, clock(), requestId);
-    }
-    return { action: 'amount_lowered', transactionId: recovery.publicId, amountDue: due.amountDue };
   }
 
   /**

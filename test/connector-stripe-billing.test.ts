@@ -465,6 +465,39 @@ describe('Stripe Billing connector: after the failure', () => {
     expect(done.writeBack).toBe('recorded');
   });
 
+  it('Stripe’s invoice_payment.paid reports a payment applied to the invoice: part of it lowers the recovery, the rest stops it', async () => {
+    const account = await connectedAccount();
+    const { invoice, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    const queued = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'queued');
+    const applied = (intent: { id: string }) =>
+      signed('invoice_payment.paid', {
+        id: `inpay_${intent.id}`,
+        object: 'invoice_payment',
+        invoice: invoice.id,
+        payment: { type: 'payment_intent', payment_intent: intent.id },
+        status: 'paid',
+      });
+    const part = applied(stripe.payPartOfInvoiceAtStripe(invoice.id, 900));
+    expect((await postWebhook(stack, 'stripe-billing', account.id, part.body, part.headers)).body).toEqual({
+      received: true,
+      action: 'amount_lowered',
+      transactionId: queued!.publicId,
+      amountDue: 2000,
+    });
+    const rest = applied(stripe.payInvoiceAtStripe(invoice.id));
+    expect((await postWebhook(stack, 'stripe-billing', account.id, rest.body, rest.headers)).body).toEqual({
+      received: true,
+      action: 'paid_elsewhere',
+      transactionId: queued!.publicId,
+    });
+    expect(
+      await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'paid_elsewhere'),
+    ).toMatchObject({
+      state: 'paid_elsewhere',
+    });
+  });
+
   it('an invoice Stripe collected whose recovery never started (its intake died) is stopped before any charge', async () => {
     const account = await connectedAccount();
     const { invoice, card, customer } = failedInvoice(['approve']);

@@ -180,7 +180,7 @@ function paymentSucceeded(payload: unknown): ConnectorAction {
   if (!paid) return ignored('The payment paid no invoice');
   if (paid.status !== 'paid') {
     const due = invoice?.amount_due;
-    return due && due > 0 && invoice.currency_code && ['payment_due', 'not_paid'].includes(invoice.status)
+    return due && due > 0 && invoice.currency_code && awaitingPayment.has(invoice.status)
       ? { kind: 'partly_paid', invoiceId: invoice.id, amountDue: due, currency: invoice.currency_code }
       : ignored(`The invoice is ${paid.status} at Chargebee after the payment: part of it is still due`);
   }

@@ -180,6 +180,14 @@ async function interpret(
       const invoiceId = await invoiceOf(stripe, intent);
       return invoiceId ? paidNotice(stripe, invoiceId) : ignored('The payment paid no invoice');
     }
+    case 'invoice_payment.paid': {
+      // Stripe's notice of a payment applied to an invoice, also one attached after it succeeded (a
+      // partial payment the customer made through another channel), which payment_intent.succeeded misses.
+      const invoiceId = idOf((object as Stripe.InvoicePayment).invoice);
+      return invoiceId
+        ? paidNotice(clientOf(config, ctx), invoiceId)
+        : ignored('The payment paid no invoice');
+    }
     default:
       return { kind: 'ignored', reason: `Recoup does not act on ${event.type}` };
   }
