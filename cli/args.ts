@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { formatIssues } from '../api/validate.js';
@@ -22,13 +23,27 @@ export function onePositional(positionals: string[], name: string, usage: string
   return value;
 }
 
+/** The text of the file `@<path>` names, so credentials need not be typed into the command line. */
+function fromFile(flag: string, reference: string): string {
+  const path = reference.slice(1);
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = error instanceof Error && 'code' in error ? ` (${String(error.code)})` : '';
+    throw new UsageError(`${flag}: cannot read ${path}${code}`);
+  }
+}
+
 /**
- * A JSON value from a flag, or a usage error naming the flag. The value is not repeated in the error (nor
- * the parser's message, which quotes it): it may hold credentials, and errors end up in shell and CI logs.
+ * A JSON value from a flag, given as it is or as `@<file>` (`@/dev/stdin` for standard input: kept out of
+ * the process list and the shell's history), or a usage error naming the flag. The value is not repeated in the
+ * error (nor the parser's message, which quotes it): it may hold credentials, and errors end up in shell and
+ * CI logs.
  */
 export function parseJsonFlag(flag: string, text: string): unknown {
+  const json = text.startsWith('@') ? fromFile(flag, text) : text;
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(json) as unknown;
   } catch {
     throw new UsageError(`${flag} must be valid JSON (not repeated here: it may hold credentials)`);
   }

@@ -1,4 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collections } from '../store/collections.js';
 import { newHmacKey, notification, postAdyenWebhook, signedItem } from './support/adyen-webhook.js';
@@ -180,6 +183,33 @@ describe('recoup accounts set-gateways', () => {
     expect(run.code).toBe(code);
     expect(run.stderr).toMatch(message);
     expect((await stored(account.id)).gateways).toEqual(['test:test']);
+  });
+
+  it('takes credentials from a file (@<path>), so they stay out of the process list and the shell history', async () => {
+    const { account } = await stack.createAccount();
+    const dir = mkdtempSync(join(tmpdir(), 'recoup-gw-'));
+    try {
+      const file = join(dir, 'adyen.json');
+      writeFileSync(file, JSON.stringify({ apiKey: adyenKey, environment: 'test', hmacKey: newHmacKey() }), {
+        mode: 0o600,
+      });
+      const run = await recoup('accounts', 'set-gateways', account.id, '--gateway', `adyen:@${file}`);
+      expect(run.code).toBe(0);
+      expect((await stored(account.id)).gateways).toEqual(['adyen:adyen']);
+      const missing = await recoup(
+        'accounts',
+        'set-gateways',
+        account.id,
+        '--gateway',
+        `adyen:@${dir}/none.json`,
+      );
+      expect(missing).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/--gateway: cannot read .*none\.json \(ENOENT\)/),
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers exit 1 for an unknown client', async () => {
