@@ -9,7 +9,7 @@ import type { Account } from '../store/accounts.js';
 import type { ClaimDecision } from '../store/card-budgets.js';
 import type { AttemptRecord } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
-import { gatewayFor, gatewayOf } from './gateways/resolve.js';
+import { GatewayGoneError, gatewayFor, gatewayOf } from './gateways/resolve.js';
 import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome } from './gateways/types.js';
 
 export interface AttemptInput {
@@ -174,7 +174,18 @@ export function attemptActivities(deps: ActivityDeps) {
      */
     async attemptCharge(input: AttemptInput): Promise<AttemptResult> {
       const now = new Date(input.now);
-      const { adapter, kind, account } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
+      const resolved = await gatewayOf(stores, input.accountId, input.option.gateway, env).catch(
+        (error: unknown) => {
+          // A recovery planned on a gateway the operator has removed since (the seconds `recoup accounts
+          // set-gateways` takes): nothing is sent, and the recovery tries that card no more, as when the
+          // card networks refuse it for good. It ends on what else it can try, never stuck retrying.
+          if (!(error instanceof GatewayGoneError)) throw error;
+          deps.log.warn({ accountId: input.accountId, gateway: input.option.gateway }, error.message);
+          return { gone: error.message };
+        },
+      );
+      if ('gone' in resolved) return { kind: 'not_allowed', reason: resolved.gone, retryAt: null };
+      const { adapter, kind, account } = resolved;
       const request: ChargeRequest = {
         token: input.option.token,
         amount: input.amount,

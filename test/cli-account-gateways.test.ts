@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../activities/index.js';
 import { collections } from '../store/collections.js';
 import { newHmacKey, notification, postAdyenWebhook, signedItem } from './support/adyen-webhook.js';
 import { cliEnvOf, runCli, type CliRun } from './support/cli.js';
-import { call, startStack, type Stack } from './support/stack.js';
+import { activityDeps, call, startStack, type Stack } from './support/stack.js';
 
 // A named database and master key, so the real `recoup` executable works on the stack's data.
 const dbName = `gw_${randomBytes(4).toString('hex')}`;
@@ -160,6 +161,33 @@ describe('recoup accounts set-gateways', () => {
     const removed = await recoup('accounts', 'set-gateways', account.id, '--gateway', 'test');
     expect(removed.code).toBe(0);
     expect((await stored(account.id)).gateways).toEqual(['test:test']);
+  });
+
+  it('an attempt planned on a gateway removed since (the seconds the command takes) sends nothing and is not retried there', async () => {
+    const { account } = await stack.createAccount();
+    const sales = () => stack.stores.db.collection('sandboxCharges').countDocuments({ token: 'tok_removed' });
+    const result = await createActivities(activityDeps(stack)).attemptCharge({
+      accountId: account.id,
+      transactionId: randomUUID(),
+      attemptKey: `${randomUUID()}/1`,
+      attemptNo: 1,
+      option: { gateway: 'test-2', token: 'tok_removed', role: 'backup_gateway' },
+      amount: 2500,
+      currency: 'USD',
+      paymentMethodType: 'card',
+      simulate: null,
+      brand: 'visa',
+      fromCode: 'insufficient_funds',
+      advice: null,
+      offsetMinutes: 0,
+      now: Date.now(),
+    });
+    expect(result).toEqual({
+      kind: 'not_allowed',
+      reason: `Account ${account.id} has no gateway test-2 any more`,
+      retryAt: null,
+    });
+    expect(await sales()).toBe(0);
   });
 
   it('refuses gateways a configured connector cannot work with: Stripe Billing without a Stripe key of its own', async () => {

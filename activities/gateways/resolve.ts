@@ -37,6 +37,11 @@ export function adaptersFor(
   );
 }
 
+/** The account no longer has a gateway of that name (the operator replaced its gateways since). */
+export class GatewayGoneError extends Error {
+  override name = 'GatewayGoneError';
+}
+
 /** The adapter of one of an account's gateways, the gateway's kind and the account, from one read of it. */
 export async function gatewayOf(
   stores: Stores,
@@ -47,6 +52,8 @@ export async function gatewayOf(
   const loaded = await stores.accounts.withGateways(accountId);
   const gateway = loaded?.gateways.find((g) => g.name === gatewayName);
   const adapter = gateway && adaptersFor(stores, accountId, [gateway], env).get(gatewayName);
+  if (loaded && !gateway)
+    throw new GatewayGoneError(`Account ${accountId} has no gateway ${gatewayName} any more`);
   if (!loaded || !gateway || !adapter)
     throw new Error(`Gateway ${gatewayName} of account ${accountId} not found`);
   return { adapter, kind: gateway.kind, account: loaded.account };
