@@ -1,7 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
-import type { AttemptInput } from '../activities/recovery-attempt.js';
 import type { GatewayConfig } from '../domain/settings.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import { collections } from '../store/collections.js';
@@ -11,6 +9,7 @@ import {
   type EmulatedAnswer,
 } from './support/braintree-emulator.js';
 import { activityDeps, call, startStack, type Stack } from './support/stack.js';
+import { attemptOf } from './support/attempts.js';
 
 let stack: Stack;
 let braintree: BraintreeEmulator;
@@ -170,22 +169,8 @@ async function soldOnceAfterReplay(
       { name: 'braintree', kind: 'braintree', test: false, credentials: onClock.credentials },
     ]);
     const activities = createActivities({ ...activityDeps(stack), clock: () => new Date(now) });
-    const attempt: AttemptInput = {
-      accountId: account.id,
-      transactionId: randomUUID(),
-      attemptKey: `${randomUUID()}/1`,
-      attemptNo: 1,
-      option: { gateway: 'braintree', token: 'replayed|replayed-customer', role: 'primary' },
-      amount: 4900,
-      currency: 'USD',
-      paymentMethodType,
-      simulate: null,
-      brand,
-      fromCode: 'insufficient_funds',
-      advice: null,
-      offsetMinutes: 0,
-      now,
-    };
+    const option = { gateway: 'braintree', token: 'replayed|replayed-customer', role: 'primary' } as const;
+    const attempt = attemptOf(account.id, option, { amount: 4900, paymentMethodType, brand, now });
     // The sale goes through, but the worker dies before its answer: the workflow task is never completed.
     expect((await activities.attemptCharge(attempt)).kind).toBe('ambiguous');
     // Another worker replays the task 45 s later, and the workflow sends the attempt with its own clock.

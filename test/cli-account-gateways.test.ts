@@ -8,6 +8,7 @@ import { collections } from '../store/collections.js';
 import { newHmacKey, notification, postAdyenWebhook, signedItem } from './support/adyen-webhook.js';
 import { cliEnvOf, runCli, type CliRun } from './support/cli.js';
 import { activityDeps, call, startStack, type Stack } from './support/stack.js';
+import { attemptOf } from './support/attempts.js';
 
 // A named database and master key, so the real `recoup` executable works on the stack's data.
 const dbName = `gw_${randomBytes(4).toString('hex')}`;
@@ -166,22 +167,9 @@ describe('recoup accounts set-gateways', () => {
   it('an attempt planned on a gateway removed since (the seconds the command takes) sends nothing and is not retried there', async () => {
     const { account } = await stack.createAccount();
     const sales = () => stack.stores.db.collection('sandboxCharges').countDocuments({ token: 'tok_removed' });
-    const result = await createActivities(activityDeps(stack)).attemptCharge({
-      accountId: account.id,
-      transactionId: randomUUID(),
-      attemptKey: `${randomUUID()}/1`,
-      attemptNo: 1,
-      option: { gateway: 'test-2', token: 'tok_removed', role: 'backup_gateway' },
-      amount: 2500,
-      currency: 'USD',
-      paymentMethodType: 'card',
-      simulate: null,
-      brand: 'visa',
-      fromCode: 'insufficient_funds',
-      advice: null,
-      offsetMinutes: 0,
-      now: Date.now(),
-    });
+    const result = await createActivities(activityDeps(stack)).attemptCharge(
+      attemptOf(account.id, { gateway: 'test-2', token: 'tok_removed', role: 'backup_gateway' }),
+    );
     expect(result).toEqual({
       kind: 'not_allowed',
       reason: `Account ${account.id} has no gateway test-2 any more`,

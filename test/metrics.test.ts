@@ -13,6 +13,7 @@ import { RecordingMeter } from './support/recording-meter.js';
 import { sampleEvent } from './support/sample-events.js';
 import { activityDeps, call, startStack, type Stack } from './support/stack.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
+import { attemptOf } from './support/attempts.js';
 
 const key = Buffer.alloc(32, 7).toString('base64');
 
@@ -239,22 +240,14 @@ describe('what the API and the worker record', () => {
     const held = () => meter.values('recoup_network_rule_holds', { brand: 'visa' }).length;
     const sent = () => meter.values('recoup_gateway_requests').length;
     const before = { held: held(), sent: sent() };
-    const result = await activities().attemptCharge({
-      accountId: account.id,
-      transactionId: randomUUID(),
-      attemptKey: `${randomUUID()}/1`,
-      attemptNo: 1,
-      option: { gateway: 'test', token: 'tok_visa', role: 'primary' },
-      amount: 1000,
-      currency: 'USD',
-      paymentMethodType: 'card',
-      simulate: null,
-      brand: 'visa',
-      fromCode: 'lost_card', // a Visa "never retry" code
-      advice: null,
-      offsetMinutes: 0,
-      now: Date.now(),
-    });
+    const result = await activities().attemptCharge(
+      // A Visa "never retry" code.
+      attemptOf(
+        account.id,
+        { gateway: 'test', token: 'tok_visa', role: 'primary' },
+        { fromCode: 'lost_card' },
+      ),
+    );
     expect(result).toMatchObject({ kind: 'not_allowed', retryAt: null });
     expect(held()).toBe(before.held + 1);
     expect(sent()).toBe(before.sent);
@@ -274,22 +267,13 @@ describe('what the API and the worker record', () => {
     const timings = () =>
       meter.values('recoup_gateway_request_duration_seconds', { gateway_kind: 'stripe' }).length;
     const before = { requests: requests(), timings: timings() };
-    const result = await activities().attemptCharge({
-      accountId: account.id,
-      transactionId: randomUUID(),
-      attemptKey: `${randomUUID()}/1`,
-      attemptNo: 1,
-      option: { gateway: 'stripe', token: 'pm_card_visa', role: 'primary' },
-      amount: 100050,
-      currency: 'MGA',
-      paymentMethodType: 'card',
-      simulate: null,
-      brand: 'visa',
-      fromCode: 'insufficient_funds',
-      advice: null,
-      offsetMinutes: 0,
-      now: Date.now(),
-    });
+    const result = await activities().attemptCharge(
+      attemptOf(
+        account.id,
+        { gateway: 'stripe', token: 'pm_card_visa', role: 'primary' },
+        { amount: 100050, currency: 'MGA' },
+      ),
+    );
     expect(result).toMatchObject({ kind: 'declined', code: 'invalid_amount' });
     expect({ requests: requests(), timings: timings() }).toEqual(before);
   });
