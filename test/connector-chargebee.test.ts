@@ -417,6 +417,15 @@ describe('Chargebee connector: a write-back retried', () => {
     expect(await writeBack(failed)).toBe('already_paid');
     expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
   });
+
+  it('of a charge that collected while part of the invoice was paid in Chargebee, records no more than was due', async () => {
+    const failed = paymentFailed('cus_1/tok_visa');
+    chargebee.payInvoiceInChargebee(failed.invoiceId, 500);
+    expect(await writeBack(failed)).toBe('recorded');
+    const [record] = chargebee.recordPayments(failed.invoiceId);
+    expect(record?.form).toMatchObject({ 'transaction[amount]': String(failed.amount - 500) });
+    expect(chargebee.invoice(failed.invoiceId)).toMatchObject({ status: 'paid', amount_due: 0 });
+  });
 });
 
 describe('Chargebee connector: payment_source_expiring', () => {

@@ -387,4 +387,13 @@ describe('Zuora connector: a write-back retried', () => {
     expect(await writeBack(invoiceId)).toBe('already_paid');
     expect(paymentsOf(invoiceId)).toEqual([]);
   });
+
+  it('of a charge that collected while part of the invoice was paid in Zuora, applies no more than the balance', async () => {
+    const { invoiceId } = paymentDeclined('tok_visa');
+    zuora.payInvoiceInZuora(invoiceId, 20);
+    expect(await writeBack(invoiceId)).toBe('recorded');
+    expect(paymentsOf(invoiceId)).toMatchObject([
+      { body: { amount: '29.50', invoices: [{ invoiceId, amount: '29.50' }] } },
+    ]);
+  });
 });

@@ -87,13 +87,16 @@ export async function writeBack(config: ApiAccess, payment: WriteBack): Promise<
       ? 'recorded'
       : 'already_paid';
   if (invoice.status === 'voided') return 'closed';
+  // Never more than the invoice still owes: a charge that collected while part of it was paid elsewhere
+  // took more (the merchant refunds the rest), and Chargebee takes no payment over the amount due.
+  const amount = Math.min(payment.amount, invoice.amount_due ?? payment.amount);
   await callApi(() =>
     client.invoice.recordPayment(
       payment.invoiceId,
       {
         comment: 'Recovered by Recoup',
         transaction: {
-          amount: payment.amount,
+          amount,
           payment_method: 'other',
           reference_number: payment.gatewayTransactionId,
           date: Math.floor(payment.recoveredAt / 1000),

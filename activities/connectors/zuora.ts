@@ -190,7 +190,10 @@ async function writeBack(config: ZuoraConfig, payment: WriteBack): Promise<Write
     return (await recordedByRecoup(config, payment.invoiceId, payment.gatewayTransactionId))
       ? 'recorded'
       : 'already_paid';
-  const amount = majorUnitsOf(payment.amount, payment.currency);
+  // Never more than the balance: a charge that collected while part of the invoice was paid elsewhere took
+  // more (the merchant refunds the rest), and Zuora applies no more than an invoice's balance.
+  const owed = minorUnitsOf(invoice.balance, payment.currency) ?? payment.amount;
+  const amount = majorUnitsOf(Math.min(payment.amount, owed), payment.currency);
   await api(config, '/v1/payments', {
     method: 'POST',
     headers: {
