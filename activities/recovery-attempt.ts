@@ -184,6 +184,11 @@ export function attemptActivities(deps: ActivityDeps) {
           return { gone: error.message };
         },
       );
+      // Sent there before the gateway went (a retried activity): it may have charged, so it is not let go.
+      if ('gone' in resolved && (await stores.attemptSends.wasSent(input.attemptKey)))
+        throw new Error(
+          `${resolved.gone}: attempt ${input.attemptKey} was sent to it; add it back to settle it`,
+        );
       if ('gone' in resolved) return { kind: 'not_allowed', reason: resolved.gone, retryAt: null };
       const { adapter, kind, account } = resolved;
       const request: ChargeRequest = {
@@ -226,8 +231,14 @@ export function attemptActivities(deps: ActivityDeps) {
 
     /** Account updater: a fresh token for an expired card, or null. */
     async refreshCard(input: { accountId: string; gateway: string; token: string }): Promise<string | null> {
-      const adapter = await gatewayFor(stores, input.accountId, input.gateway, env);
-      return adapter.refreshCard ? adapter.refreshCard(input.token) : null;
+      const adapter = await gatewayFor(stores, input.accountId, input.gateway, env).catch(
+        (error: unknown) => {
+          // Its gateway removed since (see attemptCharge): no fresh token, nothing stuck retrying.
+          if (error instanceof GatewayGoneError) return null;
+          throw error;
+        },
+      );
+      return adapter?.refreshCard ? adapter.refreshCard(input.token) : null;
     },
   };
 }

@@ -33,6 +33,11 @@ export function createAttemptSendStore(db: Db) {
       }
     },
 
+    /** Whether the attempt was ever sent (its record is there). */
+    async wasSent(attemptKey: string): Promise<boolean> {
+      return (await sends.countDocuments({ _id: attemptKey }, { limit: 1 })) > 0;
+    },
+
     /**
      * Deletes the records of attempts first sent before `cutoff`, in every account (data retention). Kept
      * longer than any recovery runs, so no attempt of a recovery still running loses its record.

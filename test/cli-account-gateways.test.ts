@@ -178,6 +178,43 @@ describe('recoup accounts set-gateways', () => {
     expect(await sales()).toBe(0);
   });
 
+  it('an attempt sent to a gateway before it was removed is not let go when retried, and the updater there gives no token', async () => {
+    const { account } = await stack.createAccount();
+    const attempt = attemptOf(account.id, { gateway: 'test-2', token: 'tok_sent', role: 'backup_gateway' });
+    await stack.stores.attemptSends.firstSent(account.id, attempt.attemptKey, new Date(attempt.now));
+    const activities = createActivities(activityDeps(stack));
+    await expect(activities.attemptCharge(attempt)).rejects.toThrow(
+      `attempt ${attempt.attemptKey} was sent to it; add it back to settle it`,
+    );
+    expect(
+      await activities.refreshCard({ accountId: account.id, gateway: 'test-2', token: 'tok_sent' }),
+    ).toBeNull();
+  });
+
+  it('refuses other credentials for a kept gateway while a recovery is confirming a charge there; its webhook key alone may change', async () => {
+    const { account, apiKey } = await stack.createAccount();
+    const lost = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { amount: 2700, paymentMethodToken: 'tok_timeout', originalDeclineCode: 'try_again_later' },
+    });
+    expect(await stack.stores.recoveries.find(account.id, String(lost.body.transactionId))).toMatchObject({
+      state: 'reconciling',
+    });
+    const other = await recoup('accounts', 'set-gateways', account.id, '--gateway', 'test:{"latencyMs":"1"}');
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(
+      /1 recoveries are confirming a charge at the gateways \(reconciling\), and test would answer/,
+    );
+    const webhookKey = await recoup(
+      'accounts',
+      'set-gateways',
+      account.id,
+      '--gateway',
+      'test:{"hmacKey":"AB"}',
+    );
+    expect(webhookKey.code).toBe(0);
+  });
+
   it('refuses gateways a configured connector cannot work with: Stripe Billing without a Stripe key of its own', async () => {
     const { account } = await stack.createAccount({}, [
       { name: 'stripe', kind: 'stripe', test: false, credentials: { secretKey: 'sk_test_abc' } },
