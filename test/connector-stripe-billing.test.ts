@@ -465,6 +465,35 @@ describe('Stripe Billing connector: after the failure', () => {
     expect(done.writeBack).toBe('recorded');
   });
 
+  it('a partial payment of an ISK invoice lowers the recovery in ISO units, and the new card is charged in Stripe’s', async () => {
+    const account = await connectedAccount();
+    // 5,000 kr, 2,000 of them paid at Stripe: 3,000 kr left (300000 in Stripe's hundredths).
+    const { invoice, customer, event } = failedInvoice([{ decline: 'do_not_honor' }], {
+      amount: 500000,
+      currency: 'isk',
+    });
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    const fresh = `pm_fresh${n}`;
+    stripe.addCard(fresh, { customer, answers: ['approve'] });
+    const partial = signed('payment_intent.succeeded', stripe.payPartOfInvoiceAtStripe(invoice.id, 200000));
+    const attached = signed('payment_method.attached', { id: fresh, object: 'payment_method', customer });
+    const done = await collectsWhatIsStillDue(stack, account.id, invoice.id, {
+      sendPartial: () => postWebhook(stack, 'stripe-billing', account.id, partial.body, partial.headers),
+      sendUpdate: () => postWebhook(stack, 'stripe-billing', account.id, attached.body, attached.headers),
+      newToken: fresh,
+      amountDue: 3000,
+      charged: (doc) => {
+        const intent = stripe.intents().find((i) => i.id === doc.gatewayTransactionId);
+        // In ISO units, as Recoup counts: Stripe's hundredths of a króna.
+        return Promise.resolve(intent ? { token: intent.payment_method, amount: intent.amount / 100 } : null);
+      },
+    });
+    expect(done).toMatchObject({ currency: 'ISK', request: { amount: 5000 } });
+    expect(stripe.intents().filter((i) => i.payment_method === fresh)).toEqual([
+      expect.objectContaining({ amount: 300000, currency: 'isk', status: 'succeeded' }),
+    ]);
+  });
+
   it('Stripe’s invoice_payment.paid reports a payment applied to the invoice: part of it lowers the recovery, the rest stops it', async () => {
     const account = await connectedAccount();
     const { invoice, event } = failedInvoice([{ decline: 'do_not_honor' }]);
