@@ -16,6 +16,7 @@ const masterKey = randomBytes(32);
 let stack: Stack;
 
 const recoup = (...args: string[]): Promise<CliRun> => runCli(args, cliEnvOf(stack, masterKey));
+const setGateways = (...args: string[]): Promise<CliRun> => recoup('accounts', 'set-gateways', ...args);
 
 beforeAll(async () => {
   stack = await startStack({ dbName, masterKey });
@@ -56,9 +57,7 @@ describe('recoup accounts set-gateways', () => {
     );
     expect((await postAdyenWebhook(stack, account.id, body)).status).toBe(404);
 
-    const run = await recoup(
-      'accounts',
-      'set-gateways',
+    const run = await setGateways(
       account.id,
       '--gateway',
       adyen({ hmacKey: key }),
@@ -90,9 +89,7 @@ describe('recoup accounts set-gateways', () => {
       { ...stripe('sk_test_B'), name: 'stripe-2' },
     ]);
     const spec = (key: string) => `stripe:${JSON.stringify({ secretKey: key })}`;
-    const promoted = await recoup(
-      'accounts',
-      'set-gateways',
+    const promoted = await setGateways(
       account.id,
       '--gateway',
       spec('sk_test_B'),
@@ -102,9 +99,7 @@ describe('recoup accounts set-gateways', () => {
     expect(promoted.code).toBe(0);
     expect((await stored(account.id)).gateways).toEqual(['stripe-2:stripe', 'stripe:stripe']);
     // A rotated key (new credentials) takes the name its kind has left, in order; a new gateway a new name.
-    const rotated = await recoup(
-      'accounts',
-      'set-gateways',
+    const rotated = await setGateways(
       account.id,
       '--gateway',
       spec('sk_test_B'),
@@ -138,20 +133,12 @@ describe('recoup accounts set-gateways', () => {
     });
     expect(queued.body).toMatchObject({ status: 'queued' });
 
-    const refused = await recoup('accounts', 'set-gateways', account.id, '--gateway', 'test');
+    const refused = await setGateways(account.id, '--gateway', 'test');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/unchanged: 1 recoveries under way may still charge through test-2/);
     expect((await stored(account.id)).gateways).toEqual(['test:test', 'test-2:test']);
     // Rotating a kept gateway's credentials is no removal: allowed while the recovery waits.
-    const kept = await recoup(
-      'accounts',
-      'set-gateways',
-      account.id,
-      '--gateway',
-      'test',
-      '--backup-gateway',
-      'test',
-    );
+    const kept = await setGateways(account.id, '--gateway', 'test', '--backup-gateway', 'test');
     expect(kept.code).toBe(0);
 
     const stop = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
@@ -159,7 +146,7 @@ describe('recoup accounts set-gateways', () => {
       body: { transactionId: queued.body.transactionId, reason: 'not_owed' },
     });
     expect(stop.status).toBe(200);
-    const removed = await recoup('accounts', 'set-gateways', account.id, '--gateway', 'test');
+    const removed = await setGateways(account.id, '--gateway', 'test');
     expect(removed.code).toBe(0);
     expect((await stored(account.id)).gateways).toEqual(['test:test']);
   });
@@ -200,18 +187,12 @@ describe('recoup accounts set-gateways', () => {
     expect(await stack.stores.recoveries.find(account.id, String(lost.body.transactionId))).toMatchObject({
       state: 'reconciling',
     });
-    const other = await recoup('accounts', 'set-gateways', account.id, '--gateway', 'test:{"latencyMs":"1"}');
+    const other = await setGateways(account.id, '--gateway', 'test:{"latencyMs":"1"}');
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(
       /1 recoveries are confirming a charge at the gateways \(reconciling\), and test would answer/,
     );
-    const webhookKey = await recoup(
-      'accounts',
-      'set-gateways',
-      account.id,
-      '--gateway',
-      'test:{"hmacKey":"AB"}',
-    );
+    const webhookKey = await setGateways(account.id, '--gateway', 'test:{"hmacKey":"AB"}');
     expect(webhookKey.code).toBe(0);
   });
 
@@ -220,7 +201,7 @@ describe('recoup accounts set-gateways', () => {
       { name: 'stripe', kind: 'stripe', test: false, credentials: { secretKey: 'sk_test_abc' } },
     ]);
     await stack.stores.accounts.setConnector(account.id, 'stripe-billing', { webhookSecret: 'whsec_abc' });
-    const run = await recoup('accounts', 'set-gateways', account.id, '--gateway', 'test');
+    const run = await setGateways(account.id, '--gateway', 'test');
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/the stripe-billing connector would no longer work: apiKey is required/);
     expect((await stored(account.id)).gateways).toEqual(['stripe:stripe']);
@@ -232,7 +213,7 @@ describe('recoup accounts set-gateways', () => {
     [[], 2, /--gateway is required/],
   ])('refuses %j with exit %i and changes nothing', async (args, code, message) => {
     const { account } = await stack.createAccount();
-    const run = await recoup('accounts', 'set-gateways', account.id, ...args);
+    const run = await setGateways(account.id, ...args);
     expect(run.code).toBe(code);
     expect(run.stderr).toMatch(message);
     expect((await stored(account.id)).gateways).toEqual(['test:test']);
@@ -246,16 +227,10 @@ describe('recoup accounts set-gateways', () => {
       writeFileSync(file, JSON.stringify({ apiKey: adyenKey, environment: 'test', hmacKey: newHmacKey() }), {
         mode: 0o600,
       });
-      const run = await recoup('accounts', 'set-gateways', account.id, '--gateway', `adyen:@${file}`);
+      const run = await setGateways(account.id, '--gateway', `adyen:@${file}`);
       expect(run.code).toBe(0);
       expect((await stored(account.id)).gateways).toEqual(['adyen:adyen']);
-      const missing = await recoup(
-        'accounts',
-        'set-gateways',
-        account.id,
-        '--gateway',
-        `adyen:@${dir}/none.json`,
-      );
+      const missing = await setGateways(account.id, '--gateway', `adyen:@${dir}/none.json`);
       expect(missing).toMatchObject({
         code: 2,
         stderr: expect.stringMatching(/--gateway: cannot read .*none\.json \(ENOENT\)/),
@@ -266,7 +241,7 @@ describe('recoup accounts set-gateways', () => {
   });
 
   it('answers exit 1 for an unknown client', async () => {
-    const run = await recoup('accounts', 'set-gateways', `acct_${randomUUID()}`, '--gateway', 'test');
+    const run = await setGateways(`acct_${randomUUID()}`, '--gateway', 'test');
     expect(run).toMatchObject({ code: 1, stderr: expect.stringMatching(/no account with clientId/) });
   });
 });

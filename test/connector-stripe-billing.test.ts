@@ -441,24 +441,44 @@ describe('Stripe Billing connector: after the failure', () => {
     expect(await isPastDue(account.apiKey, doc!.customerEmail!)).toBe(false);
   });
 
-  it('a payment of part of the invoice at Stripe lowers its queued recovery: the new card is charged what remains, and that is written back', async () => {
+  /**
+   * A failed invoice (`amount` in Stripe's units) queued; the customer pays `paid` of it at Stripe, then
+   * attaches a new card, which is charged what is still due (`amountDue`, ISO minor units; Stripe's are
+   * `unit` of them). Returns the recovery and the new card.
+   */
+  async function partlyPaidThenNewCard(o: {
+    amount?: number;
+    currency?: string;
+    paid: number;
+    amountDue: number;
+    unit?: number;
+  }) {
     const account = await connectedAccount();
-    const { invoice, customer, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    const { invoice, customer, event } = failedInvoice([{ decline: 'do_not_honor' }], {
+      ...(o.amount ? { amount: o.amount } : {}),
+      ...(o.currency ? { currency: o.currency } : {}),
+    });
     await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
     const fresh = `pm_fresh${n}`;
     stripe.addCard(fresh, { customer, answers: ['approve'] });
-    const partial = signed('payment_intent.succeeded', stripe.payPartOfInvoiceAtStripe(invoice.id, 900));
+    const partial = signed('payment_intent.succeeded', stripe.payPartOfInvoiceAtStripe(invoice.id, o.paid));
     const attached = signed('payment_method.attached', { id: fresh, object: 'payment_method', customer });
     const done = await collectsWhatIsStillDue(stack, account.id, invoice.id, {
       sendPartial: () => postWebhook(stack, 'stripe-billing', account.id, partial.body, partial.headers),
       sendUpdate: () => postWebhook(stack, 'stripe-billing', account.id, attached.body, attached.headers),
       newToken: fresh,
-      amountDue: 2000,
+      amountDue: o.amountDue,
       charged: (doc) => {
         const intent = stripe.intents().find((i) => i.id === doc.gatewayTransactionId);
-        return Promise.resolve(intent ? { token: intent.payment_method, amount: intent.amount } : null);
+        const amount = intent && intent.amount / (o.unit ?? 1);
+        return Promise.resolve(intent ? { token: intent.payment_method, amount: amount! } : null);
       },
     });
+    return { done, fresh };
+  }
+
+  it('a payment of part of the invoice at Stripe lowers its queued recovery: the new card is charged what remains, and that is written back', async () => {
+    const { done, fresh } = await partlyPaidThenNewCard({ paid: 900, amountDue: 2000 });
     expect(stripe.intents().filter((i) => i.payment_method === fresh)).toEqual([
       expect.objectContaining({ amount: 2000, status: 'succeeded' }),
     ]);
@@ -466,27 +486,13 @@ describe('Stripe Billing connector: after the failure', () => {
   });
 
   it('a partial payment of an ISK invoice lowers the recovery in ISO units, and the new card is charged in Stripe’s', async () => {
-    const account = await connectedAccount();
-    // 5,000 kr, 2,000 of them paid at Stripe: 3,000 kr left (300000 in Stripe's hundredths).
-    const { invoice, customer, event } = failedInvoice([{ decline: 'do_not_honor' }], {
+    // 5,000 kr, 2,000 of them paid at Stripe: 3,000 kr left (300000 in Stripe's hundredths of a króna).
+    const { done, fresh } = await partlyPaidThenNewCard({
       amount: 500000,
       currency: 'isk',
-    });
-    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
-    const fresh = `pm_fresh${n}`;
-    stripe.addCard(fresh, { customer, answers: ['approve'] });
-    const partial = signed('payment_intent.succeeded', stripe.payPartOfInvoiceAtStripe(invoice.id, 200000));
-    const attached = signed('payment_method.attached', { id: fresh, object: 'payment_method', customer });
-    const done = await collectsWhatIsStillDue(stack, account.id, invoice.id, {
-      sendPartial: () => postWebhook(stack, 'stripe-billing', account.id, partial.body, partial.headers),
-      sendUpdate: () => postWebhook(stack, 'stripe-billing', account.id, attached.body, attached.headers),
-      newToken: fresh,
+      paid: 200000,
       amountDue: 3000,
-      charged: (doc) => {
-        const intent = stripe.intents().find((i) => i.id === doc.gatewayTransactionId);
-        // In ISO units, as Recoup counts: Stripe's hundredths of a króna.
-        return Promise.resolve(intent ? { token: intent.payment_method, amount: intent.amount / 100 } : null);
-      },
+      unit: 100,
     });
     expect(done).toMatchObject({ currency: 'ISK', request: { amount: 5000 } });
     expect(stripe.intents().filter((i) => i.payment_method === fresh)).toEqual([
