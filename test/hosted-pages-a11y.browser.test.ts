@@ -105,7 +105,8 @@ describe('the card-update form', () => {
     await page.getByRole('textbox', { name: 'Security code' }).fill('123');
     expect(await submitBy(page, 'Enter')).toBe(422);
     expect(await page.title()).toBe('Error: Update your payment details · Acme');
-    expect(await activeId(page)).toBe('card-number');
+    // The browser applies autofocus once the page has loaded: waited for, never skipped.
+    await expect.poll(() => activeId(page)).toBe('card-number');
     for (const [id, message] of [
       ['card-number', 'This card number is not valid. Check it and try again.'],
       ['card-expiry', 'This card has expired. Use a card that is still valid.'],
@@ -126,7 +127,8 @@ describe('the card-update form', () => {
     await page.getByRole('textbox', { name: 'Security code' }).fill('123');
     expect(await submitBy(page, 'Enter')).toBe(422);
     expect(await page.title()).toBe('Error: Update your payment details · Acme');
-    expect(await activeId(page)).toBe('card-number');
+    // The browser applies autofocus once the page has loaded: waited for, never skipped.
+    await expect.poll(() => activeId(page)).toBe('card-number');
     const described = await page.locator('#card-number').getAttribute('aria-describedby');
     expect(described, 'the focused field carries the refusal').not.toBeNull();
     expect(await page.locator(`#${described}`).textContent()).toContain('Your bank declined this card');
