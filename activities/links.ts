@@ -35,11 +35,12 @@ export function linkActivities(deps: ActivityDeps) {
       const email = recovery.customerEmail;
       if (!account.settings.cancelFlow.enabled || !email) return;
       const now = clock();
+      // A failure counts from when it ended (later writes move updatedAt), and not once the customer paid it.
       const failures = (await stores.recoveries.forCustomer(account.id, email)).filter(
-        (r) => r.state === 'failed',
+        (r) => r.state === 'failed' && r.paidOnTheirOwnAt === undefined,
       );
       const count = recentFailureCount(
-        failures.map((r) => r.updatedAt),
+        failures.map((r) => r.endedAt ?? r.updatedAt),
         now,
       );
       if (count < proactiveRetention.minFailures) return;

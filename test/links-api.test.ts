@@ -4,6 +4,7 @@ import { recoveryWorkflowId } from '../domain/recovery.js';
 import { Settings } from '../domain/settings.js';
 import { sha256 } from '../runtime/crypto.js';
 import type { Account } from '../store/accounts.js';
+import { collections } from '../store/collections.js';
 import { eventsOf } from './support/events.js';
 import { formTokenOf, getPage, onServer, postForm, submitPage } from './support/pages.js';
 import { poll } from './support/poll.js';
@@ -536,6 +537,28 @@ describe('links minted by the engine', () => {
 
     await failOnce(apiKey, account.id, 'grace@example.com');
     expect(await retentionEvents(account.id)).toHaveLength(1);
+  });
+
+  it('counts a failure from when it ended, and not once the customer paid it: later writes do not make old failures recent', async () => {
+    const { apiKey, account } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+    const email = 'lovelace@example.com';
+    await failOnce(apiKey, account.id, email);
+    await failOnce(apiKey, account.id, email);
+    const [old, paid] = await stack.stores.recoveries.forCustomer(account.id, email);
+    // The first failed 40 days ago and was written to today (a write-back, say); the customer paid the
+    // second on their own.
+    const recoveries = stack.stores.db.collection<{ _id: string }>(collections.recoveries);
+    await recoveries.updateOne(
+      { _id: old!._id },
+      { $set: { endedAt: new Date(clock().getTime() - 40 * 24 * hour), updatedAt: clock() } },
+    );
+    await recoveries.updateOne({ _id: paid!._id }, { $set: { paidOnTheirOwnAt: clock() } });
+    await failOnce(apiKey, account.id, email);
+    await failOnce(apiKey, account.id, email);
+    expect(await retentionEvents(account.id)).toHaveLength(0);
+    await failOnce(apiKey, account.id, email);
+    const [event] = await retentionEvents(account.id);
+    expect(event?.payload).toMatchObject({ customerEmail: email, recentFailureCount: 3 });
   });
 
   it('no proactive retention without the cancel flow enabled', async () => {
