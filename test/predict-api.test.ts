@@ -99,6 +99,19 @@ describe('POST /api/predict/risk', () => {
       scheduledDate: '2026-12-09',
     });
     expect(prediction(otherCard).factors.map((f) => f.factor)).toEqual(['customer_past_due']);
+
+    // Stopped as no longer owed (subscription cancelled): the customer owes nothing on it any more.
+    const stop = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: apiKey,
+      body: { transactionId: queued.body.transactionId, reason: 'not_owed' },
+    });
+    expect(stop.status).toBe(200);
+    const afterStop = await predict(apiKey, {
+      paymentMethodToken: 'tok_visa_new',
+      customerEmail: 'pat@example.com',
+      scheduledDate: '2026-12-09',
+    });
+    expect(prediction(afterStop).factors).toEqual([]);
   });
 
   it("the account's riskAlertThreshold decides delay and the predict.risk.high webhook", async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { customerTimeZone, localParts, utcOffsetMinutes } from '../../domain/local-time.js';
-import { statusOf } from '../../domain/recovery.js';
+import { stillOwed } from '../../domain/recovery.js';
 import { assessRisk, blockMemoryMs, type RiskFacts } from '../../domain/risk.js';
 import { cardKeyOf } from '../../runtime/crypto.js';
 import type { EventPublisher } from '../../services/events.js';
@@ -50,9 +50,8 @@ async function factsOf(stores: Stores, account: Account, body: RiskRequest, now:
     blockedCode: blocked?.declineCode ?? null,
     networkStop,
     failingCode: latest ? (latest.lastDeclineCode ?? latest.originalDeclineCode ?? 'unknown') : null,
-    pastDueElsewhere: customer.filter(
-      (r) => statusOf(r.state) !== 'succeeded' && r.paymentMethodToken !== body.paymentMethodToken,
-    ).length,
+    pastDueElsewhere: customer.filter((r) => stillOwed(r) && r.paymentMethodToken !== body.paymentMethodToken)
+      .length,
     billingCycleDay: account.settings.billingCycleDay,
     calibration,
   };
