@@ -79,10 +79,11 @@ export function attemptActivities(deps: ActivityDeps) {
     // role it played: a fallback card's block never falls on the primary, nor a new card's on the old one.
     // Not a token the gateway refused before charging (unknown to it: deleted, or the key of another account):
     // no issuer said anything about the card, and remembering it would block the card for months after a fix.
+    // Nor an answer that the payment is no longer owed (a Braintree subscription collected meanwhile).
     const cardKey = cardKeyOf(input.accountId, input.option.token);
     const decline =
       outcome.kind === 'declined' && !outcome.tokenRefused ? classifyDecline(outcome.code) : null;
-    if (decline?.stopsImmediately)
+    if (decline?.stopsImmediately && decline.aboutTheCard)
       await stores.recoveries.rememberBlockedCard(cardKey, {
         transactionId: input.transactionId,
         declineCode: decline.code,

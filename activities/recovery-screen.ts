@@ -85,8 +85,9 @@ export function screenActivities(deps: ActivityDeps) {
         }
       }
 
-      // The card is remembered as blocked, for the risk screen of its later recoveries.
-      if (block)
+      // The card is remembered as blocked, for the risk screen of its later recoveries (unless the block
+      // says the payment is no longer owed, nothing about the card).
+      if (block && classifyDecline(block.declineCode).aboutTheCard)
         await stores.recoveries.rememberBlockedCard(cardKeyOf(account.id, r.paymentMethodToken), {
           transactionId: input.transactionId,
           declineCode: block.declineCode,

@@ -39,11 +39,18 @@ export interface DeclineInfo {
    * every decline of a card that can no longer be charged, else the code itself.
    */
   blockedAs: string;
+  /**
+   * Whether the answer is about the card, so that a card it stops is remembered as blocked for the risk
+   * screen of the card's later recoveries: false for a payment that is no longer owed.
+   */
+  aboutTheCard: boolean;
 }
 
-type GroupPolicy = Omit<DeclineInfo, 'code' | 'group' | 'visaCategory' | 'blockedAs'> & {
+type GroupPolicy = Omit<DeclineInfo, 'code' | 'group' | 'visaCategory' | 'blockedAs' | 'aboutTheCard'> & {
   /** A name the group's codes are blocked under (null: their own). */
   blockedAs: string | null;
+  /** Absent: the answer is about the card. */
+  aboutTheCard?: false;
 };
 
 const groupPolicies: Record<DeclineGroup, GroupPolicy> = {
@@ -114,6 +121,7 @@ const newCardNeeded: Partial<GroupPolicy> = {
 const nothingOwed: Partial<GroupPolicy> = {
   // Not a card that cannot be charged: a payment no longer owed.
   blockedAs: null,
+  aboutTheCard: false,
   recommendedAction: 'monitor',
   reason:
     'The subscription no longer owes this payment (collected or cancelled on the billing platform); nothing was charged.',
@@ -418,9 +426,17 @@ export function classifyDecline(
       ...policy,
       reason,
       blockedAs: unknownCode,
+      aboutTheCard: true,
     };
   }
   const [group, visaCategory, overrides] = entry;
   const policy = { ...groupPolicies[group], ...overrides };
-  return { code: normal, group, visaCategory, ...policy, blockedAs: policy.blockedAs ?? normal };
+  return {
+    code: normal,
+    group,
+    visaCategory,
+    ...policy,
+    blockedAs: policy.blockedAs ?? normal,
+    aboutTheCard: policy.aboutTheCard ?? true,
+  };
 }

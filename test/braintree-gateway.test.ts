@@ -276,7 +276,10 @@ describe("Braintree adapter: a connector's recovery charges the past-due subscri
       retryable: false,
       allowsFallback: false,
       recommendedAction: 'monitor',
+      // Says nothing about the card: not remembered as blocked (unlike a lost card).
+      aboutTheCard: false,
     });
+    expect(classifyDecline('lost_card').aboutTheCard).toBe(true);
   });
 
   it('a lost answer is looked up by order id like any sale', async () => {

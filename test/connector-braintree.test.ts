@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
 import type { GatewayConfig } from '../domain/settings.js';
+import { cardKeyOf } from '../runtime/crypto.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import { postWebhook, recoveryOfInvoice, writtenBack } from './support/connectors.js';
 import { call, startStack, type Stack } from './support/stack.js';
@@ -196,6 +197,37 @@ describe('Braintree connector: subscription_went_past_due', () => {
       status: 'Active',
       paymentMethodToken: `new${n}`,
     });
+  });
+
+  it('a subscription Braintree collected unbeknown to Recoup is not charged, and the card is not remembered as blocked', async () => {
+    const { accountId, apiKey } = await connectedAccount();
+    const { subscriptionId, key, token, customerId } = await pastDue('2001', [{ decline: '2001' }]);
+    const started = await notify(accountId, 'subscription_went_past_due', subscriptionId);
+    expect(await recoveryOfInvoice(stack, accountId, key, (d) => d.state === 'queued')).toBeTruthy();
+    // Braintree's own retry collects it, and its notification never reaches Recoup.
+    await braintree.retryOnBraintree(subscriptionId, 'approve');
+    const before = recoupSales(subscriptionId).length;
+    const link = await call<{ token: string }>(stack.baseUrl, 'POST', '/api/recovery/update-card/generate', {
+      key: apiKey,
+      body: { paymentMethodToken: `${token}|${customerId}`, transactionId: started.body.transactionId },
+    });
+    braintree.addPaymentMethod(`new${n}`, { customerId, answers: ['approve'] });
+    const newCard = `new${n}|${customerId}`;
+    const done = await call(stack.baseUrl, 'POST', '/api/recovery/update-card/complete', {
+      key: apiKey,
+      body: { token: link.body.token, newPaymentMethodToken: newCard },
+    });
+    expect(done.status).toBe(200);
+
+    const ended = await recoveryOfInvoice(stack, accountId, key, (d) => d.endedAt !== undefined);
+    expect(ended).toMatchObject({
+      state: 'failed',
+      lastDeclineCode: 'subscription_not_past_due',
+      recommendedAction: 'monitor',
+    });
+    expect(recoupSales(subscriptionId)).toHaveLength(before);
+    // "No longer owed" says nothing about the card: its next renewal's recovery is not blocked by it.
+    expect(await stack.stores.recoveries.blockedCard(cardKeyOf(accountId, newCard), new Date(0))).toBeNull();
   });
 
   it('a subscription Braintree collected before the webhook is read is ignored', async () => {
