@@ -51,7 +51,11 @@ export interface LinkOutcomeDeps {
 export function createLinkOutcomes(deps: LinkOutcomeDeps) {
   const { stores, temporal, queues, events, clock, log } = deps;
 
-  /** Queued recoveries of the account on the old token (and the one the link names) retry at once. */
+  /**
+   * Queued recoveries of the account on the old token (and the one the link names) retry at once. One
+   * that has taken the new card on already (told by an earlier try of this use) is not told again: it would
+   * charge the card once more at once instead of at its planned time.
+   */
   async function retryQueued(
     link: CardUpdateLink,
     card: { newToken: string; paymentMethodType: PaymentMethodType },
@@ -59,7 +63,12 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
     const { accountId, data } = link;
     const queued = await stores.recoveries.queuedOnToken(accountId, data.paymentMethodToken);
     const named = data.transactionId ? await stores.recoveries.find(accountId, data.transactionId) : null;
-    if (named?.state === 'queued' && !queued.some((r) => r._id === named._id)) queued.push(named);
+    if (
+      named?.state === 'queued' &&
+      named.paymentMethodToken !== card.newToken &&
+      !queued.some((r) => r._id === named._id)
+    )
+      queued.push(named);
     await retryWithNewCard(temporal, log, queued, card);
   }
 

@@ -52,10 +52,10 @@ async function queuedWithLink() {
   };
 }
 
-/** The link outcomes an API process uses, with its event publisher standing for whatever fails. */
-const outcomesWith = (publish: Stack['events']['publish']) =>
+/** The link outcomes an API process uses, with its event publisher (or stores) standing for whatever fails. */
+const outcomesWith = (publish: Stack['events']['publish'], stores = stack.stores) =>
   createLinkOutcomes({
-    stores: stack.stores,
+    stores,
     temporal: env.client,
     queues: stack.queues,
     events: { ...stack.events, publish },
@@ -91,6 +91,36 @@ describe('the follow-up of a link use', () => {
       (r) => r?.state === 'succeeded',
     );
     expect(recovered).toMatchObject({ state: 'succeeded', paymentMethodToken: 'tok_mastercard' });
+  });
+
+  it('does not tell the recovery a second time once it has taken the new card on: it keeps its planned retry', async () => {
+    const { accountId, transactionId, hash, link } = await queuedWithLink();
+    // The request tells the recovery, then cannot record that the effects are done.
+    const stores = {
+      ...stack.stores,
+      links: {
+        ...stack.stores.links,
+        markEffectsDone: () => Promise.reject(new Error('MongoDB unreachable')),
+      },
+    };
+    const failing = outcomesWith((...args) => stack.events.publish(...args), stores);
+    const declining = { ...newCard, token: 'tok_decline_insufficient_funds' };
+    await expect(failing.updateCard(link, declining)).rejects.toThrow('MongoDB unreachable');
+    // The recovery charges the new card, which declines, and waits for its next planned retry.
+    const requeued = await poll(
+      () => stack.stores.recoveries.find(accountId, transactionId),
+      (r) => r?.state === 'queued' && r.attempts.length === 2,
+    );
+    expect(requeued).toMatchObject({ paymentMethodToken: 'tok_decline_insufficient_funds' });
+
+    // The follow-up finishes the use (the event) but leaves the recovery to its plan.
+    await env.client.workflow.getHandle(linkUseWorkflowId(hash)).result();
+    expect(await cardUpdates(accountId)).toHaveLength(1);
+    const history = await env.client.workflow.getHandle(requeued!.workflowId).fetchHistory();
+    const signals = (history.events ?? []).filter(
+      (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cardUpdated',
+    );
+    expect(signals).toHaveLength(1);
   });
 
   it('does nothing more after a use that finished: still one card.updated', async () => {
