@@ -12,7 +12,8 @@ import type { CardOnFile } from './gateways/types.js';
 /** What one account's sweep did. */
 export interface CardSweepResult {
   /**
-   * `disabled`: the account's sweep is off; `unsupported`: its primary gateway cannot list cards, or a
+   * `disabled`: the account's sweep is off, or the account is being closed (a sweep under way stops at its
+   * next page); `unsupported`: its primary gateway cannot list cards, or a
    * warning's link would lead to no card form (neither the page's nor the gateway's, and no `cardFormUrl`).
    */
   outcome: 'swept' | 'disabled' | 'unsupported';
@@ -107,7 +108,7 @@ export function cardSweepActivities(deps: ActivityDeps) {
       const primary = loaded.gateways[0];
       const sweep = account.settings.cardHealthSweep;
       const base = { gateway: primary?.name ?? null, cards: 0, expiringSoon: 0, warned: 0 };
-      if (!sweep.enabled) return { outcome: 'disabled', ...base };
+      if (!sweep.enabled || account.closing) return { outcome: 'disabled', ...base };
       const adapter = primary && adaptersFor(stores, account.id, [primary], deps).get(primary.name);
       if (!adapter?.listCards) return { outcome: 'unsupported', ...base };
       // A warning's link must lead to a card form: the page's own, the gateway's, or the merchant's.
@@ -119,6 +120,8 @@ export function cardSweepActivities(deps: ActivityDeps) {
         ? resumed.data
         : { after: null, done: false, cards: 0, expiringSoon: 0, warned: 0 };
       while (!progress.done) {
+        // An account closed meanwhile is warned about no more: its closure deletes what the sweep wrote.
+        if ((await stores.accounts.find(account.id))?.closing !== false) break;
         const page = await adapter.listCards(progress.after);
         for (const card of page.cards) {
           progress.cards += 1;
@@ -131,8 +134,8 @@ export function cardSweepActivities(deps: ActivityDeps) {
         progress.done = page.next === null;
         heartbeat(progress);
       }
-      const { cards, expiringSoon, warned } = progress;
-      return { outcome: 'swept', gateway: base.gateway, cards, expiringSoon, warned };
+      const { done, cards, expiringSoon, warned } = progress;
+      return { outcome: done ? 'swept' : 'disabled', gateway: base.gateway, cards, expiringSoon, warned };
     },
   };
 }

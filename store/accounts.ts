@@ -25,6 +25,8 @@ interface AccountDoc {
   nextSigningSecret?: { secret: Sealed; from: Date };
   /** Billing-platform connectors: each platform's configuration (webhook secrets, API keys), sealed. */
   connectors?: Partial<Record<ConnectorPlatform, Sealed>>;
+  /** Being closed since then (`recoup accounts close`): takes nothing new, and nothing is started for it. */
+  closingAt?: Date;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -47,6 +49,8 @@ export interface Account {
   testMode: boolean;
   /** When a rotated webhook signing secret starts signing; null when none is waiting for its time. */
   nextSigningSecretFrom: Date | null;
+  /** Being closed: its hosted pages and card health sweep stop (see `shut`). */
+  closing: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -69,6 +73,7 @@ function toAccount(doc: AccountDoc, now: number): Account {
     connectors: (Object.keys(doc.connectors ?? {}) as ConnectorPlatform[]).sort(),
     testMode: gateways[0]?.test ?? false,
     nextSigningSecretFrom: next && next.from.getTime() > now ? next.from : null,
+    closing: doc.closingAt !== undefined,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
   };
@@ -174,7 +179,10 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
     /** The ids of the accounts whose card health sweep is enabled. */
     async sweepEnabled(): Promise<string[]> {
       const docs = await accounts
-        .find({ 'settings.cardHealthSweep.enabled': true }, { projection: { _id: 1 } })
+        .find(
+          { 'settings.cardHealthSweep.enabled': true, closingAt: { $exists: false } },
+          { projection: { _id: 1 } },
+        )
         .sort({ createdAt: 1 })
         .toArray();
       return docs.map((d) => d._id);
@@ -249,12 +257,14 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
     },
 
     /**
-     * Takes nothing new for the account (its closure): revokes every key and turns every connector's intake
-     * URL off. Other processes see the connectors gone within their account cache.
+     * Takes nothing new for the account (its closure): revokes every key, turns every connector's intake
+     * URL off, and marks it closing, which stops its hosted pages and card health sweep. Other processes see
+     * it within their account cache.
      */
     async shut(id: string): Promise<void> {
       await keys.deleteMany({ accountId: id });
-      await accounts.updateOne({ _id: id }, { $set: { connectors: {}, updatedAt: new Date() } });
+      const now = new Date();
+      await accounts.updateOne({ _id: id }, { $set: { connectors: {}, closingAt: now, updatedAt: now } });
       accountDocs.forget(id);
     },
 

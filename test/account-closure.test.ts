@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collections } from '../store/collections.js';
 import { cliEnvOf, runCli, type CliRun } from './support/cli.js';
+import { onServer } from './support/pages.js';
 import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
@@ -135,6 +136,35 @@ describe('recoup accounts close', () => {
     expect(JSON.parse(second.stdout)).toMatchObject({ closed: true, recoveriesStopped: 0 });
     expect(await everything()).not.toContain(account.id);
   }, 120_000);
+
+  it('an account being closed has no hosted pages and no card health sweep', async () => {
+    const { account, apiKey } = await stack.createAccount({ cardHealthSweep: { enabled: true } });
+    const link = await call<{ url: string }>(stack.baseUrl, 'POST', '/api/recovery/update-card/generate', {
+      key: apiKey,
+      body: { paymentMethodToken: 'tok_visa' },
+    });
+    const page = () => fetch(onServer(stack.baseUrl, link.body.url), { redirect: 'manual' });
+    expect((await page()).status).toBe(200);
+    expect(await stack.stores.accounts.sweepEnabled()).toContain(account.id);
+
+    await stack.stores.accounts.shut(account.id);
+    expect((await page()).status).toBe(410);
+    expect(await stack.stores.accounts.sweepEnabled()).not.toContain(account.id);
+  });
+
+  it('run again after the account itself is gone, removes what was written meanwhile; with nothing left, no account', async () => {
+    const { account } = await stack.createAccount();
+    expect((await recoup('accounts', 'close', account.id, '--confirm', account.id)).code).toBe(0);
+    // Written by a process that still had the account cached while the closure ran.
+    await stack.stores.db
+      .collection<{ _id: string; accountId: string }>(collections.pulses)
+      .insertOne({ _id: `${account.id}:late`, accountId: account.id });
+    const again = await recoup('accounts', 'close', account.id, '--confirm', account.id, '--json');
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ closed: true, documents: 1 });
+    expect(await everything()).not.toContain(account.id);
+    expect((await recoup('accounts', 'close', account.id, '--confirm', account.id)).code).toBe(1);
+  });
 
   it.each([
     [['acct_x'], 2],

@@ -432,6 +432,27 @@ describe('a sweep retried after its worker died', () => {
   });
 });
 
+describe('an account being closed', () => {
+  it('is swept no more: nothing is warned about', async () => {
+    const { account } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      cardHealthSweep: { enabled: true, daysBeforeExpiry: 30 },
+    });
+    const token = `tok_visa_closing_${randomUUID().slice(0, 8)}`;
+    await stack.stores.sandbox.saveCard(
+      cardOnFile(account.id, token, { expires: { expMonth: 12, expYear: 2026 } }),
+    );
+    await stack.stores.accounts.shut(account.id);
+    const activities = cardSweepActivities(activityDeps(stack));
+    const result = await new MockActivityEnvironment().run(
+      (input: { accountId: string; asOf: number }) => activities.sweepAccountCards(input),
+      { accountId: account.id, asOf: Date.parse('2026-12-20T12:00:00Z') },
+    );
+    expect(result).toMatchObject({ outcome: 'disabled', warned: 0 });
+    expect(await stack.stores.events.list({ accountId: account.id, limit: 10 })).toHaveLength(0);
+  });
+});
+
 describe("the sweep counts a card's days in the account's time zone", () => {
   // One card valid through December 2026, swept at an instant whose date differs between UTC and the
   // account's zone: the sweep must count in the zone (as the hosted card form does), never in UTC.

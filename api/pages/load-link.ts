@@ -50,6 +50,11 @@ export async function loadLink<K extends LinkKind>(
     return null;
   }
   const look = { brand: brandOf(account), messages: messagesFor(ctx, opened.link.data.locale) };
+  // An account being closed takes no more uses: its closure deletes its links and what they would send.
+  if (account.closing) {
+    goneLinkPage(ctx, look, 'expired');
+    return null;
+  }
   if (opened.state !== 'usable') {
     await deps.outcomes.finishInterrupted(opened.link, opened.consumption);
     goneLinkPage(ctx, look, opened.state);
