@@ -28,13 +28,16 @@ export interface ReportInput {
   /** The account's recoveries whose failure falls in [from, to). */
   recoveries: ReportedRecovery[];
   /**
-   * Pulses logged in [from, to): the organic successes, but for those that are a compared payment's own
-   * payment (`ownPaymentsPulsed`), which the report takes out.
+   * The account's recoveries whose failure falls in the `observationDays` before `from`: not reported, but
+   * still watched in the range, so a pulse in it may be their own payment (`pulsesMatched`).
    */
+  earlierRecoveries: ReportedRecovery[];
+  /** Pulses logged in [from, to): the organic successes, but for those that are a compared payment's own. */
   pulses: number;
   /**
-   * When each customer with a payment in the Proof Mode comparison paid on their own (pulse), by email:
-   * every pulse of theirs from `from` until the observation window of the last failure in the range closes.
+   * When each customer with a compared payment (in the range or earlier) paid on their own (pulse), by
+   * email: every pulse of theirs from `observationDays` before `from` until the observation window of the
+   * last failure in the range closes.
    */
   paidOnTheirOwn: Map<string, Date[]>;
 }
@@ -71,13 +74,42 @@ function collectedByOthers(r: ReportedRecovery, within: (t: Date | null | undefi
 }
 
 /**
- * Treatment against control on one outcome: the payment was collected within its observation window —
- * recovered by Recoup, stopped as paid elsewhere, or its customer paid on their own (a pulse with the same
- * email, or the billing platform's notice after the recovery ended unpaid). A control can only be collected
- * the last way, having no attempts to be recovered or stopped by. A payment counts once its window has
- * closed, collected or not.
+ * Which compared payments a pulse collected, and when: a pulse with the customer's email is one payment, so
+ * it collects one failure at most. Each payment collected no other way (a control; a treated payment Recoup
+ * did not collect and no platform reported paid), oldest first, takes the earliest pulse of its customer
+ * within its observation window that no older payment took.
  */
-function proofGroups(input: ReportInput) {
+function pulsesMatched(payments: ReportedRecovery[], paidOnTheirOwn: Map<string, Date[]>) {
+  const unused = new Map(
+    [...paidOnTheirOwn].map(([email, times]) => [
+      email,
+      [...times].sort((a, b) => a.getTime() - b.getTime()),
+    ]),
+  );
+  const matched = new Map<ReportedRecovery, Date>();
+  const oldestFirst = payments
+    .filter(isCompared)
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  for (const r of oldestFirst) {
+    const { within } = observationOf(r);
+    if (collectedByOthers(r, within)) continue;
+    const pulses = unused.get(r.customerEmail ?? '') ?? [];
+    const pulse = pulses.find((t) => within(t));
+    if (!pulse) continue;
+    pulses.splice(pulses.indexOf(pulse), 1);
+    matched.set(r, pulse);
+  }
+  return matched;
+}
+
+/**
+ * Treatment against control on one outcome: the payment was collected within its observation window —
+ * recovered by Recoup, stopped as paid elsewhere, or its customer paid on their own (a pulse matched to it,
+ * or the billing platform's notice after the recovery ended unpaid). A control can only be collected the
+ * last way, having no attempts to be recovered or stopped by. A payment counts once its window has closed,
+ * collected or not.
+ */
+function proofGroups(input: ReportInput, byPulse: Map<ReportedRecovery, Date>) {
   const treatment = { trials: 0, successes: 0 };
   const control = { trials: 0, successes: 0 };
   for (const r of input.recoveries.filter(isCompared)) {
@@ -85,35 +117,19 @@ function proofGroups(input: ReportInput) {
     // Counting a payment collected early while an uncollected one of the same days waits would push both
     // rates towards 1, and the group that collects faster the most.
     if (input.now.getTime() < closes) continue;
-    const collected =
-      collectedByOthers(r, within) || (input.paidOnTheirOwn.get(r.customerEmail ?? '') ?? []).some(within);
     const group = r.state === 'holdout' ? control : treatment;
     group.trials += 1;
-    if (collected) group.successes += 1;
+    if (collectedByOthers(r, within) || byPulse.has(r)) group.successes += 1;
   }
   return { treatment, control };
 }
 
 /**
- * How many pulses in [from, to) are a compared payment's own: the first pulse of its customer's email within
- * its observation window, for a payment collected no other way (a control; a treated payment Recoup did not
- * collect and no platform reported paid) — the comparison takes it as the payment collected. That payment is
- * already among the failures, so it is not a first-try success as well. A pulse that is the first for two
- * payments of one customer is one payment, taken out once.
+ * How many pulses in [from, to) are a compared payment's own (matched to it): that payment is among the
+ * failures of this range or an earlier one, so it is not a first-try success as well.
  */
-function ownPaymentsPulsed(input: ReportInput): number {
-  const paying = new Set<string>();
-  for (const r of input.recoveries.filter(isCompared)) {
-    const { within } = observationOf(r);
-    if (collectedByOthers(r, within)) continue;
-    const email = r.customerEmail ?? '';
-    const first = (input.paidOnTheirOwn.get(email) ?? [])
-      .map((at, index) => ({ at, index }))
-      .filter(({ at }) => within(at))
-      .sort((a, b) => a.at.getTime() - b.at.getTime())[0];
-    if (first && first.at >= input.from && first.at < input.to) paying.add(`${email}\n${first.index}`);
-  }
-  return paying.size;
+function ownPaymentsPulsed(input: ReportInput, byPulse: Map<ReportedRecovery, Date>): number {
+  return [...byPulse.values()].filter((at) => at >= input.from && at < input.to).length;
 }
 
 /** The summary report: what failed, what Recoup recovered, the organic baseline, lift and Proof Mode. */
@@ -126,11 +142,12 @@ export function summaryReport(input: ReportInput) {
     c.failed += r.amount;
     if (r.state === 'succeeded') c.recovered += r.amount;
   }
-  const organicSuccesses = input.pulses - ownPaymentsPulsed(input);
+  const byPulse = pulsesMatched([...input.earlierRecoveries, ...input.recoveries], input.paidOnTheirOwn);
+  const organicSuccesses = input.pulses - ownPaymentsPulsed(input, byPulse);
   const payments = organicSuccesses + input.recoveries.length;
   const organicRate = share(organicSuccesses, payments);
   const withRecoup = share(organicSuccesses + recovered.length, payments);
-  const groups = proofGroups(input);
+  const groups = proofGroups(input, byPulse);
   const proof: Comparison & { treatment: number; control: number } = {
     treatment: groups.treatment.trials,
     control: groups.control.trials,

@@ -1,9 +1,14 @@
 import { breakdownReport } from '../domain/report-breakdown.js';
-import { isCompared, observationDays, summaryReport } from '../domain/report.js';
+import { isCompared, observationDays, summaryReport, type ReportedRecovery } from '../domain/report.js';
 import { rangeOf, type ReportWindow } from '../domain/report-window.js';
 import type { Stores } from '../store/index.js';
 
 const day = 86_400_000;
+
+/** The emails of the customers whose payments are in the Proof Mode comparison. */
+const comparedEmailsOf = (recoveries: ReportedRecovery[]) => [
+  ...new Set(recoveries.filter(isCompared).flatMap((r) => (r.customerEmail ? [r.customerEmail] : []))),
+];
 
 /**
  * The summary report of an account (recovery rate, revenue, the organic baseline, lift, Proof Mode): what
@@ -11,22 +16,24 @@ const day = 86_400_000;
  */
 export async function summaryOf(stores: Stores, accountId: string, window: ReportWindow, now: Date) {
   const { from, to } = rangeOf(window, now);
-  const [recoveries, pulses] = await Promise.all([
+  const watched = observationDays * day;
+  const [recoveries, earlierRecoveries, pulses] = await Promise.all([
     stores.recoveries.createdBetween(accountId, from, to),
+    // Failures of the 30 days before the range are still watched in it: a pulse in the range may be their
+    // payment, not an organic one.
+    stores.recoveries.createdBetween(accountId, new Date(from.getTime() - watched), from),
     stores.pulses.countBetween(accountId, from, to),
   ]);
   // Either group's customer may pay on their own: the comparison reads both the same way. The pulses of
-  // controls' customers also tell which pulses in the range are a control's payment, not organic.
-  const comparedEmails = [
-    ...new Set(recoveries.filter(isCompared).flatMap((r) => (r.customerEmail ? [r.customerEmail] : []))),
-  ];
+  // compared customers also tell which pulses in the range are a compared payment's own, not organic; from
+  // the earliest failure watched, since an older payment takes its pulse first.
   const paidOnTheirOwn = await stores.pulses.paidBy(
     accountId,
-    comparedEmails,
-    from,
-    new Date(to.getTime() + observationDays * day),
+    comparedEmailsOf([...earlierRecoveries, ...recoveries]),
+    new Date(from.getTime() - watched),
+    new Date(to.getTime() + watched),
   );
-  return summaryReport({ from, to, now, recoveries, pulses, paidOnTheirOwn });
+  return summaryReport({ from, to, now, recoveries, earlierRecoveries, pulses, paidOnTheirOwn });
 }
 
 /**

@@ -63,6 +63,7 @@ const report = (input: Partial<ReportInput>) =>
     to: at(30),
     now: at(30),
     recoveries: [],
+    earlierRecoveries: [],
     pulses: 0,
     paidOnTheirOwn: new Map(),
     ...input,
@@ -333,22 +334,29 @@ describe('who the Proof Mode comparison counts, and how', () => {
 });
 
 /**
- * The organic successes of a report over days 0–40 as of day 70 with these recoveries, `email`'s customer
- * having logged pulses on `pulsedOn` days (the range's pulses are all of theirs).
+ * The organic successes of a report over days 0–40 as of day 70 with these recoveries (and these of the 30
+ * days before it), `email`'s customer having logged pulses on `pulsedOn` days (the range's pulses are all
+ * of theirs).
  */
-function organicWith(recoveries: ReportedRecovery[], pulsedOn: number[]): number {
+function organicWith(
+  recoveries: ReportedRecovery[],
+  pulsedOn: number[],
+  earlierRecoveries: ReportedRecovery[] = [],
+): number {
   return report({
     to: at(40),
     now: at(70),
     recoveries,
-    pulses: pulsedOn.filter((d) => d < 40).length,
+    earlierRecoveries,
+    pulses: pulsedOn.filter((d) => d >= 0 && d < 40).length,
     paidOnTheirOwn: new Map([[email, pulsedOn.map(at)]]),
   }).organicSuccesses;
 }
 
+const control = (failedOn: number, r: Partial<ReportedRecovery> = {}) =>
+  recovery({ state: 'holdout', inProofMode: true, customerEmail: email, createdAt: at(failedOn), ...r });
+
 describe('a pulse that is a compared payment’s own (a control’s, or a treated one Recoup did not collect) is not also an organic success', () => {
-  const control = (failedOn: number, r: Partial<ReportedRecovery> = {}) =>
-    recovery({ state: 'holdout', inProofMode: true, customerEmail: email, createdAt: at(failedOn), ...r });
   it.each<[string, ReportedRecovery[], number[], number]>([
     [
       'the first pulse within the control’s 30 days is its payment; a later one is organic',
@@ -404,5 +412,107 @@ describe('a pulse that is a compared payment’s own (a control’s, or a treate
     ],
   ])('%s', (_, recoveries, pulsedOn, organic) => {
     expect(organicWith(recoveries, pulsedOn)).toBe(organic);
+  });
+});
+
+describe('one pulse is one payment: each compared payment, oldest first, takes the earliest pulse of its customer in its 30 days that no older one took', () => {
+  it.each<[string, ReportedRecovery[], number[], number]>([
+    [
+      'two controls (days 0 and 5) and pulses on days 8 and 9: both are their payments',
+      [control(0), control(5)],
+      [8, 9],
+      0,
+    ],
+    [
+      'controls of days 0 and 10, pulses on days 12 and 35: the day-10 one takes the next pulse',
+      [control(0), control(10)],
+      [12, 35],
+      0,
+    ],
+    [
+      'two controls (days 0 and 5) and pulses on days 8, 9 and 20: the third is organic',
+      [control(0), control(5)],
+      [8, 9, 20],
+      1,
+    ],
+  ])('%s (organic successes)', (_, recoveries, pulsedOn, organic) => {
+    expect(organicWith(recoveries, pulsedOn)).toBe(organic);
+  });
+
+  it.each<[string, number[], ReportedRecovery[], number]>([
+    ['two controls (days 0 and 5) and one pulse on day 8: one is collected', [8], [], 0.5],
+    ['two controls (days 0 and 5) and pulses on days 8 and 9: both are collected', [8, 9], [], 1],
+    [
+      'a control of 10 days before the range took the day-8 pulse: neither in the range is collected',
+      [8],
+      [control(-10)],
+      0,
+    ],
+    [
+      'a control of 10 days before the range paid on day -3: the day-8 pulse is the day-0 control’s',
+      [-3, 8],
+      [control(-10)],
+      0.5,
+    ],
+  ])('%s (control rate)', (_, pulsedOn, earlierRecoveries, controlRate) => {
+    const summary = report({
+      to: at(40),
+      now: at(70),
+      recoveries: [control(0), control(5)],
+      earlierRecoveries,
+      paidOnTheirOwn: new Map([[email, pulsedOn.map(at)]]),
+    });
+    expect(summary.proofMode).toMatchObject({ control: 2, controlRate });
+  });
+});
+
+describe('a payment that failed in the 30 days before the range is watched into it: its own pulse there is not organic', () => {
+  it.each<[string, ReportedRecovery[], number[], number]>([
+    ['a control of day -10 paid on day 5: not organic', [control(-10)], [5], 0],
+    ['a control of day -10 paid on days -4 and 5: the day-5 pulse is organic', [control(-10)], [-4, 5], 1],
+    ['a control of day -10 paid on day 25, after its 30 days: organic', [control(-10)], [25], 1],
+    ['a control of day -30 paid on day 0, the last of its 30 days: not organic', [control(-30)], [0], 0],
+    [
+      'a treated payment of day -10 Recoup recovered: its customer’s pulse is organic',
+      [
+        recovery({
+          state: 'succeeded',
+          inProofMode: true,
+          customerEmail: email,
+          createdAt: at(-10),
+          recoveredAt: at(-9),
+        }),
+      ],
+      [5],
+      1,
+    ],
+    [
+      'a treated payment of day -10 Recoup did not collect, paid on day 5: not organic',
+      [recovery({ state: 'failed', inProofMode: true, customerEmail: email, createdAt: at(-10) })],
+      [5],
+      0,
+    ],
+    [
+      'a holdout of day -10 from before the Proof Mode mark: organic',
+      [control(-10, { inProofMode: undefined })],
+      [5],
+      1,
+    ],
+  ])('%s', (_, earlier, pulsedOn, organic) => {
+    expect(organicWith([], pulsedOn, earlier)).toBe(organic);
+  });
+
+  it('an earlier control and its own payment in the range take no part in the failures, the rates or the groups', () => {
+    const summary = report({
+      earlierRecoveries: [control(-10)],
+      pulses: 1,
+      paidOnTheirOwn: new Map([[email, [at(5)]]]),
+    });
+    expect(summary).toMatchObject({
+      failedPayments: 0,
+      organicSuccesses: 0,
+      organicSuccessRate: null,
+      proofMode: null,
+    });
   });
 });

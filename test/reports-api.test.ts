@@ -146,6 +146,28 @@ describe('GET /api/reports/summary', () => {
     });
   });
 
+  it('does not count as organic the payment, pulsed in the next window, of a compared failure from before it', async () => {
+    offsetMs = 0;
+    const { apiKey } = await stack.createAccount({ proofMode: { enabled: true, controlPercent: 0 } });
+    const queued = await execute(apiKey, {
+      paymentMethodToken: 'tok_decline_insufficient_funds',
+      originalDeclineCode: 'insufficient_funds',
+      customerEmail: 'late-payer@example.com',
+    });
+    expect(queued.status).toBe(202);
+    offsetMs = 12 * day;
+    const inDays = (days: number) => new Date(Date.now() + days * day).toISOString();
+    for (const occurredAt of [inDays(10), inDays(11)])
+      await pulse(apiKey, { customerEmail: 'late-payer@example.com', occurredAt });
+    // Days 5–15 hold no failure; of the customer's two pulses, the first is the day-0 failure's payment.
+    const window = `?from=${encodeURIComponent(inDays(5))}&to=${encodeURIComponent(inDays(15))}`;
+    expect((await summary(apiKey, window)).body).toMatchObject({
+      failedPayments: 0,
+      organicSuccesses: 1,
+      proofMode: null,
+    });
+  });
+
   it.each([
     ['?from=2026-03-01T00:00:00Z&to=2026-02-01T00:00:00Z', 'to'],
     ['?from=2024-01-01T00:00:00Z&to=2026-01-01T00:00:00Z', 'to'],
