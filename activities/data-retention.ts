@@ -7,20 +7,40 @@ import {
 } from '../services/data-retention.js';
 import type { ActivityDeps } from './deps.js';
 
-/** What one day's purge did over the deployment. */
+/** What one day's run did over the deployment. */
 export interface RetentionResult extends PurgeCounts, OperationalCounts {
   accounts: number;
+  /** Events left pending on a delivery nothing started, handed to their delivery again. */
+  resumedEvents: number;
 }
 
-export function retentionActivities({ stores, log }: ActivityDeps) {
+export function retentionActivities({ stores, log, events }: ActivityDeps) {
+  /**
+   * Starts the delivery of every event left pending on one that was recorded but never started (the
+   * process that recorded it died first, and its publisher, e.g. an API request, never publishes that
+   * eventId again), heartbeating after each. Republishing starts only a delivery that made no attempt, under its
+   * own workflow id: one already started (running or ended) is never started twice.
+   */
+  async function resumeStranded(asOf: Date): Promise<number> {
+    const stranded = await stores.events.stranded(asOf);
+    for (const eventId of stranded) {
+      await events.republish(eventId);
+      heartbeat(eventId);
+    }
+    return stranded.length;
+  }
+
   return {
     /**
      * Deletes, for every account with a `dataRetentionDays`, its records older than that as of `asOf`
      * (epoch ms, the workflow's clock), heartbeating after each account, then the records that only serve
-     * running recoveries, past their fixed age in every account. A retry starts over: deleting what is
-     * already gone changes nothing.
+     * running recoveries, past their fixed age in every account. Last, starts the deliveries of the events
+     * stranded pending: after the purge, so that one older than its account's retention is deleted, not sent
+     * late. A retry starts over: deleting what is already gone changes nothing, and a delivery already
+     * started is not started again.
      */
     async purgeExpiredData(input: { asOf: number }): Promise<RetentionResult> {
+      const asOf = new Date(input.asOf);
       const total: RetentionResult = {
         accounts: 0,
         recoveries: 0,
@@ -30,15 +50,17 @@ export function retentionActivities({ stores, log }: ActivityDeps) {
         platformEvents: 0,
         adyenAuthorisations: 0,
         attemptSends: 0,
+        resumedEvents: 0,
       };
       for (const account of await stores.accounts.withRetention()) {
-        const counts = await purgeAccountData(stores, account, new Date(input.asOf));
+        const counts = await purgeAccountData(stores, account, asOf);
         total.accounts += 1;
         for (const [kind, n] of Object.entries(counts) as Array<[keyof PurgeCounts, number]>)
           total[kind] += n;
         heartbeat(account.id);
       }
-      Object.assign(total, await purgeOperationalRecords(stores, new Date(input.asOf)));
+      Object.assign(total, await purgeOperationalRecords(stores, asOf));
+      total.resumedEvents = await resumeStranded(asOf);
       log.info(total, 'data retention purge');
       return total;
     },

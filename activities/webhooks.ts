@@ -5,7 +5,9 @@ import {
   deliveryEnded,
   deliveryIdOf,
   isAcknowledged,
+  stopOf,
   webhookAcknowledgeTimeoutMs,
+  type DeliveryBlock,
 } from '../domain/webhooks.js';
 import { version } from '../runtime/version.js';
 import { signWebhook, webhookHeaders } from '../runtime/webhook-signature.js';
@@ -47,17 +49,19 @@ const blockedAttempt = {
 /**
  * Why this attempt of the delivery posts nothing, or null when it is sent. The settings are checked at each
  * attempt, as at publish: they may have changed since (dunning turned off). A delivery the settings stopped
- * stays stopped, and one a later delivery (a resend) replaced sends nothing more: never two at once.
+ * stays stopped (a resend of a delivered event too, which stays delivered), and one a later delivery (a
+ * resend) replaced sends nothing more: never two at once.
  */
 function holdOf(
   record: EventRecord,
   deliveryId: string,
   settings: { dunningEnabled: boolean; webhookUrl: string },
-): { block: 'suppressed' | 'undeliverable' | null; error: string } | null {
+): { block: DeliveryBlock | null; error: string } | null {
   const block = deliveryBlock(record.type, settings);
   if (block) return { block, error: blockedAttempt[block] };
-  if (record.deliveryStatus === 'suppressed' || record.deliveryStatus === 'undeliverable')
-    return { block: null, error: `the event is ${record.deliveryStatus}: this delivery sends nothing more` };
+  const delivery = record.deliveries.find((d) => d.deliveryId === deliveryId);
+  const stopped = stopOf(record.deliveryStatus, delivery ?? {});
+  if (stopped) return { block: null, error: `this delivery was stopped (${stopped}): it sends nothing more` };
   const latest = record.deliveries.at(-1)?.deliveryId;
   if (latest !== deliveryId)
     return { block: null, error: `delivery ${latest ?? '(none)'} replaced this one: nothing sent` };
@@ -117,8 +121,8 @@ export function webhookActivities(deps: ActivityDeps) {
      * POSTs the stored body once, signed now, and counts the outcome. Posts nothing when the delivery was
      * already acknowledged (a worker died after recording that, and the workflow runs the attempt again):
      * the recorded acknowledgement is the answer, and the workflow ends. Posts nothing either while the
-     * settings keep the event from being sent (the event is then marked so, as publish marks it) or once
-     * this delivery was stopped or replaced.
+     * settings keep the event from being sent (the delivery is then recorded as stopped, and a pending event
+     * marked so, as publish marks it) or once this delivery was stopped or replaced.
      */
     async deliverWebhook(input: {
       eventId: string;
@@ -128,8 +132,8 @@ export function webhookActivities(deps: ActivityDeps) {
       const now = clock();
       const { record, url, secret, settings } = await load(input.eventId, now);
       const at = now.toISOString();
-      const delivery = record.deliveries.find((d) => d.deliveryId === input.deliveryId);
-      const acknowledged = delivery?.attempts.find(isAcknowledged);
+      const index = record.deliveries.findIndex((d) => d.deliveryId === input.deliveryId);
+      const acknowledged = record.deliveries[index]?.attempts.find(isAcknowledged);
       if (acknowledged) {
         const { statusCode, latencyMs } = acknowledged;
         return { ok: true, statusCode, error: null, at: acknowledged.at.toISOString(), latencyMs };
@@ -139,7 +143,8 @@ export function webhookActivities(deps: ActivityDeps) {
         webhookUrl: url,
       });
       if (hold) {
-        if (hold.block) await stores.events.setStatus(record._id, hold.block, ['pending']);
+        if (hold.block)
+          await stores.events.stopDelivery(record._id, { deliveryId: input.deliveryId, index }, hold.block);
         metrics.webhookAttempt(record.type, 'not_sent');
         return { ok: false, statusCode: null, error: hold.error, at, latencyMs: 0 };
       }

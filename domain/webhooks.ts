@@ -32,11 +32,26 @@ export const webhookMaxAttempts = webhookAttemptOffsetsMs.length;
 /** A receiver must answer 200 within this time; anything slower is a failed attempt. */
 export const webhookAcknowledgeTimeoutMs = 10_000;
 
+/**
+ * How long a delivery can run, counted from its first attempt: the schedule's 24 h and 3 h to spare (slow
+ * receivers, workers down for a while). A delivery older than that has ended, whatever it recorded.
+ */
+export const webhookDeliveryLifetimeMs = Math.max(...webhookAttemptOffsetsMs) + 3 * 3_600_000;
+
+/**
+ * How long a recorded delivery may go without an attempt before it counts as never started: publish
+ * starts it right after recording it, and its first attempt is due at once.
+ */
+export const strandedAfterMs = 5 * 60_000;
+
+/** Why the settings keep an event from being sent: dunning off for recovery.failed, or no https URL. */
+export type DeliveryBlock = 'suppressed' | 'undeliverable';
+
 /** Why an event is not sent at all, or null when it goes to the webhook URL. */
 export function deliveryBlock(
   event: EventName,
   settings: { dunningEnabled: boolean; webhookUrl: string },
-): 'suppressed' | 'undeliverable' | null {
+): DeliveryBlock | null {
   if (event === 'recovery.failed' && !settings.dunningEnabled) return 'suppressed';
   return isHttpsUrl(settings.webhookUrl) ? null : 'undeliverable';
 }
@@ -53,18 +68,71 @@ export function deliveryEnded(
   return attempts.some((a) => isAcknowledged(a) || a.attempt >= webhookMaxAttempts);
 }
 
+/** The fields of a delivery the rules below read. */
+interface DeliveryFacts {
+  startedAt: Date;
+  attempts: ReadonlyArray<{ attempt: number; at: Date; statusCode: number | null }>;
+  /** Set when the settings stopped the delivery at one of its attempts. */
+  stopped?: DeliveryBlock;
+}
+
 /**
- * Whether an event's latest delivery may still be running: it has not ended by itself (acknowledged, or its
- * last attempt made). One the settings stopped (suppressed, undeliverable) posts nothing more even while its
- * workflow waits out its schedule, so it counts as ended. Not only a pending event: a resend of a delivered
- * one leaves it `delivered` while it runs.
+ * Why a delivery sends nothing more, or null while it may send: the settings stopped it at an attempt. The
+ * stop is recorded on the delivery, since a resend of a delivered event stays delivered; a suppressed or
+ * undeliverable event's status says it too (only such a stop of its latest delivery, or its publishing with
+ * no delivery, sets it).
+ */
+export function stopOf(
+  status: DeliveryStatus,
+  delivery: Pick<DeliveryFacts, 'stopped'>,
+): DeliveryBlock | null {
+  if (delivery.stopped) return delivery.stopped;
+  return status === 'suppressed' || status === 'undeliverable' ? status : null;
+}
+
+/**
+ * Whether an event's latest delivery may still post: it has not ended by itself (acknowledged, or its last
+ * attempt made) and the settings did not stop it (its workflow may wait out its schedule, posting nothing).
+ * Not only a pending event: a resend of a delivered one leaves it `delivered` while it runs.
  */
 export function mayBeUnderWay(
   status: DeliveryStatus,
-  latest: { attempts: ReadonlyArray<{ attempt: number; statusCode: number | null }> },
+  latest: Pick<DeliveryFacts, 'attempts' | 'stopped'>,
 ): boolean {
-  if (status === 'suppressed' || status === 'undeliverable') return false;
-  return !deliveryEnded(latest.attempts);
+  return stopOf(status, latest) === null && !deliveryEnded(latest.attempts);
+}
+
+/** When a delivery's schedule began: its first attempt, or when it was recorded while it has made none. */
+function scheduleStartMs(delivery: DeliveryFacts): number {
+  if (delivery.attempts.length === 0) return delivery.startedAt.getTime();
+  return Math.min(...delivery.attempts.map((a) => a.at.getTime()));
+}
+
+/**
+ * Whether the workflow of an event's latest delivery may still run at `now`, so that the event must stay:
+ * the delivery has not ended by itself and began less than `webhookDeliveryLifetimeMs` ago. One the
+ * settings stopped counts too: its workflow waits out the schedule, and an attempt that finds its event
+ * gone fails the workflow. A delivery started late (never started, then resumed) counts from its first
+ * attempt. Data retention deletes only events for which this is false.
+ */
+export function deliveryMayStillRun(event: { deliveries: readonly DeliveryFacts[] }, now: Date): boolean {
+  const latest = event.deliveries.at(-1);
+  if (!latest || deliveryEnded(latest.attempts)) return false;
+  return now.getTime() - scheduleStartMs(latest) < webhookDeliveryLifetimeMs;
+}
+
+/**
+ * Whether a pending event waits on a delivery nothing started: its latest delivery was recorded at least
+ * `strandedAfterMs` before `now` and has made no attempt (the process that recorded it died before
+ * starting it).
+ */
+export function isStranded(
+  event: { deliveryStatus: DeliveryStatus; deliveries: readonly DeliveryFacts[] },
+  now: Date,
+): boolean {
+  const latest = event.deliveries.at(-1);
+  if (event.deliveryStatus !== 'pending' || !latest || latest.attempts.length > 0) return false;
+  return now.getTime() - latest.startedAt.getTime() >= strandedAfterMs;
 }
 
 /** True for an absolute https:// URL: the only kind that receives events. */

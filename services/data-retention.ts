@@ -22,9 +22,10 @@ export interface PurgeCounts {
 
 /**
  * Deletes an account's records older than its `dataRetentionDays` as of `asOf`: recoveries settled
- * before the cutoff (a payment still owed stays: the paywall reads it), webhook events whose delivery has ended, pulses, hosted links that expired before it
- * and billing-platform events. Temporal's own histories follow the namespace's retention. Safe to repeat;
- * the daily data retention workflow's activity runs it for each account.
+ * before the cutoff (a payment still owed stays: the paywall reads it), webhook events whose delivery can
+ * no longer run (a resend may still be under way on an old event), pulses, hosted links that expired
+ * before it and billing-platform events. Temporal's own histories follow the namespace's retention.
+ * Safe to repeat; the daily data retention workflow's activity runs it for each account.
  */
 export async function purgeAccountData(
   stores: Stores,
@@ -34,7 +35,7 @@ export async function purgeAccountData(
   const cutoff = new Date(asOf.getTime() - account.days * dayMs);
   return {
     recoveries: await stores.recoveries.purgeSettledBefore(account.id, cutoff),
-    events: await stores.events.purgeBefore(account.id, cutoff),
+    events: await stores.events.purgeBefore(account.id, cutoff, asOf),
     pulses: await stores.pulses.purgeBefore(account.id, cutoff),
     links: await stores.links.purgeExpiredBefore(account.id, cutoff),
     platformEvents: await stores.connectorEvents.purgeBefore(account.id, cutoff),

@@ -54,7 +54,8 @@ export interface EventPublisher {
   /**
    * Publishes a stored event again, as `publish` with its own payload and eventId would: starts its latest
    * delivery if that was recorded but never started (a crash, or Temporal refusing the start, came in
-   * between). Null when no event has this id.
+   * between); the daily data retention run does so for every event stranded pending. Null when no event
+   * has this id.
    */
   republish(eventId: string): Promise<{ eventId: string; deliveryStatus: DeliveryStatus } | null>;
   /** Delivers a stored event again (same body and eventId, signed at send time) in a new delivery. */

@@ -1,6 +1,13 @@
 import type { Db, Filter } from 'mongodb';
 import type { EventName, StoredEvent } from '../domain/events.js';
-import { isAcknowledged, type DeliveryStatus } from '../domain/webhooks.js';
+import {
+  deliveryMayStillRun,
+  isAcknowledged,
+  isStranded,
+  strandedAfterMs,
+  type DeliveryBlock,
+  type DeliveryStatus,
+} from '../domain/webhooks.js';
 import { collections } from './collections.js';
 import type { CustomerRefs } from './customer-refs.js';
 import { isDuplicateKey } from './mongo.js';
@@ -20,6 +27,8 @@ export interface Delivery {
   deliveryId: string;
   startedAt: Date;
   attempts: DeliveryAttempt[];
+  /** Why it sends nothing more: the settings stopped it at an attempt (it stays stopped when they change back). */
+  stopped?: DeliveryBlock;
 }
 
 /** An emitted event: the outbox entry and its audit log. `body` is the exact string signed and posted. */
@@ -50,6 +59,9 @@ export interface EventQuery {
   limit?: number;
 }
 
+/** Events deleted per write by the retention purge. */
+const purgeBatch = 500;
+
 /**
  * The events collection. Updates name array positions explicitly (`deliveries.<i>.attempts`) because
  * FerretDB has no positional operator; deliveries are only ever appended, so a position never changes.
@@ -59,6 +71,23 @@ export function createEventStore(db: Db) {
 
   async function get(eventId: string): Promise<EventRecord | null> {
     return events.findOne({ _id: eventId });
+  }
+
+  /**
+   * Sets the delivery status, only from one of `from` when given, and only while the event has
+   * `deliveries` deliveries when given (none added since it was read); true if it changed.
+   */
+  async function setStatus(
+    eventId: string,
+    status: DeliveryStatus,
+    from?: DeliveryStatus[],
+    deliveries?: number,
+  ): Promise<boolean> {
+    const filter: Filter<EventRecord> = { _id: eventId };
+    if (from) filter.deliveryStatus = { $in: from };
+    if (deliveries !== undefined) filter.deliveries = { $size: deliveries };
+    const result = await events.updateOne(filter, { $set: { deliveryStatus: status } });
+    return result.modifiedCount === 1;
   }
 
   return {
@@ -129,21 +158,26 @@ export function createEventStore(db: Db) {
     },
 
     /**
-     * Sets the delivery status, only from one of `from` when given, and only while the event has
-     * `deliveries` deliveries when given (none added since it was read); true if it changed.
+     * Records that the settings stopped the delivery at `delivery.index` (once: the first reason stays), then
+     * marks a pending event so; an event already delivered stays delivered (it was a resend of it that was
+     * stopped). Filters by _id alone, as recordAttempt does.
      */
-    async setStatus(
+    async stopDelivery(
       eventId: string,
-      status: DeliveryStatus,
-      from?: DeliveryStatus[],
-      deliveries?: number,
-    ): Promise<boolean> {
-      const filter: Filter<EventRecord> = { _id: eventId };
-      if (from) filter.deliveryStatus = { $in: from };
-      if (deliveries !== undefined) filter.deliveries = { $size: deliveries };
-      const result = await events.updateOne(filter, { $set: { deliveryStatus: status } });
-      return result.modifiedCount === 1;
+      delivery: { deliveryId: string; index: number },
+      block: DeliveryBlock,
+    ): Promise<void> {
+      const record = await events.findOne({ _id: eventId }, { projection: { deliveries: 1 } });
+      const current = record?.deliveries[delivery.index];
+      if (current?.deliveryId === delivery.deliveryId && !current.stopped)
+        await events.updateOne(
+          { _id: eventId },
+          { $set: { [`deliveries.${delivery.index}.stopped`]: block } },
+        );
+      await setStatus(eventId, block, ['pending']);
     },
+
+    setStatus,
 
     /**
      * The account's events that name the customer in their body: an email, a payment-method token, one
@@ -165,14 +199,46 @@ export function createEventStore(db: Db) {
         .toArray();
     },
 
-    /** Deletes the account's events created before `cutoff` whose delivery has ended (data retention). */
-    async purgeBefore(accountId: string, cutoff: Date): Promise<number> {
-      const result = await events.deleteMany({
-        accountId,
-        createdAt: { $lt: cutoff },
-        deliveryStatus: { $ne: 'pending' },
-      });
-      return result.deletedCount;
+    /**
+     * Deletes the account's events created before `cutoff` whose delivery can no longer run at `now` (data
+     * retention): never one whose latest delivery (a resend of a delivered event, one the settings stopped)
+     * may still have a workflow that reads it. Reads the candidates first, then deletes a batch at a time,
+     * each only while it has as many deliveries as when read: one resent in between stays.
+     */
+    async purgeBefore(accountId: string, cutoff: Date, now: Date): Promise<number> {
+      const candidates = events.find(
+        { accountId, createdAt: { $lt: cutoff } },
+        { projection: { deliveries: 1 } },
+      );
+      const endedBySize = new Map<number, string[]>();
+      for await (const event of candidates) {
+        if (deliveryMayStillRun(event, now)) continue;
+        const ids = endedBySize.get(event.deliveries.length) ?? [];
+        ids.push(event._id);
+        endedBySize.set(event.deliveries.length, ids);
+      }
+      let deleted = 0;
+      for (const [size, ids] of endedBySize)
+        for (let i = 0; i < ids.length; i += purgeBatch) {
+          const batch = { _id: { $in: ids.slice(i, i + purgeBatch) }, deliveries: { $size: size } };
+          deleted += (await events.deleteMany(batch)).deletedCount;
+        }
+      return deleted;
+    },
+
+    /**
+     * The ids of events left pending on a delivery nothing started as of `now` (see `isStranded`), oldest
+     * first, across accounts.
+     */
+    async stranded(now: Date): Promise<string[]> {
+      const pending = await events
+        .find(
+          { deliveryStatus: 'pending', createdAt: { $lte: new Date(now.getTime() - strandedAfterMs) } },
+          { projection: { deliveryStatus: 1, deliveries: 1 } },
+        )
+        .sort(oldestFirst)
+        .toArray();
+      return pending.filter((e) => isStranded(e, now)).map((e) => e._id);
     },
 
     /** Deletes events (erasure); returns how many were there. */

@@ -5,8 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RetentionResult } from '../activities/data-retention.js';
 import { createActivities } from '../activities/index.js';
 import { Settings } from '../domain/settings.js';
+import { webhookMaxAttempts, webhookWorkflowId } from '../domain/webhooks.js';
 import { purgeAccountData } from '../services/data-retention.js';
 import { collections } from '../store/collections.js';
+import type { Delivery, DeliveryAttempt, EventRecord } from '../store/events.js';
+import { storeEvent } from './support/events.js';
 import { onServer } from './support/pages.js';
 import { poll } from './support/poll.js';
 import { activityDeps, call, startStack, type Stack } from './support/stack.js';
@@ -293,5 +296,175 @@ describe('data retention', () => {
 
   it('is off by default', () => {
     expect(Settings.parse({ webhookUrl: 'https://merchant.example/hooks' }).dataRetentionDays).toBeNull();
+  });
+});
+
+/** The daily activity as the data retention workflow runs it, on `asOf`. */
+function dailyRun(asOf: number): Promise<RetentionResult> {
+  const activities = createActivities(activityDeps(stack));
+  return new MockActivityEnvironment().run<[], RetentionResult, () => Promise<RetentionResult>>(() =>
+    activities.purgeExpiredData({ asOf }),
+  );
+}
+
+const hour = 3_600_000;
+const ago = (ms: number) => new Date(Date.now() - ms);
+
+/** The `n`-th attempt of a delivery, made at `at`: acknowledged, refused, or not sent (the settings stopped it). */
+function attempt(n: number, at: Date, outcome: 'acknowledged' | 'refused' | 'not_sent'): DeliveryAttempt {
+  const statusCode = { acknowledged: 200, refused: 500, not_sent: null }[outcome];
+  return { attempt: n, at, statusCode, error: outcome === 'acknowledged' ? null : outcome, latencyMs: 5 };
+}
+
+/** A delivery begun at `at` with these attempts, one a second. */
+function delivery(deliveryId: string, at: Date, outcomes: Array<Parameters<typeof attempt>[2]>): Delivery {
+  const attempts = outcomes.map((o, i) => attempt(i + 1, new Date(at.getTime() + i * 1000), o));
+  return { deliveryId, startedAt: at, attempts };
+}
+
+describe('data retention of webhook events', () => {
+  const old = ago(100 * day);
+  const failedAll = Array<'refused'>(webhookMaxAttempts).fill('refused');
+  // Each created 100 days ago, past a retention of 90; whether it goes depends on its latest delivery.
+  const cases: Array<[string, boolean, Pick<EventRecord, 'deliveryStatus' | 'deliveries'>]> = [
+    [
+      'delivered',
+      false,
+      { deliveryStatus: 'delivered', deliveries: [delivery('initial', old, ['acknowledged'])] },
+    ],
+    [
+      'failed after its whole schedule',
+      false,
+      { deliveryStatus: 'failed', deliveries: [delivery('initial', old, failedAll)] },
+    ],
+    ['suppressed when published', false, { deliveryStatus: 'suppressed', deliveries: [] }],
+    [
+      'delivered, with a resend retrying since an hour ago',
+      true,
+      {
+        deliveryStatus: 'delivered',
+        deliveries: [
+          delivery('initial', old, ['acknowledged']),
+          delivery('resend-1', ago(hour), ['refused']),
+        ],
+      },
+    ],
+    [
+      'suppressed an hour ago, its workflow waiting out the schedule',
+      true,
+      {
+        deliveryStatus: 'suppressed',
+        deliveries: [{ ...delivery('initial', ago(hour), ['refused', 'not_sent']), stopped: 'suppressed' }],
+      },
+    ],
+    [
+      'delivered, with a resend stopped an hour ago',
+      true,
+      {
+        deliveryStatus: 'delivered',
+        deliveries: [
+          delivery('initial', old, ['acknowledged']),
+          { ...delivery('resend-1', ago(hour), ['refused', 'not_sent']), stopped: 'undeliverable' },
+        ],
+      },
+    ],
+    [
+      'pending on a delivery recorded 100 days ago that never started',
+      false,
+      { deliveryStatus: 'pending', deliveries: [delivery('initial', old, [])] },
+    ],
+  ];
+
+  it.each(cases)('%s: kept today %s, while its latest delivery may still run', async (_name, kept, facts) => {
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url, dataRetentionDays: 90 });
+    const eventId = await storeEvent(stack.stores.events, account.id, {
+      createdAt: old,
+      status: facts.deliveryStatus,
+      deliveries: facts.deliveries,
+    });
+    const purge = (at: Date) => purgeAccountData(stack.stores, { id: account.id, days: 90 }, at);
+    expect((await purge(new Date())).events).toBe(kept ? 0 : 1);
+    // 27 hours on, a delivery begun an hour ago is past its whole schedule (24 h, and 3 h to spare): ended.
+    expect((await purge(new Date(Date.now() + 27 * hour))).events).toBe(kept ? 1 : 0);
+    expect(await stack.stores.events.get(eventId)).toBeNull();
+  });
+
+  it('a resend under way keeps its old event until it ends: it is acknowledged, not cut short', async () => {
+    let acknowledging = false;
+    const flaky = await startReceiver({ answer: () => ({ status: acknowledging ? 200 : 500 }) });
+    try {
+      const { account, apiKey } = await stack.createAccount({ webhookUrl: flaky.url, dataRetentionDays: 90 });
+      const eventId = await storeEvent(stack.stores.events, account.id, {
+        createdAt: old,
+        status: 'delivered',
+        deliveries: [delivery('initial', old, ['acknowledged'])],
+      });
+      const resent = await call(stack.baseUrl, 'POST', `/api/events/${eventId}/resend`, {
+        key: apiKey,
+        body: {},
+      });
+      expect(resent.status).toBe(202);
+      // Today's run comes while the resend is retrying (its first attempt refused); then the endpoint is back.
+      await poll(
+        () => flaky.received.length,
+        (n) => n >= 1,
+      );
+      await dailyRun(Date.now());
+      expect(await stack.stores.events.get(eventId)).not.toBeNull();
+      acknowledging = true;
+      const outcome = await stack.temporal.workflow.getHandle(webhookWorkflowId(eventId, 1)).result();
+      expect(outcome).toMatchObject({ delivered: true });
+      expect(await stack.stores.events.get(eventId)).toMatchObject({ deliveryStatus: 'delivered' });
+    } finally {
+      await flaky.close();
+    }
+  });
+});
+
+describe('events left pending with nothing delivering them', () => {
+  const postsOf = (eventId: string) =>
+    receiver.received.filter((r) => r.headers['x-service-event-id'] === eventId);
+
+  it('the daily run starts a delivery recorded but never started, and only once', async () => {
+    // No retention: the run resumes the events of every account.
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url });
+    // Recorded as publish records it, by a process that died before starting the delivery; its publisher
+    // (an API request the merchant retries as a new event) never publishes that eventId again.
+    const stranded = await storeEvent(stack.stores.events, account.id, { createdAt: ago(10 * 60_000) });
+    // Recorded a moment ago: its publisher is starting it.
+    const fresh = await storeEvent(stack.stores.events, account.id, { createdAt: ago(1_000) });
+
+    expect((await dailyRun(Date.now())).resumedEvents).toBeGreaterThanOrEqual(1);
+    const delivered = await poll(
+      () => stack.stores.events.get(stranded),
+      (e) => e?.deliveryStatus === 'delivered',
+    );
+    expect(delivered?.deliveries.map((d) => [d.deliveryId, d.attempts.length])).toEqual([['initial', 1]]);
+    expect(postsOf(stranded)).toHaveLength(1);
+    expect(await stack.stores.events.get(fresh)).toMatchObject({ deliveryStatus: 'pending' });
+    await expect(
+      stack.temporal.workflow.getHandle(webhookWorkflowId(fresh)).describe(),
+    ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+
+    // Were its attempt lost and the event read as stranded again, its workflow id is taken: no second run.
+    const handle = stack.temporal.workflow.getHandle(webhookWorkflowId(stranded));
+    const { runId } = await handle.describe();
+    await stack.stores.db
+      .collection<{ _id: string }>(collections.events)
+      .updateOne({ _id: stranded }, { $set: { deliveryStatus: 'pending', 'deliveries.0.attempts': [] } });
+    expect((await dailyRun(Date.now())).resumedEvents).toBeGreaterThanOrEqual(1);
+    expect(await handle.describe()).toMatchObject({ runId, status: { name: 'COMPLETED' } });
+    expect(postsOf(stranded)).toHaveLength(1);
+    await stack.stores.events.remove([fresh, stranded]);
+  });
+
+  it('deletes one older than its account keeps anything instead of sending it', async () => {
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url, dataRetentionDays: 90 });
+    const stranded = await storeEvent(stack.stores.events, account.id, { createdAt: ago(100 * day) });
+    expect((await dailyRun(Date.now())).events).toBeGreaterThanOrEqual(1);
+    expect(await stack.stores.events.get(stranded)).toBeNull();
+    await expect(
+      stack.temporal.workflow.getHandle(webhookWorkflowId(stranded)).describe(),
+    ).rejects.toBeInstanceOf(WorkflowNotFoundError);
   });
 });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { EventPayloadSchema, eventSchemas, StoredEventSchema, type EventName } from '../domain/events.js';
-import { deliveryBlock, isHttpsUrl } from '../domain/webhooks.js';
+import {
+  deliveryBlock,
+  deliveryMayStillRun,
+  isHttpsUrl,
+  isStranded,
+  mayBeUnderWay,
+  type DeliveryStatus,
+} from '../domain/webhooks.js';
 import { signWebhook, verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { sampleEvent, sampleEvents } from './support/sample-events.js';
 
@@ -205,5 +212,52 @@ describe('who receives what', () => {
     expect(isHttpsUrl('HTTPS://EXAMPLE.COM')).toBe(true);
     expect(isHttpsUrl('//example.com')).toBe(false);
     expect(isHttpsUrl('ftp://example.com')).toBe(false);
+  });
+});
+
+describe('whether a delivery is still under way', () => {
+  const now = new Date('2026-03-02T12:00:00.000Z');
+  const hoursAgo = (h: number) => new Date(now.getTime() - h * 3_600_000);
+  /** A delivery begun `h` hours ago whose attempts answered these status codes (null: not sent). */
+  const begun = (h: number, codes: Array<number | null>, stopped?: 'suppressed' | 'undeliverable') => ({
+    startedAt: hoursAgo(h),
+    attempts: codes.map((statusCode, i) => ({ attempt: i + 1, at: hoursAgo(h), statusCode })),
+    ...(stopped ? { stopped } : {}),
+  });
+  const eightRefused = Array<number>(8).fill(500);
+
+  // [case, status, latest delivery, may post more (mayBeUnderWay), its workflow may still run (retention)]
+  it.each([
+    ['retrying', 'pending', begun(1, [500]), true, true],
+    ['acknowledged', 'delivered', begun(1, [500, 200]), false, false],
+    ['dead-lettered', 'failed', begun(1, eightRefused), false, false],
+    ['a resend of a delivered event, retrying', 'delivered', begun(1, [500]), true, true],
+    ['stopped by dunning off, waiting out its schedule', 'suppressed', begun(1, [500, null]), false, true],
+    [
+      'a resend of a delivered event, stopped',
+      'delivered',
+      begun(1, [500, null], 'undeliverable'),
+      false,
+      true,
+    ],
+    ['retrying, begun 28 hours ago (its workflow is gone)', 'pending', begun(28, [500]), true, false],
+    ['recorded 2 hours ago, never started', 'pending', begun(2, []), true, true],
+    ['recorded 28 hours ago, never started', 'pending', begun(28, []), true, false],
+  ] as const)('%s: %s', (_name, status: DeliveryStatus, latest, underWay, mayRun) => {
+    expect(mayBeUnderWay(status, latest)).toBe(underWay);
+    expect(deliveryMayStillRun({ deliveries: [latest] }, now)).toBe(mayRun);
+  });
+
+  it('an event with no delivery (never sent) has none under way', () => {
+    expect(deliveryMayStillRun({ deliveries: [] }, now)).toBe(false);
+  });
+
+  it.each([
+    ['pending, recorded 10 minutes ago with no attempt', 'pending', begun(1 / 6, []), true],
+    ['pending, recorded a minute ago: its publisher is starting it', 'pending', begun(1 / 60, []), false],
+    ['pending with an attempt', 'pending', begun(1, [500]), false],
+    ['dead-lettered because Temporal refused the start: listed as failed', 'failed', begun(1, []), false],
+  ] as const)('stranded: %s is %s', (_name, deliveryStatus: DeliveryStatus, latest, stranded) => {
+    expect(isStranded({ deliveryStatus, deliveries: [latest] }, now)).toBe(stranded);
   });
 });

@@ -311,6 +311,58 @@ describe('dunning turned off while a recovery.failed is being delivered', () => 
     ]);
   });
 
+  it.each([
+    ['dunning turned off', { dunningEnabled: false }, 'suppressed'],
+    ['a webhook URL that is not https', { webhookUrl: 'http://127.0.0.1:9/webhooks' }, 'undeliverable'],
+  ] as const)(
+    'a resend of a delivered event stopped by %s sends nothing more once it is undone; the event stays delivered',
+    async (_name, change, stopped) => {
+      const { receiver, accountId } = await merchant(() => ({ status: 200 }));
+      const account = await stores.accounts.find(accountId);
+      if (!account) throw new Error('the account was not created');
+      const eventId = await storeEvent(stores.events, accountId, {
+        type: 'recovery.failed',
+        status: 'delivered',
+        deliveries: [
+          { deliveryId: 'initial', startedAt: new Date(), attempts: [attemptOf(1, 200)] },
+          { deliveryId: 'resend-1', startedAt: new Date(), attempts: [attemptOf(1, 500)] },
+        ],
+      });
+      const attemptNo = async (attempt: number) => {
+        const outcome = await activities.deliverWebhook({ eventId, deliveryId: 'resend-1', attempt });
+        await activities.recordWebhookAttempt({
+          eventId,
+          deliveryId: 'resend-1',
+          deliveryIndex: 1,
+          attempt,
+          ...outcome,
+        });
+        return outcome;
+      };
+
+      await stores.accounts.updateSettings(accountId, { ...account.settings, ...change });
+      expect(await attemptNo(2)).toMatchObject({ ok: false, statusCode: null });
+      await stores.accounts.updateSettings(accountId, account.settings);
+      expect(await attemptNo(3)).toMatchObject({
+        ok: false,
+        statusCode: null,
+        error: expect.stringContaining(stopped),
+      });
+      expect(receiver.received).toEqual([]);
+      const record = await stores.events.get(eventId);
+      expect(record?.deliveryStatus).toBe('delivered');
+      expect(record?.deliveries[1]?.stopped).toBe(stopped);
+
+      // A resend sends it again, in a delivery of its own.
+      expect(await events.resend(eventId)).toMatchObject({ deliveryId: 'resend-2' });
+      const handle = env.client.workflow.getHandle<typeof webhookDeliveryWorkflow>(
+        webhookWorkflowId(eventId, 2),
+      );
+      expect(await handle.result()).toEqual({ delivered: true, attempts: 1 });
+      expect(receiver.received).toHaveLength(1);
+    },
+  );
+
   it('a delivery stopped so sends nothing more, even once dunning is back on', async () => {
     const { receiver, accountId } = await merchant(() => ({ status: 200 }));
     const eventId = await storeEvent(stores.events, accountId, {
