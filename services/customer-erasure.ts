@@ -6,12 +6,18 @@ import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import { erasedToken, type RecoveryDoc } from '../store/recoveries.js';
 import { cardKeyOf } from '../runtime/crypto.js';
-import { customerFootprint } from './customer-footprint.js';
+import { customerFootprint, type Footprint } from './customer-footprint.js';
 import { deleteHistory, running } from './workflow-history.js';
 
+/**
+ * Something of the customer is still being worked on: the erasure is not done. `partly` when it erased what
+ * it found before recoveries admitted while it ran turned up (run it again once they end); else nothing was
+ * changed.
+ */
+type InFlight = { kind: 'in_flight'; transactionIds: string[]; eventIds: string[]; partly: boolean };
+
 export type ErasureOutcome =
-  /** Something of the customer is still being worked on; nothing was changed. */
-  | { kind: 'in_flight'; transactionIds: string[]; eventIds: string[] }
+  | InFlight
   | {
       kind: 'erased';
       erasedAt: Date;
@@ -39,6 +45,52 @@ async function beingDelivered(temporal: Client, event: EventRecord, now: Date): 
   return running(temporal, deliveryWorkflowId(event._id, latest.deliveryId));
 }
 
+/** The customer's recoveries and event deliveries under way (nothing may change while they run), or null. */
+async function workUnderWay(
+  temporal: Client,
+  { recoveries, events }: Footprint,
+  now: Date,
+): Promise<InFlight | null> {
+  const busy: RecoveryDoc[] = [];
+  for (const r of recoveries)
+    if (statusOf(r.state) === 'unknown' || (await running(temporal, r.workflowId))) busy.push(r);
+  const delivering: EventRecord[] = [];
+  for (const e of events) if (await beingDelivered(temporal, e, now)) delivering.push(e);
+  if (busy.length === 0 && delivering.length === 0) return null;
+  return {
+    kind: 'in_flight',
+    transactionIds: busy.map((r) => r.publicId),
+    eventIds: delivering.map((e) => e._id),
+    partly: false,
+  };
+}
+
+/**
+ * The customer index of their emails no longer leads to the recoveries found, and the retention notices and
+ * Proof Mode groups of their emails and cards are forgotten. The index is unlinked entry by entry: a
+ * recovery admitted since the footprint was read keeps its entry. Notices and groups name no recovery, so
+ * such a recovery may lose its own with the customer's: `admittedMeanwhile` finds it afterwards.
+ */
+async function forgetCustomer(stores: Stores, accountId: string, { refs, recoveries }: Footprint) {
+  const erased = recoveries.map((r) => r._id);
+  for (const email of refs.emails) {
+    await stores.recoveries.unlinkCustomer(accountId, email, erased);
+    await stores.retentionNotices.forget(accountId, email);
+  }
+  await stores.holdouts.forget(accountId, [...refs.emails, ...refs.tokens]);
+}
+
+/**
+ * Recoveries of the customer admitted after the footprint was read (an execute or a platform's report
+ * racing the erasure). Looked up once their groups and notices are forgotten: one admitted after this look
+ * drew its group, and claimed its notice, after that, and keeps them.
+ */
+async function admittedMeanwhile(stores: Stores, accountId: string, { refs, recoveries }: Footprint) {
+  const found = new Set(recoveries.map((r) => r._id));
+  const current = await stores.recoveries.ofCustomer(accountId, refs);
+  return current.filter((r) => !found.has(r._id));
+}
+
 /**
  * The card-network attempt budgets of the customer's cards and the 5-minute duplicate claims of their
  * recoveries keep their counts (the networks' rules and the duplicate check stay exact) but no longer name
@@ -55,6 +107,7 @@ async function forgetCardClaims(
   const workflowIds = recoveries.map((r) => r.workflowId);
   for (const token of tokens)
     await stores.cardBudgets.forgetAttempts(cardKeyOf(accountId, token), workflowIds);
+  const erasedIds = recoveries.map((r) => r._id);
   for (const { request } of recoveries)
     if (request.paymentMethodToken !== erasedToken)
       await stores.claims.forgetVelocity(
@@ -62,6 +115,7 @@ async function forgetCardClaims(
         cardKeyOf(accountId, request.paymentMethodToken),
         request.amount,
         request.currency,
+        erasedIds,
         now,
       );
 }
@@ -73,7 +127,8 @@ async function forgetCardClaims(
  * pulses kept for the merchant's books by one pseudonym; its cards' attempt budgets and duplicate claims
  * no longer name the recoveries. Refuses while a recovery of theirs or a delivery
  * of one of their events is under way. A payment they still owed is no longer held for the paywall: data
- * retention deletes it as a settled one.
+ * retention deletes it as a settled one. A recovery of theirs admitted while it runs is left as it is and
+ * answered as under way: the erasure is not finished until it is run again once that recovery ends.
  * Safe to run again after an interruption: it finishes what is left. Used by `POST /api/customers/erase`
  * and `recoup customers erase`.
  */
@@ -92,25 +147,11 @@ export async function eraseCustomer(
     [...new Set(request.paymentMethodTokens ?? [])].toSorted(),
   ]);
   const earlier = await stores.erasures.underWay(accountId, who);
-  const { refs, recoveries, links, events } = await customerFootprint(
-    stores,
-    accountId,
-    request,
-    earlier?.refs,
-  );
+  const footprint = await customerFootprint(stores, accountId, request, earlier?.refs);
+  const underWay = await workUnderWay(temporal, footprint, now);
+  if (underWay) return underWay;
 
-  const busy: RecoveryDoc[] = [];
-  for (const r of recoveries)
-    if (statusOf(r.state) === 'unknown' || (await running(temporal, r.workflowId))) busy.push(r);
-  const delivering: EventRecord[] = [];
-  for (const e of events) if (await beingDelivered(temporal, e, now)) delivering.push(e);
-  if (busy.length > 0 || delivering.length > 0)
-    return {
-      kind: 'in_flight',
-      transactionIds: busy.map((r) => r.publicId),
-      eventIds: delivering.map((e) => e._id),
-    };
-
+  const { refs, recoveries, links, events } = footprint;
   const { emails, tokens, customerIds } = refs;
   const pseudonym = await stores.erasures.begin(accountId, who, { emails, tokens, customerIds }, now);
   // Histories first, then what leads to the records, then the records: a run interrupted anywhere still
@@ -124,13 +165,13 @@ export async function eraseCustomer(
   const removedEvents = await stores.events.remove(events.map((e) => e._id));
   const removedLinks = await stores.links.remove(links.map(({ link }) => link._id));
   const pulses = await stores.pulses.pseudonymise(accountId, refs.emails, pseudonym);
-  for (const email of refs.emails) {
-    await stores.recoveries.unlinkCustomer(accountId, email);
-    await stores.retentionNotices.forget(accountId, email);
-  }
-  await stores.holdouts.forget(accountId, [...refs.emails, ...refs.tokens]);
+  await forgetCustomer(stores, accountId, footprint);
   await forgetCardClaims(stores, accountId, refs.tokens, recoveries, now);
   for (const r of recoveries) await stores.recoveries.pseudonymise(r, pseudonym, now);
+  // Unfinished, the erasure is run again with the same pseudonym and what it recorded above.
+  const admitted = await admittedMeanwhile(stores, accountId, footprint);
+  if (admitted.length > 0)
+    return { kind: 'in_flight', transactionIds: admitted.map((r) => r.publicId), eventIds: [], partly: true };
   await stores.erasures.finish(accountId, who);
   return {
     kind: 'erased',

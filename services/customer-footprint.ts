@@ -31,8 +31,26 @@ const unique = (values: Array<string | null | undefined>): string[] => [
   ...new Set(values.filter((v): v is string => typeof v === 'string' && v !== erasedToken)),
 ];
 
+type FoundLink = Footprint['links'][number];
+
+/** Every token a recovery charged or could charge. */
+const cardsOfRecovery = (r: RecoveryDoc) => [
+  r.paymentMethodToken,
+  r.request.paymentMethodToken,
+  ...(r.request.fallbackPaymentMethodTokens ?? []),
+];
+
+/** The cards a link names: the one a card-update link was minted for, and the one saved through it. */
+const cardsOfLink = ({ link, consumption: c }: FoundLink) => [
+  link.kind === 'card_update' ? link.data.paymentMethodToken : null,
+  c?.outcome.kind === 'card_updated' ? c.outcome.newPaymentMethodToken : null,
+];
+
+/** Both forms of a recovery's id. */
+const idsOf = (r: RecoveryDoc) => [r._id, r.publicId];
+
 /** What names the customer: what the merchant named, and what their recoveries and links add to it. */
-function refsOf(named: CustomerRefs, recoveries: RecoveryDoc[], links: Footprint['links']): CustomerRefs {
+function refsOf(named: CustomerRefs, recoveries: RecoveryDoc[], links: FoundLink[]): CustomerRefs {
   const emails = unique([
     ...named.emails,
     ...recoveries.map((r) => r.customerEmail),
@@ -40,19 +58,12 @@ function refsOf(named: CustomerRefs, recoveries: RecoveryDoc[], links: Footprint
   ]);
   return {
     emails,
-    tokens: unique([
-      ...named.tokens,
-      ...recoveries.flatMap((r) => [
-        r.paymentMethodToken,
-        r.request.paymentMethodToken,
-        ...(r.request.fallbackPaymentMethodTokens ?? []),
-      ]),
-      // The cards saved through their card-update links.
-      ...links.map(({ consumption: c }) =>
-        c?.outcome.kind === 'card_updated' ? c.outcome.newPaymentMethodToken : null,
-      ),
+    tokens: unique([...named.tokens, ...recoveries.flatMap(cardsOfRecovery), ...links.flatMap(cardsOfLink)]),
+    transactionIds: unique([
+      ...recoveries.flatMap(idsOf),
+      // The recovery a card-update link was minted for, which may not name the customer itself.
+      ...links.map(({ link }) => (link.kind === 'card_update' ? link.data.transactionId : null)),
     ]),
-    transactionIds: unique(recoveries.flatMap((r) => [r._id, r.publicId])),
     customerIds: unique([
       ...named.customerIds,
       ...recoveries.map((r) => r.connector?.customerId),
@@ -64,18 +75,20 @@ function refsOf(named: CustomerRefs, recoveries: RecoveryDoc[], links: Footprint
   };
 }
 
-/** Whether `refs` holds an email, token or customer id the recoveries were not looked up by. */
+/** Whether `refs` holds an identifier the recoveries were not looked up by (nor, for an id, found with). */
 const addsTo = (searched: CustomerRefs, refs: CustomerRefs): boolean =>
-  (['emails', 'tokens', 'customerIds'] as const).some((k) =>
+  (['emails', 'tokens', 'transactionIds', 'customerIds'] as const).some((k) =>
     refs[k].some((value) => !searched[k].includes(value)),
   );
 
 /**
  * Everything stored that names the customer: their recoveries and the links minted for them, looked up by
- * what the merchant named and again by every email, token (charged, a fallback, or saved through a link)
- * and customer id those add, until nothing new appears; then the webhook events about any of it. So a
- * recovery on another card of the same email is found from one token, and one of another email from a
- * card they share. Throws FootprintTooWideError when that takes more than `maxFootprintRounds` looks.
+ * what the merchant named and again by every email, token (charged, a fallback, or the card a link was
+ * minted for or saved), customer id and recovery (one a link was minted for) those add, until nothing new
+ * appears; then the webhook events about any of it. So a recovery on another card of the same email is
+ * found from one token, one of another email from a card they share, and one executed without an email
+ * from the card-update link minted for its card with the email. Throws FootprintTooWideError when that
+ * takes more than `maxFootprintRounds` looks.
  */
 export async function customerFootprint(
   stores: Stores,
@@ -93,15 +106,16 @@ export async function customerFootprint(
   let searched: CustomerRefs = { emails: [], tokens: [], transactionIds: [], customerIds: [] };
   let refs = named;
   let recoveries: RecoveryDoc[] = [];
-  let links: Footprint['links'] = [];
+  let links: FoundLink[] = [];
   for (let round = 0; addsTo(searched, refs); round++) {
     if (round === maxFootprintRounds)
       throw new FootprintTooWideError(
         `The customer's records did not settle after ${maxFootprintRounds} lookups: their identifiers tie together more than one customer's records`,
       );
     // Each look asks for everything known so far: what it finds includes what the last one found.
-    searched = refs;
-    recoveries = await stores.recoveries.ofCustomer(accountId, searched);
+    recoveries = await stores.recoveries.ofCustomer(accountId, refs);
+    // A recovery found needs no look by its own ids; one a link names but no look found does.
+    searched = { ...refs, transactionIds: unique([...refs.transactionIds, ...recoveries.flatMap(idsOf)]) };
     links = await stores.links.ofCustomer(accountId, refsOf(named, recoveries, links));
     refs = refsOf(named, recoveries, links);
   }

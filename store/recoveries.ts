@@ -182,15 +182,17 @@ const settledBefore = (cutoff: Date): Filter<RecoveryDoc> => ({
 
 const customerPrefix = (accountId: string, email: string) => `${accountId}:${sha256(email).slice(0, 32)}`;
 
+/** The UUID a recovery is stored under, from either form of its id (UUID or FAILED_API_<uuid>). */
+const storedIdOf = (transactionId: string) => transactionId.replace(/^FAILED_API_/, '');
+
 /** The read model of recoveries, with the customer index and blocked cards that hang off it. */
 export function createRecoveryStore(db: Db) {
   const recoveries = db.collection<RecoveryDoc>(collections.recoveries);
   const keys = db.collection<{ _id: string; transactionId: string }>(collections.idempotencyKeys);
   const blocked = db.collection<BlockedCardDoc>(collections.blockedCards);
   const answerClaims = db.collection<AnswerClaimDoc>(collections.answerClaims);
-  const customerIndex = sequence(db.collection<CustomerEntryDoc>(collections.customerRecoveries), {
-    remember: true,
-  });
+  const customerEntries = db.collection<CustomerEntryDoc>(collections.customerRecoveries);
+  const customerIndex = sequence(customerEntries, { remember: true });
 
   /**
    * A recovery of this account, or null. Looked up by _id alone and checked here: the embedded FerretDB
@@ -302,7 +304,7 @@ export function createRecoveryStore(db: Db) {
 
     /** Finds an account's recovery by either form of its id (UUID or FAILED_API_<uuid>). */
     find(accountId: string, transactionId: string): Promise<RecoveryDoc | null> {
-      return accountsRecovery(accountId, transactionId.replace(/^FAILED_API_/, ''));
+      return accountsRecovery(accountId, storedIdOf(transactionId));
     },
 
     async findByKey(accountId: string, key: string): Promise<RecoveryDoc | null> {
@@ -389,14 +391,15 @@ export function createRecoveryStore(db: Db) {
 
     /**
      * Every recovery of the account that names the customer: by email, by a token it charged or could
-     * charge, or by the billing platform's customer id. Scans the account's recoveries: export and erasure
-     * only.
+     * charge, or by the billing platform's customer id; and those named by id (either form), such as the one
+     * a card-update link was minted for. Scans the account's recoveries: export and erasure only.
      */
-    ofCustomer(accountId: string, who: Omit<CustomerRefs, 'transactionIds'>): Promise<RecoveryDoc[]> {
+    ofCustomer(accountId: string, who: CustomerRefs): Promise<RecoveryDoc[]> {
       return recoveries
         .find({
           accountId,
           $or: [
+            { _id: { $in: who.transactionIds.map(storedIdOf) } },
             { customerEmail: { $in: who.emails } },
             { paymentMethodToken: { $in: who.tokens } },
             { 'request.paymentMethodToken': { $in: who.tokens } },
@@ -451,9 +454,30 @@ export function createRecoveryStore(db: Db) {
       return result.deletedCount;
     },
 
-    /** The customer index of this email no longer leads to any recovery; returns how many entries did. */
-    unlinkCustomer: (accountId: string, email: string) =>
-      customerIndex.updateAll(customerPrefix(accountId, email), { transactionId: null }),
+    /**
+     * The customer index of this email no longer leads to the erased recoveries (`erased`: their ids), nor
+     * to recoveries deleted since they were indexed; an entry of a recovery admitted after the erasure
+     * looked still leads to it, so the paywall reads it. Returns how many entries changed.
+     */
+    async unlinkCustomer(accountId: string, email: string, erased: readonly string[]): Promise<number> {
+      const prefix = customerPrefix(accountId, email);
+      const entries = await customerIndex.readDown(
+        prefix,
+        await customerIndex.highest(prefix),
+        () => true,
+        Infinity,
+      );
+      const unlinked: string[] = [];
+      for (const { _id, transactionId: id } of entries)
+        if (id !== null && (erased.includes(id) || !(await accountsRecovery(accountId, id))))
+          unlinked.push(_id);
+      if (unlinked.length === 0) return 0;
+      const result = await customerEntries.updateMany(
+        { _id: { $in: unlinked } },
+        { $set: { transactionId: null } },
+      );
+      return result.modifiedCount;
+    },
 
     /** An account's recoveries whose failure falls in [from, to), with the fields the summary reads. */
     createdBetween: (accountId: string, from: Date, to: Date) =>

@@ -83,6 +83,7 @@ async function customer(name: string) {
   const recoveries = await stack.stores.recoveries.ofCustomer(clientId, {
     emails: [email],
     tokens: [],
+    transactionIds: [],
     customerIds: [],
   });
   expect(recoveries).toHaveLength(2);
@@ -134,6 +135,33 @@ async function historyGone(workflowId: string): Promise<boolean> {
     if (error instanceof WorkflowNotFoundError) return true;
     throw error;
   }
+}
+
+/**
+ * A customer the merchant executed two recoveries for without an email, then minted card-update links for
+ * with it: one for the card of the first, one (for a card not charged yet) naming the second recovery.
+ */
+async function customerNamedOnlyByLinks(name: string) {
+  const email = `${name}@example.com`;
+  const cards = { charged: `tok_${name}_card`, other: `tok_${name}_other`, offered: `tok_${name}_new` };
+  const execute = (paymentMethodToken: string) =>
+    post<{ transactionId: string }>('/api/recovery/execute', {
+      paymentMethodToken,
+      originalDeclineCode: 'try_again_later',
+      amount: 1100,
+      binPrefix: '424242',
+    });
+  const onCard = await execute(cards.charged);
+  const named = await execute(cards.other);
+  expect([onCard.status, named.status]).toEqual([200, 200]);
+  const mint = (body: Record<string, unknown>) =>
+    post('/api/recovery/update-card/generate', { customerEmail: email, ...body });
+  const minted = [
+    await mint({ paymentMethodToken: cards.charged }),
+    await mint({ paymentMethodToken: cards.offered, transactionId: named.body.transactionId }),
+  ];
+  expect(minted.map((m) => m.status)).toEqual([200, 200]);
+  return { email, cards, transactionIds: [onCard.body.transactionId, named.body.transactionId] };
 }
 
 let ann: Customer;
@@ -222,6 +250,15 @@ describe('POST /api/customers/export', () => {
       links: [],
     });
     expect((await exportOf({})).status).toBe(400);
+  });
+
+  it('answers the recoveries its card-update links name: of the card a link was minted for, and the one it names', async () => {
+    const lia = await customerNamedOnlyByLinks('lia');
+    const res = await exportOf({ customerEmail: lia.email });
+    expect(res.status).toBe(200);
+    expect(res.body.recoveries.map((r) => r.transactionId).sort()).toEqual(lia.transactionIds.toSorted());
+    expect(res.body.identifiers.paymentMethodTokens.toSorted()).toEqual(Object.values(lia.cards).sort());
+    expect(res.body.links).toHaveLength(2);
   });
 });
 
@@ -346,6 +383,27 @@ describe('POST /api/customers/erase', () => {
     expect(dump).not.toContain('tok_nomail_backup');
   });
 
+  it('erases the recoveries its card-update links name, with their events and the card’s Proof Mode group', async () => {
+    const mia = await customerNamedOnlyByLinks('mia');
+    const { holdouts } = stack.stores;
+    expect(await holdouts.assign(clientId, mia.cards.charged, () => true, new Date())).toBe(true);
+    const erased = await poll(
+      () => erase({ customerEmail: mia.email }),
+      (r) => r.status === 200,
+    );
+    expect(erased.body).toMatchObject({ recoveries: 2, events: 2, links: 2 });
+    const kept = await Promise.all(
+      mia.transactionIds.map((id) => stack.stores.recoveries.find(clientId, id)),
+    );
+    for (const doc of kept)
+      expect(doc).toMatchObject({ paymentMethodToken: 'erased', request: { paymentMethodToken: 'erased' } });
+    expect(kept.map((d) => d?.request.binPrefix)).toEqual([undefined, undefined]);
+    const dump = await everything(stack.stores);
+    for (const text of [mia.email, ...Object.values(mia.cards)]) expect(dump).not.toContain(text);
+    // The card's next recovery is drawn afresh.
+    expect(await holdouts.assign(clientId, mia.cards.charged, () => false, new Date())).toBe(false);
+  });
+
   it('named by one card, finds the recoveries of the same email on another: waits for them, then erases all', async () => {
     const email = 'hal@example.com';
     const execute = (paymentMethodToken: string, originalDeclineCode: string, amount: number) =>
@@ -428,6 +486,66 @@ describe('POST /api/customers/erase', () => {
     const erased = await erase({ customerEmail: email });
     expect(erased.status).toBe(200);
     expect(erased.body).toMatchObject({ recoveries: 1, workflowHistories: 1 });
+  });
+
+  it('spares a recovery admitted while it runs, answers it as under way, and finishes once it has ended', async () => {
+    const email = 'kim@example.com';
+    const execute = (paymentMethodToken: string, originalDeclineCode: string) =>
+      post<{ transactionId: string }>('/api/recovery/execute', {
+        paymentMethodToken,
+        originalDeclineCode,
+        amount: 2500,
+        customerEmail: email,
+      });
+    const first = await execute('tok_kim_first', 'try_again_later');
+    expect(first.status).toBe(200);
+    // Its event delivered: only the recovery admitted below is under way.
+    const named = { emails: [], tokens: [], transactionIds: [first.body.transactionId], customerIds: [] };
+    await poll(
+      () => stack.stores.events.ofCustomer(clientId, named),
+      (events) => events.length > 0 && events.every((e) => e.deliveryStatus === 'delivered'),
+    );
+    let racing = '';
+    const stores: Stores = {
+      ...stack.stores,
+      erasures: {
+        ...stack.stores.erasures,
+        async begin(accountId, customer, refs, now) {
+          // A new failure of hers is admitted once the erasure has looked, before it changes anything.
+          const queued = await execute('tok_kim_second', 'insufficient_funds');
+          expect(queued.status).toBe(202);
+          racing = queued.body.transactionId;
+          return stack.stores.erasures.begin(accountId, customer, refs, now);
+        },
+      },
+    };
+    const deps = { stores, temporal: stack.temporal, clock: () => new Date() };
+    const outcome = await eraseCustomer(deps, clientId, { customerEmail: email });
+    expect(outcome).toEqual({ kind: 'in_flight', transactionIds: [racing], eventIds: [], partly: true });
+
+    // What the erasure found is erased; the new recovery is untouched and the paywall still reads it.
+    const pseudonymised = await stack.stores.recoveries.find(clientId, first.body.transactionId);
+    expect(pseudonymised?.customerEmail).toMatch(/@erased\.invalid$/);
+    expect(await stack.stores.recoveries.find(clientId, racing)).toMatchObject({
+      customerEmail: email,
+      paymentMethodToken: 'tok_kim_second',
+    });
+    expect((await stack.stores.recoveries.forCustomer(clientId, email)).map((r) => r._id)).toEqual([racing]);
+    expect((await paywall(email)).body).toMatchObject({ isPastDue: true, failedPaymentCount: 1 });
+
+    // Once it has ended, the same request finishes the erasure under the same pseudonym.
+    const stop = await post('/api/recovery/stop', { transactionId: racing, reason: 'not_owed' });
+    expect(stop.status).toBe(200);
+    const erased = await poll(
+      () => erase({ customerEmail: email }),
+      (r) => r.status === 200,
+    );
+    expect(erased.body).toMatchObject({ recoveries: 1 });
+    expect((await stack.stores.recoveries.find(clientId, racing))?.customerEmail).toBe(
+      pseudonymised?.customerEmail,
+    );
+    expect(await everything(stack.stores)).not.toContain(email);
+    expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
   });
 
   it('waits for a webhook delivery under way, but not for one that will never finish', async () => {
@@ -606,6 +724,30 @@ describe('POST /api/customers/erase', () => {
     for (const text of ['eve@example.com', 'eve.work@example.com', 'tok_eve_card'])
       expect(dump).not.toContain(text);
     expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
+  });
+
+  it('leaves no recovery in the customer index, including one data retention deleted', async () => {
+    const other = await stack.createAccount();
+    const email = 'leo@example.com';
+    const res = await post<{ transactionId: string }>(
+      '/api/recovery/execute',
+      {
+        paymentMethodToken: 'tok_leo_card',
+        originalDeclineCode: 'try_again_later',
+        amount: 2500,
+        customerEmail: email,
+      },
+      other.apiKey,
+    );
+    expect(res.status).toBe(200);
+    const index = stack.stores.db.collection(collections.customerRecoveries);
+    const naming = () => index.countDocuments({ transactionId: res.body.transactionId });
+    expect(await naming()).toBe(1);
+    expect(
+      await stack.stores.recoveries.purgeSettledBefore(other.account.id, new Date(Date.now() + 1000)),
+    ).toBe(1);
+    expect((await erase({ customerEmail: email }, other.apiKey)).body).toMatchObject({ recoveries: 0 });
+    expect(await naming()).toBe(0);
   });
 
   it('forgets proactive-retention notices and Proof Mode groups of the customer', async () => {

@@ -32,8 +32,9 @@ describe('the 5-minute claims of a card and amount whose customer was erased', (
     expect(await claim('tx-first', at(0))).toBeNull();
     expect(await claim('tx-second', at(10))).toBeNull();
 
-    expect(await claims.forgetVelocity('acct_test', card, 2500, 'USD', at(12))).toBe(2);
-    expect(await claims.forgetVelocity('acct_test', card, 2500, 'USD', at(12))).toBe(0);
+    const erased = ['tx-first', 'tx-second'];
+    expect(await claims.forgetVelocity('acct_test', card, 2500, 'USD', erased, at(12))).toBe(2);
+    expect(await claims.forgetVelocity('acct_test', card, 2500, 'USD', erased, at(12))).toBe(0);
 
     const stored = await db
       .collection<{ _id: string; n: number; transactionId: string; at: Date }>(collections.velocity)
@@ -48,8 +49,19 @@ describe('the 5-minute claims of a card and amount whose customer was erased', (
     // Within the second claim's window a duplicate is still refused; after it, claimed afresh as claim 3.
     expect(await claim('tx-duplicate', at(13))).toBe('erased');
     expect(await claim('tx-later', new Date(at(10).getTime() + velocityWindowMs))).toBeNull();
-    // Forgetting once the window is over takes the time too.
-    expect(await claims.forgetVelocity('acct_test', card, 2500, 'USD', at(30))).toBe(2);
+    // Forgetting once the window is over takes the time too (of the erased claim; tx-later's stays).
+    expect(await claims.forgetVelocity('acct_test', card, 2500, 'USD', [], at(30))).toBe(1);
     expect(await claim('tx-after', at(31))).toBeNull();
+  });
+
+  it('keep the claim of a recovery the erasure did not find (admitted while it ran)', async () => {
+    const card = `acct_test:${randomUUID()}`;
+    const claim = (transactionId: string, now: Date) =>
+      claims.claimVelocity('acct_test', card, 2500, 'USD', transactionId, now);
+    expect(await claim('tx-erased', at(0))).toBeNull();
+    expect(await claim('tx-new', at(7))).toBeNull();
+    expect(await claims.forgetVelocity('acct_test', card, 2500, 'USD', ['tx-erased'], at(8))).toBe(1);
+    // Its duplicate is still refused naming it, and its own refusal gives it back.
+    expect(await claim('tx-duplicate', at(9))).toBe('tx-new');
   });
 });

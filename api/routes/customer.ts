@@ -153,7 +153,7 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
         200: { description: 'Erased: what was deleted or pseudonymised', schema: ErasureResult },
         409: {
           description:
-            "Something of the customer is still under way (listed), or the customer's identifiers tie together records of more than one customer; nothing was changed",
+            "Something of the customer is still under way (listed), or the customer's identifiers tie together records of more than one customer; nothing was changed (unless recoveries of the customer were admitted while the erasure ran: what it found before is erased, and erasing again finishes it)",
           schema: ErasureRefused,
         },
       },
@@ -164,8 +164,7 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
         if (outcome.kind === 'in_flight')
           throw conflict({
             error: 'Customer has work under way',
-            message:
-              'Recoveries of this customer are under way or webhook events about them are being delivered: stop the recoveries (POST /api/recovery/stop, reason not_owed) or wait for them and the deliveries to end, then erase again. Nothing was changed.',
+            message: `Recoveries of this customer are under way or webhook events about them are being delivered: stop the recoveries (POST /api/recovery/stop, reason not_owed) or wait for them and the deliveries to end, then erase again. ${outcome.partly ? 'These were admitted while the erasure ran: what it found before them is erased, and erasing again finishes it.' : 'Nothing was changed.'}`,
             transactionIds: outcome.transactionIds,
             eventIds: outcome.eventIds,
           });

@@ -71,7 +71,7 @@ async function erase(argv: string[], ctx: CliContext): Promise<void> {
   );
   if (outcome.kind === 'in_flight')
     throw new Error(
-      `the customer has work under way, nothing was changed: ${[
+      `the customer has work under way, ${outcome.partly ? 'admitted while the erasure ran (what it found before is erased)' : 'nothing was changed'}: ${[
         ...outcome.transactionIds.map((id) => `recovery ${id}`),
         ...outcome.eventIds.map((id) => `delivery of event ${id}`),
       ].join(
