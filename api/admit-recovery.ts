@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { ConnectorSource } from '../domain/connectors.js';
 import { recoveryWorkflowId, statusOf } from '../domain/recovery.js';
 import type { RecoveryRequest } from '../domain/recovery-request.js';
@@ -63,9 +64,28 @@ export function mayStillBeStarting(doc: RecoveryDoc, now: Date): boolean {
   return untouchedSinceStored(doc) && now.getTime() - doc.createdAt.getTime() < abandonedAfterMs;
 }
 
-/** A duplicate's recovery that is resumed, not refused: its start failed, or may never have happened. */
-const resumable = (doc: RecoveryDoc, now: Date) =>
-  doc.state === 'processing' && (doc.startFailed || mayBeUnstarted(doc, now));
+/**
+ * A duplicate's recovery that is resumed, not refused: its start failed, or may never have happened, and the
+ * request is the one it was made for (a request changed since, e.g. another card or amount, is a duplicate:
+ * resuming would charge what the first one asked for).
+ */
+const resumable = (doc: RecoveryDoc, req: RecoveryRequest, now: Date) =>
+  doc.state === 'processing' &&
+  (doc.startFailed || mayBeUnstarted(doc, now)) &&
+  isDeepStrictEqual(doc.request, req);
+
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The recovery whose workflow id a key would take: one made without a key has its transactionId in its
+ * workflow id where a key would be, so a key equal to it (a merchant keying a retry by the old recovery's
+ * id) must not start a second recovery that attaches to the first one's workflow.
+ */
+async function recoveryKeyedLike(stores: Stores, accountId: string, key: string) {
+  if (!uuidShape.test(key)) return null;
+  const other = await stores.recoveries.find(accountId, key);
+  return other?.workflowId === recoveryWorkflowId(accountId, key) ? other : null;
+}
 
 /**
  * A key claim with no recovery behind it that a retry takes over: older than `abandonedAfterMs`, and younger
@@ -93,10 +113,17 @@ export async function admitRecovery(
   let transactionId: string = randomUUID();
   let claimedKey = false;
   if (req.idempotencyKey) {
+    const keyedLike = await recoveryKeyedLike(stores, account.id, req.idempotencyKey);
+    if (keyedLike)
+      return keyUsed(
+        keyedLike.publicId,
+        keyedLike,
+        'This idempotencyKey is the transactionId of another recovery.',
+      );
     const held = await claims.claimKey(account.id, req.idempotencyKey, transactionId, now);
     if (held) {
       const existing = await recoveries.find(account.id, held.transactionId);
-      if (existing && resumable(existing, now)) return { kind: 'admitted', doc: existing };
+      if (existing && resumable(existing, req, now)) return { kind: 'admitted', doc: existing };
       if (existing || !abandoned(held, now)) return keyUsed(held.transactionId, existing);
       transactionId = held.transactionId;
     } else claimedKey = true;
@@ -118,7 +145,7 @@ export async function admitRecovery(
     // Only a request without a key is the same request as a keyless one found by the velocity rule; any
     // other is a duplicate of it (decisions.md: 409).
     const sameRequest = !req.idempotencyKey && !existing?.idempotencyKey;
-    if (existing && sameRequest && resumable(existing, now)) return { kind: 'admitted', doc: existing };
+    if (existing && sameRequest && resumable(existing, req, now)) return { kind: 'admitted', doc: existing };
     return {
       kind: 'duplicate',
       by: 'velocity',
@@ -146,11 +173,15 @@ export async function admitRecovery(
 }
 
 /** The idempotency key is held by `transactionId`'s recovery (or by an intake on its way to storing it). */
-function keyUsed(transactionId: string, existing: RecoveryDoc | null): Admission {
+function keyUsed(
+  transactionId: string,
+  existing: RecoveryDoc | null,
+  why = 'This idempotencyKey was already used.',
+): Admission {
   return {
     kind: 'duplicate',
     by: 'idempotencyKey',
     existing,
-    error: duplicate(transactionId, existing, 'This idempotencyKey was already used.'),
+    error: duplicate(transactionId, existing, why),
   };
 }

@@ -1,11 +1,15 @@
-/** An error whose status and JSON body are safe to send to the client as they are. */
+/**
+ * An error whose status and JSON body are safe to send to the client as they are. `cause`, never sent, is
+ * what the operator's log shows for a 5xx (the failure behind "the engine is unavailable").
+ */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
     readonly body: { error: string } & Record<string, unknown>,
     readonly headers: Record<string, string> = {},
+    cause?: unknown,
   ) {
-    super(body.error);
+    super(body.error, cause === undefined ? undefined : { cause });
     this.name = 'HttpError';
   }
 }

@@ -83,13 +83,14 @@ export async function launchRecovery(
           requestId,
         },
         { 'Retry-After': '5' },
+        error,
       );
     }
     await recoveries.update(doc._id, { startFailed: true }, deps.clock());
     // Without a key, only the velocity rule finds the recovery again: for its 5 minutes.
     const retry = doc.idempotencyKey
       ? 'retry with the same idempotencyKey'
-      : 'retry the same request within 5 minutes';
+      : 'retry the same request within 5 minutes (later, stop this recovery with POST /api/recovery/stop before executing anew)';
     throw new HttpError(
       503,
       {
@@ -99,6 +100,7 @@ export async function launchRecovery(
         requestId,
       },
       { 'Retry-After': '5' },
+      error,
     );
   }
 }

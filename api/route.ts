@@ -6,7 +6,7 @@ import { HttpError } from './http-error.js';
 import type { AuthMode } from './middleware/auth.js';
 import { parseJsonBody } from './middleware/json-body.js';
 import type { RateLimitKind } from './middleware/rate-limit.js';
-import { ErrorBody, RateLimitBody, ValidationError } from './schemas/errors.js';
+import { ErrorBody, InternalErrorBody, RateLimitBody, ValidationError } from './schemas/errors.js';
 import { validate } from './validate.js';
 
 /** What a handler answers: status, JSON body and optional headers. */
@@ -87,6 +87,10 @@ export function declaredResponses(def: Route['def']): Responses {
   }
   if (def.auth !== 'none') implied[401] = { description: 'Missing or invalid API key', schema: ErrorBody };
   if (def.rateLimit) implied[429] = { description: 'Rate limit exceeded', schema: RateLimitBody };
+  implied[500] = {
+    description: 'Internal error (the request id finds it in the logs)',
+    schema: InternalErrorBody,
+  };
   return { ...implied, ...def.responses };
 }
 

@@ -111,6 +111,21 @@ describe('openapi', () => {
 });
 
 describe('unexpected failures', () => {
+  it('are declared on every operation of the OpenAPI document, with their body', async () => {
+    type Operation = { responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
+    const res = await call<{ paths: Record<string, Record<string, Operation>> }>(
+      stack.baseUrl,
+      'GET',
+      '/api/openapi.json',
+    );
+    const operations = Object.values(res.body.paths).flatMap((p) => Object.values(p));
+    expect(operations.length).toBeGreaterThan(20);
+    for (const op of operations)
+      expect(op.responses['500']?.content?.['application/json']?.schema).toMatchObject({
+        $ref: '#/$defs/InternalError',
+      });
+  });
+
   it('answer a bare 500 naming the request id, never the internal error', () =>
     withClosedMongo(async (url) => {
       const res = await call(url, 'GET', '/api/recovery/status/abc', { key: keys.apiKey });

@@ -113,6 +113,27 @@ describe('idempotency', () => {
     expect(again.body).toMatchObject({ existingStatus: 'failed', existingRecovered: false });
   });
 
+  it("a key equal to a keyless recovery's transactionId names that recovery (409): no second recovery attaches to its workflow", async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const keyless = await execute(stack.baseUrl, apiKey, {
+      paymentMethodToken: 'tok_decline_insufficient_funds',
+      amount: 1999,
+      originalDeclineCode: 'insufficient_funds',
+    });
+    expect(keyless.status).toBe(202);
+    const transactionId = String(keyless.body.transactionId);
+    const before = await countDocs('recoveries', { accountId: account.id });
+    const keyed = await execute(stack.baseUrl, apiKey, recoverable({ idempotencyKey: transactionId }));
+    expectDuplicate(keyed, transactionId);
+    expect(keyed.body).toMatchObject({ existingStatus: 'unknown', existingRecovered: false });
+    expect(await countDocs('recoveries', { accountId: account.id })).toBe(before);
+    // The key was not claimed by the refused request, and any other key goes ahead.
+    expect(
+      (await execute(stack.baseUrl, apiKey, recoverable({ idempotencyKey: `order-${transactionId}` })))
+        .status,
+    ).toBe(200);
+  });
+
   it('the same key on another account is a different recovery', async () => {
     const idempotencyKey = `order-${randomUUID()}`;
     const [a, b] = [await stack.createAccount(), await stack.createAccount()];

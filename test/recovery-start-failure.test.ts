@@ -13,6 +13,8 @@ import { call, startStack, type Stack } from './support/stack.js';
 
 let stack: Stack;
 let broken: { url: string; server: Server; connection: Connection };
+/** What the broken app logged, one JSON line each. */
+const logged: string[] = [];
 /** Answers of the broken app that its routes' OpenAPI entries do not declare. */
 const undeclared: string[] = [];
 
@@ -24,7 +26,7 @@ beforeAll(async () => {
   const clock = () => new Date();
   const app = createApp({
     undeclared: (problem) => undeclared.push(problem),
-    log: createLogger('silent', 'test'),
+    log: createLogger('warn', 'test', { write: (line: string) => void logged.push(line) }),
     stores: stack.stores,
     temporal,
     queues: stack.queues,
@@ -61,6 +63,11 @@ it('answers 503 when Temporal is unreachable, and the same idempotency key resum
     requestId: failed.headers.get('x-request-id'),
   });
   expect(await stack.stores.db.collection('sandboxCharges').countDocuments({})).toBe(0);
+  // The operator's log says why, under the request's id.
+  const line = logged
+    .map((l) => JSON.parse(l) as { requestId?: string; status?: number; err?: { message?: string } })
+    .find((l) => l.status === 503 && l.requestId === failed.headers.get('x-request-id'));
+  expect(line?.err?.message).toBeTruthy();
 
   await expectResumed(apiKey, body, failed.body.transactionId);
   expect(await stack.stores.db.collection('sandboxCharges').countDocuments({})).toBe(1);
@@ -79,6 +86,28 @@ it('without an idempotency key, the 503 says to retry the same request, and that
   expect(failed.body.message).not.toContain('idempotencyKey');
 
   // The velocity rule (same card and amount within 5 minutes) finds the recovery whose start failed.
+  await expectResumed(apiKey, body, failed.body.transactionId);
+}, 120_000);
+
+it('a request changed since its 503 (another card, another amount) under the same key is a 409, never the first request run in its place', async () => {
+  const { apiKey } = await stack.createAccount();
+  const body = {
+    paymentMethodToken: 'tok_visa',
+    amount: 5152,
+    originalDeclineCode: 'try_again_later',
+    idempotencyKey: 'inv-503-changed',
+  };
+  const failed = await call(broken.url, 'POST', '/api/recovery/execute', { key: apiKey, body });
+  expect(failed.status).toBe(503);
+  const changed = { ...body, paymentMethodToken: 'tok_mastercard', amount: 9999 };
+  const refused = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: apiKey, body: changed });
+  expect(refused.status).toBe(409);
+  expect(refused.body).toMatchObject({
+    existingTransactionId: failed.body.transactionId,
+    existingStatus: 'unknown',
+  });
+  expect(await stack.stores.db.collection('sandboxCharges').countDocuments({ amount: 5152 })).toBe(0);
+  // The request it was made for still resumes it.
   await expectResumed(apiKey, body, failed.body.transactionId);
 }, 120_000);
 

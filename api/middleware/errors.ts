@@ -8,7 +8,10 @@ function exposedStatus(error: unknown): number | null {
   return typeof status === 'number' && status >= 400 && status < 500 && expose === true ? status : null;
 }
 
-/** Renders every error as JSON: HttpErrors as they are, framework 4xx by message, anything else as a bare 500. */
+/**
+ * Renders every error as JSON: HttpErrors as they are (a 5xx's cause logged), framework 4xx by message,
+ * anything else as a bare 500 (logged).
+ */
 export async function errorHandler(ctx: AppContext, next: Next): Promise<void> {
   try {
     await next();
@@ -18,6 +21,8 @@ export async function errorHandler(ctx: AppContext, next: Next): Promise<void> {
     }
   } catch (error) {
     if (error instanceof HttpError) {
+      if (error.status >= 500 && error.cause !== undefined)
+        ctx.state.log.warn({ err: error.cause, status: error.status }, error.body.error);
       ctx.status = error.status;
       ctx.set(error.headers);
       ctx.body = error.body;

@@ -10,3 +10,8 @@ export const ValidationError = z
 
 /** 429: when to ask again (also in the Retry-After header). */
 export const RateLimitBody = z.object({ error: z.string(), retryAfter: z.string().describe('Seconds') });
+
+/** 500: an unexpected failure; the request id finds it in the logs (no detail is sent). */
+export const InternalErrorBody = z
+  .object({ error: z.literal('Internal error'), requestId: z.string() })
+  .meta({ id: 'InternalError' });
