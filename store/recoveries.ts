@@ -194,6 +194,12 @@ export function createRecoveryStore(db: Db) {
   const customerEntries = db.collection<CustomerEntryDoc>(collections.customerRecoveries);
   const customerIndex = sequence(customerEntries, { remember: true });
 
+  /** The customer index entries of an email, newest first, up to `limit`. */
+  async function customerEntriesOf(accountId: string, email: string, limit: number) {
+    const prefix = customerPrefix(accountId, email);
+    return customerIndex.readDown(prefix, await customerIndex.highest(prefix), () => true, limit);
+  }
+
   /**
    * A recovery of this account, or null. Looked up by _id alone and checked here: the embedded FerretDB
    * answers a filter of _id alone from an index and scans the collection for any other filter.
@@ -374,13 +380,7 @@ export function createRecoveryStore(db: Db) {
 
     /** A customer's recoveries, oldest first (paywall, proactive retention), through the customer index. */
     async forCustomer(accountId: string, customerEmail: string): Promise<RecoveryDoc[]> {
-      const prefix = customerPrefix(accountId, customerEmail);
-      const entries = await customerIndex.readDown(
-        prefix,
-        await customerIndex.highest(prefix),
-        () => true,
-        maxPerCustomer,
-      );
+      const entries = await customerEntriesOf(accountId, customerEmail, maxPerCustomer);
       const docs = await Promise.all(
         entries.flatMap((e) => (e.transactionId ? [accountsRecovery(accountId, e.transactionId)] : [])),
       );
@@ -460,13 +460,7 @@ export function createRecoveryStore(db: Db) {
      * looked still leads to it, so the paywall reads it. Returns how many entries changed.
      */
     async unlinkCustomer(accountId: string, email: string, erased: readonly string[]): Promise<number> {
-      const prefix = customerPrefix(accountId, email);
-      const entries = await customerIndex.readDown(
-        prefix,
-        await customerIndex.highest(prefix),
-        () => true,
-        Infinity,
-      );
+      const entries = await customerEntriesOf(accountId, email, Infinity);
       const unlinked: string[] = [];
       for (const { _id, transactionId: id } of entries)
         if (id !== null && (erased.includes(id) || !(await accountsRecovery(accountId, id))))
