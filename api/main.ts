@@ -1,5 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { loadConfig } from '../runtime/config.js';
+import { ConfigurationError } from '../runtime/configuration-error.js';
+import { errorLine } from '../runtime/error-line.js';
 import { createLogger } from '../runtime/logger.js';
 import { createEventPublisher } from '../services/events.js';
 import { ensureIndexes } from '../store/indexes.js';
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  // A configuration error names the variable to fix: its stack would only bury that line.
+  console.error(error instanceof ConfigurationError ? errorLine(error) : error);
   process.exit(1);
 });

@@ -12,13 +12,3 @@ export class NotFoundError extends Error {
 export function exitCodeFor(error: unknown): 1 | 2 {
   return error instanceof UsageError ? 2 : 1;
 }
-
-/** One line for stderr: the message without a stack, multi-line messages folded. */
-export function errorLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .join(' ');
-}

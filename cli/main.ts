@@ -1,5 +1,6 @@
 import type { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../runtime/config.js';
+import { errorLine } from '../runtime/error-line.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
@@ -11,7 +12,7 @@ import { recoveriesCommand, recoveriesUsage } from './commands/recoveries.js';
 import { reportsCommand, reportsUsage } from './commands/reports.js';
 import { webhooksCommand, webhooksUsage } from './commands/webhooks.js';
 import type { CliContext, Command } from './context.js';
-import { errorLine, exitCodeFor, UsageError } from './errors.js';
+import { exitCodeFor, UsageError } from './errors.js';
 
 const commands: Record<string, Command> = {
   accounts: accountsCommand,

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigurationError } from './configuration-error.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -61,7 +62,7 @@ function loadMasterKey(fromEnv: string | undefined, dataDir: string, create: boo
   const file = join(dataDir, 'master.key');
   if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
   if (!create)
-    throw new Error(
+    throw new ConfigurationError(
       `No master key: RECOUP_MASTER_KEY is not set and ${file} does not exist. Set DATA_DIR to the service's data directory, or RECOUP_MASTER_KEY to its key.`,
     );
   mkdirSync(dataDir, { recursive: true });
@@ -78,7 +79,7 @@ export function loadConfig(
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+    throw new ConfigurationError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
   const dataDir = resolve(e.DATA_DIR);

@@ -16,6 +16,8 @@ const DevStackEnv = z.object({
   // The API's metrics on this port, the worker's on the next.
   METRICS_PORT: port.max(65534).default(9464),
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  // The dev server is started with this namespace, so the worker and the API find it there.
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   MONGODB_URI: z.string().min(1).optional(),
 });
 
@@ -26,7 +28,7 @@ export const devStackVariables = Object.keys(DevStackEnv.shape) as Array<keyof t
 export interface DevStackConfig {
   apiPort: number;
   dataDir: string;
-  temporal: { external: string } | { port: number; uiPort: number };
+  temporal: { external: string } | { port: number; uiPort: number; namespace: string };
   mongo: { external: string } | { port: number };
   /** Prometheus metrics: the API's on `api`, the worker's on `worker` (the next port). */
   metrics: { api: number; worker: number };
@@ -45,7 +47,7 @@ export function loadDevStackConfig(env: NodeJS.ProcessEnv): DevStackConfig {
     dataDir: resolve(e.DATA_DIR),
     temporal: e.TEMPORAL_ADDRESS
       ? { external: e.TEMPORAL_ADDRESS }
-      : { port: e.TEMPORAL_PORT, uiPort: e.TEMPORAL_UI_PORT },
+      : { port: e.TEMPORAL_PORT, uiPort: e.TEMPORAL_UI_PORT, namespace: e.TEMPORAL_NAMESPACE },
     mongo: e.MONGODB_URI ? { external: e.MONGODB_URI } : { port: e.MONGO_PORT },
     metrics: { api: e.METRICS_PORT, worker: e.METRICS_PORT + 1 },
   };

@@ -79,6 +79,7 @@ async function run(): Promise<number> {
       dbFile: join(cfg.dataDir, 'temporal.db'),
       port: cfg.temporal.port,
       uiPort: cfg.temporal.uiPort,
+      namespace: cfg.temporal.namespace,
     };
     servers.push(await startTemporal(tools, { ...opts, headless: false, ownProcessGroup: true }));
     temporalAddress = `127.0.0.1:${cfg.temporal.port}`;

@@ -4,16 +4,13 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { MongoClient } from 'mongodb';
+import { allSearchAttributeKeys, cliTypeName } from '../domain/search-attributes.js';
 import type { Toolchain } from './toolchain-paths.js';
 
-/** Custom search attributes the workflows upsert; registered when a dev server starts. */
-export const searchAttributes = {
-  AccountId: 'Keyword',
-  RecoveryState: 'Keyword',
-  DeclineCode: 'Keyword',
-  NextAttemptAt: 'Datetime',
-  EventType: 'Keyword',
-} as const;
+/** Recoup's custom search attributes by name, with their types as Temporal's CLI spells them. */
+export const searchAttributes: Readonly<Record<string, string>> = Object.fromEntries(
+  allSearchAttributeKeys.map((key) => [key.name, cliTypeName(key.type)]),
+);
 
 /** A local server process and the address it answers on. */
 export interface Running {
@@ -113,10 +110,20 @@ export async function startMongo(
   return { address, process: child, stop: stopper(child) };
 }
 
-/** Starts the Temporal dev server with our search attributes; UI on `uiPort` unless headless. */
+/**
+ * Starts the Temporal dev server with `namespace` (and `default`, which it always has), both holding our
+ * search attributes; UI on `uiPort` unless headless.
+ */
 export async function startTemporal(
   tools: Toolchain,
-  opts: { dbFile?: string; port?: number; uiPort?: number; headless?: boolean; ownProcessGroup?: boolean },
+  opts: {
+    dbFile?: string;
+    port?: number;
+    uiPort?: number;
+    headless?: boolean;
+    ownProcessGroup?: boolean;
+    namespace?: string;
+  },
 ): Promise<Running> {
   if (!tools.temporal) throw new Error('No Temporal CLI in the toolchain');
   const port = opts.port ?? (await freePort());
@@ -128,7 +135,7 @@ export async function startTemporal(
     '--port',
     String(port),
     '--namespace',
-    'default',
+    opts.namespace ?? 'default',
     '--log-level',
     'error',
   ];
@@ -146,8 +153,9 @@ export async function startTemporal(
       'synchronous=normal',
     );
   // The dev server re-reads the search attributes from SQLite on every use so that ones added at run time
-  // show at once; ours are written into the namespace before it starts, so its cache can be trusted
-  // (README, Benchmarks: queued executes +30 % in alternating runs of bench:api).
+  // show at once; ours are written into each namespace it creates, so its cache can be trusted (README,
+  // Benchmarks: queued executes +30 % in alternating runs of bench:api). One an older database lacks, the
+  // worker adds at start and waits for (the namespace cache, refreshed every few seconds, not this one).
   args.push('--dynamic-config-value', 'system.forceSearchAttributesCacheRefreshOnRead=false');
   if (opts.headless ?? true) args.push('--headless');
   else args.push('--ui-port', String(opts.uiPort ?? port + 1000));

@@ -1,8 +1,7 @@
 import { asyncLocalStorage } from '@temporalio/activity';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
 import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
-import { searchAttributes } from './servers.js';
+import { indexedValueTypes } from '../worker/search-attributes.js';
 
 let runtimeInstalled = false;
 /** The SDK logs every worker state change at INFO, and the time-skipping server's stale tasks at WARN. */
@@ -24,13 +23,10 @@ export async function startTimeSkippingServer(testServerPath: string): Promise<T
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: { type: 'existing-path', path: testServerPath } },
   });
-  const types: Record<string, number> = {};
-  for (const [name, type] of Object.entries(searchAttributes)) {
-    const encoded = encodeSearchAttributeIndexedValueType(type.toUpperCase() as Uppercase<typeof type>);
-    if (encoded === undefined) throw new Error(`Unknown search attribute type ${type}`);
-    types[name] = encoded;
-  }
-  await env.connection.operatorService.addSearchAttributes({ namespace: 'default', searchAttributes: types });
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: 'default',
+    searchAttributes: indexedValueTypes(),
+  });
   return env;
 }
 

@@ -5,14 +5,17 @@
  *
  * Usage: tsx scripts/toolchain.ts [--for start|test]
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildFailure, goModMinimum, goProblem, type GoNeed } from './toolchain-checks.js';
 import { toolchainFile, toolsDir, type Toolchain } from './toolchain-paths.js';
 
 const TEMPORAL_CLI_VERSION = '1.5.1';
+/** The `go` line of github.com/temporalio/cli's go.mod at TEMPORAL_CLI_VERSION: change them together. */
+const TEMPORAL_CLI_GO = '1.25.0';
 const root = join(toolsDir, '..');
 const binDir = join(toolsDir, 'bin');
 const stampDir = join(toolsDir, 'stamps');
@@ -25,12 +28,15 @@ function onPath(name: string): string | null {
   return null;
 }
 
+/** Stops the step with one line for the operator, never a stack trace. */
+function stop(sentence: string): never {
+  console.error(`toolchain: ${sentence}`);
+  process.exit(1);
+}
+
 function requireTool(cmd: string, args: string[], what: string): void {
   const probe = spawnSync(cmd, args, { stdio: 'ignore' });
-  if (probe.error || probe.status !== 0) {
-    console.error(`toolchain: ${what}`);
-    process.exit(1);
-  }
+  if (probe.error || probe.status !== 0) stop(what);
 }
 
 function fingerprint(...parts: string[]): string {
@@ -52,35 +58,53 @@ function cached(name: string, fp: string, output: string, build: () => void): st
   return output;
 }
 
+/** Runs a build command with its output on ours; stops the step with one line if it fails. */
 function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): void {
-  execFileSync(cmd, args, {
+  const cwd = opts.cwd ?? root;
+  const outcome = spawnSync(cmd, args, {
     stdio: ['ignore', 'inherit', 'inherit'],
-    cwd: opts.cwd ?? root,
+    cwd,
     env: { ...process.env, ...opts.env },
   });
+  if (outcome.error || outcome.status !== 0) stop(buildFailure([cmd, ...args], cwd, outcome));
 }
 
+// GOTOOLCHAIN=local: build with the Go installed, never one a go.mod would have downloaded.
 const goEnv = { GOTOOLCHAIN: 'local', CGO_ENABLED: '0', GOFLAGS: '-mod=mod' };
+
+/** Runs `go …args`, first stopping the step with one sentence unless the Go on PATH is new enough for `need`. */
+function goBuild(need: GoNeed, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): void {
+  const env = { ...goEnv, ...opts.env };
+  const probe = spawnSync('go', ['env', 'GOVERSION'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, ...env },
+  });
+  const reported = probe.error ? null : probe.status === 0 ? probe.stdout.trim() : '';
+  const problem = goProblem(reported, need);
+  if (problem) stop(problem);
+  run('go', args, { ...opts, env });
+}
 
 function temporalCli(): string {
   const existing = onPath('temporal');
   if (existing) return existing;
-  requireTool(
-    'go',
-    ['version'],
-    'Go 1.25 or newer is needed to build the Temporal CLI: install Go (https://go.dev/doc/install) or put a `temporal` binary on PATH.',
-  );
   const out = join(binDir, 'temporal');
+  const need = {
+    minimum: TEMPORAL_CLI_GO,
+    build: 'the Temporal CLI',
+    instead: 'put a `temporal` binary on PATH',
+  };
   return cached(`temporal-${TEMPORAL_CLI_VERSION}`, TEMPORAL_CLI_VERSION, out, () =>
-    run(
-      'go',
+    goBuild(
+      need,
       [
         'install',
         '-ldflags',
         `-X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION}`,
         `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`,
       ],
-      { env: { ...goEnv, GOBIN: binDir } },
+      { env: { GOBIN: binDir } },
     ),
   );
 }
@@ -88,16 +112,16 @@ function temporalCli(): string {
 function mongoServer(): Toolchain['mongo'] {
   const mongod = onPath('mongod');
   if (mongod) return { kind: 'mongod', path: mongod };
-  requireTool(
-    'go',
-    ['version'],
-    'Go 1.24 or newer is needed to build FerretDB: install Go (https://go.dev/doc/install) or put `mongod` on PATH.',
-  );
   const src = join(root, 'tools', 'ferretdb');
   const sources = readdirSync(src).filter((f) => f.endsWith('.go') || f === 'go.mod' || f === 'go.sum');
   const fp = fingerprint(...sources.sort().map((f) => join(src, f)));
   const out = join(binDir, 'ferretdb');
-  cached('ferretdb', fp, out, () => run('go', ['build', '-o', out, '.'], { cwd: src, env: goEnv }));
+  const need = {
+    minimum: goModMinimum(readFileSync(join(src, 'go.mod'), 'utf8')),
+    build: 'FerretDB',
+    instead: 'put `mongod` on PATH',
+  };
+  cached('ferretdb', fp, out, () => goBuild(need, ['build', '-o', out, '.'], { cwd: src }));
   return { kind: 'ferretdb', path: out };
 }
 

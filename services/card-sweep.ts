@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { isGrpcDeadlineError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { CardSweepResult } from '../activities/card-sweep.js';
 import {
   cardHealthSweepWorkflowId,
@@ -32,18 +32,34 @@ export async function ensureDailyWorkflows(
   return { cardHealthSweep: daily.cardHealthSweep[0], dataRetention: daily.dataRetention[0] };
 }
 
-/** Sweeps one account now, outside the daily run, and waits for what it did (the operator's `sweep`). */
+/** An operator's sweep of one account: its workflow, and what it did, or null if it was not done in time. */
+export interface CardSweepRun {
+  workflowId: string;
+  result: CardSweepResult | null;
+}
+
+/**
+ * Sweeps one account now, outside the daily run, and waits up to `waitMs` for what it did (the operator's
+ * `sweep`). Past that the result is null and the workflow carries on: no worker polls its task queue yet, or
+ * the gateway has many cards to page through.
+ */
 export async function runCardSweep(
   temporal: Client,
   queues: TaskQueues,
   accountId: string,
-): Promise<{ workflowId: string; result: CardSweepResult }> {
+  waitMs: number,
+): Promise<CardSweepRun> {
   const workflowId = cardSweepWorkflowId(accountId, `manual-${randomUUID().slice(0, 8)}`);
-  const result = await temporal.workflow.execute(cardSweepWorkflow, {
+  const handle = await temporal.workflow.start(cardSweepWorkflow, {
     workflowId,
     taskQueue: queues.recovery,
     args: [{ accountId }],
     typedSearchAttributes: [{ key: searchAttributeKeys.accountId, value: accountId }],
   });
-  return { workflowId, result };
+  try {
+    return { workflowId, result: await temporal.withDeadline(Date.now() + waitMs, () => handle.result()) };
+  } catch (error) {
+    if (isGrpcDeadlineError(error)) return { workflowId, result: null };
+    throw error;
+  }
 }

@@ -240,6 +240,30 @@ describe('the card health sweep of a sandbox account', () => {
     expect((await recoup('accounts', 'sweep', 'acct_unknown')).code).toBe(1);
   });
 
+  it('stops waiting after --wait-seconds when no worker polls the task queue, exits 1 naming the workflow, which carries on', async () => {
+    const { account } = await stack.createAccount({
+      cardHealthSweep: { enabled: true, daysBeforeExpiry: 30 },
+    });
+    const unpolled = `unpolled-${randomUUID().slice(0, 8)}`;
+    const run = await runCli(['accounts', 'sweep', account.id, '--wait-seconds', '1'], {
+      ...cliEnvOf(stack, masterKey),
+      DATA_DIR: dataDir,
+      TEMPORAL_TASK_QUEUE: unpolled,
+    });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    const [, workflowId] =
+      /^recoup: the card health sweep of \S+ did not finish within 1 s \(are workers running\?\); it carries on as workflow (\S+): follow it in the Temporal UI\n$/.exec(
+        run.stderr,
+      ) ?? [];
+    expect(workflowId, run.stderr).toMatch(new RegExp(`^card-sweep-${account.id}-manual-`));
+    const handle = stack.temporal.workflow.getHandle(workflowId!);
+    const described = await handle.describe();
+    expect(described.status.name).toBe('RUNNING');
+    expect(described.taskQueue).toBe(`${unpolled}-recovery`);
+    await handle.terminate('test done');
+  });
+
   it('the worker’s daily workflows are one each per deployment, started once however many workers start them', async () => {
     const started = await Promise.all(
       [1, 2, 3].map(() => ensureDailyWorkflows(stack.temporal, stack.queues)),

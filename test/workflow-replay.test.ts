@@ -136,7 +136,7 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
   /** The operator's sweep of one account with a card in its expiry month: card.expiring_soon. */
   'card-sweep-account': async (stack) => {
     const { accountId } = await sweptAccount(stack);
-    return (await runCardSweep(stack.temporal, stack.queues, accountId)).workflowId;
+    return (await runCardSweep(stack.temporal, stack.queues, accountId, 60_000)).workflowId;
   },
   /** The deployment's daily card health sweep, two days of it (it runs for ever: a history in progress). */
   'card-health-sweep-daily': async (stack, env) =>

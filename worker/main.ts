@@ -3,6 +3,8 @@ import { NativeConnection } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { createWorkerMetrics } from '../activities/metrics.js';
 import { loadConfig } from '../runtime/config.js';
+import { ConfigurationError } from '../runtime/configuration-error.js';
+import { errorLine } from '../runtime/error-line.js';
 import { createLogger } from '../runtime/logger.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
 import { createEventPublisher } from '../services/events.js';
@@ -10,6 +12,7 @@ import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
 import { createWorkers, runWorkers, workflowsPath } from './create-worker.js';
+import { ensureSearchAttributes } from './search-attributes.js';
 import { installTelemetry } from './telemetry.js';
 import { taskQueues } from './task-queues.js';
 
@@ -23,6 +26,8 @@ async function main(): Promise<void> {
   const stores = createStores(db, config.masterKey, { cacheMs: config.accountCacheMs });
   const clientConnection = await Connection.connect({ address: config.temporal.address });
   const temporal = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  const registered = await ensureSearchAttributes(clientConnection, config.temporal.namespace, log);
+  if (registered.length > 0) log.info({ searchAttributes: registered }, 'search attributes registered');
   const connection = await NativeConnection.connect({ address: config.temporal.address });
   const queues = taskQueues(config.temporal.taskQueue);
   const activities = createActivities({
@@ -54,6 +59,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  // What the operator must fix is told in one line; anything else keeps its stack for whoever debugs it.
+  console.error(error instanceof ConfigurationError ? errorLine(error) : error);
   process.exit(1);
 });

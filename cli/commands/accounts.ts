@@ -19,7 +19,7 @@ export const accountsUsage = [
   '                       [--backup-gateway <kind>:<json credentials>]… [--json]',
   'recoup accounts rotate-key <clientId> [--json]',
   'recoup accounts rotate-webhook-secret <clientId> [--grace-hours <0-720>] [--json]',
-  'recoup accounts sweep <clientId> [--json]',
+  'recoup accounts sweep <clientId> [--wait-seconds <1-7200>] [--json]',
   'recoup accounts close <clientId> --confirm <clientId> [--json]',
 ];
 
@@ -165,10 +165,18 @@ function unsupportedSweep(clientId: string, gateway: string | null, cardFormUrl:
   );
 }
 
-/** Runs the account's card health sweep now, on the workers, and prints what it did. */
+/**
+ * Runs the account's card health sweep now, on the workers, and prints what it did; exits 1 naming the
+ * workflow, which carries on, if it is not done within `--wait-seconds` (no worker running, or many cards).
+ */
 async function sweep(argv: string[], ctx: CliContext): Promise<void> {
-  const { values, positionals } = parseCommand(argv, json);
-  const clientId = onePositional(positionals, 'clientId', 'recoup accounts sweep <clientId>');
+  const usage = accountsUsage.find((l) => l.includes('accounts sweep'))!;
+  const { values, positionals } = parseCommand(argv, {
+    ...json,
+    'wait-seconds': { type: 'string', default: '60' },
+  });
+  const clientId = onePositional(positionals, 'clientId', usage);
+  const waitSeconds = integerFlag('--wait-seconds', values['wait-seconds'], 1, 7200);
   const account = await existingAccount(ctx, clientId);
   if (!account.settings.cardHealthSweep.enabled)
     throw new Error(
@@ -176,7 +184,16 @@ async function sweep(argv: string[], ctx: CliContext): Promise<void> {
     );
   // Loaded here: the other accounts commands never need the Temporal SDK.
   const { runCardSweep } = await import('../../services/card-sweep.js');
-  const { workflowId, result } = await runCardSweep(await ctx.temporal(), ctx.queues, clientId);
+  const { workflowId, result } = await runCardSweep(
+    await ctx.temporal(),
+    ctx.queues,
+    clientId,
+    waitSeconds * 1000,
+  );
+  if (!result)
+    throw new Error(
+      `the card health sweep of ${clientId} did not finish within ${waitSeconds} s (are workers running?); it carries on as workflow ${workflowId}: follow it in the Temporal UI`,
+    );
   print(ctx, values.json, { clientId, workflowId, ...result }, () => [
     {
       swept: `Swept the cards of ${clientId} on gateway ${result.gateway ?? ''}.`,
