@@ -66,13 +66,14 @@ export function mayStillBeStarting(doc: RecoveryDoc, now: Date): boolean {
 
 /**
  * A duplicate's recovery that is resumed, not refused: its start failed, or may never have happened, and the
- * request is the one it was made for (a request changed since, e.g. another card or amount, is a duplicate:
- * resuming would charge what the first one asked for).
+ * request is the one it was made for (a merchant's request changed since, e.g. another card or amount, is a
+ * duplicate: resuming would charge what the first one asked for). A billing platform's redelivery is read
+ * from the invoice as it stands now (amount due, latest decline), so the invoice, its key, decides: `connector`.
  */
-const resumable = (doc: RecoveryDoc, req: RecoveryRequest, now: Date) =>
+const resumable = (doc: RecoveryDoc, req: RecoveryRequest, now: Date, connector: boolean) =>
   doc.state === 'processing' &&
   (doc.startFailed || mayBeUnstarted(doc, now)) &&
-  isDeepStrictEqual(doc.request, req);
+  (connector || isDeepStrictEqual(doc.request, req));
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -123,7 +124,8 @@ export async function admitRecovery(
     const held = await claims.claimKey(account.id, req.idempotencyKey, transactionId, now);
     if (held) {
       const existing = await recoveries.find(account.id, held.transactionId);
-      if (existing && resumable(existing, req, now)) return { kind: 'admitted', doc: existing };
+      if (existing && resumable(existing, req, now, connector !== undefined))
+        return { kind: 'admitted', doc: existing };
       if (existing || !abandoned(held, now)) return keyUsed(held.transactionId, existing);
       transactionId = held.transactionId;
     } else claimedKey = true;
@@ -145,7 +147,8 @@ export async function admitRecovery(
     // Only a request without a key is the same request as a keyless one found by the velocity rule; any
     // other is a duplicate of it (decisions.md: 409).
     const sameRequest = !req.idempotencyKey && !existing?.idempotencyKey;
-    if (existing && sameRequest && resumable(existing, req, now)) return { kind: 'admitted', doc: existing };
+    if (existing && sameRequest && resumable(existing, req, now, connector !== undefined))
+      return { kind: 'admitted', doc: existing };
     return {
       kind: 'duplicate',
       by: 'velocity',
