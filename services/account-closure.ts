@@ -79,29 +79,24 @@ async function removeAll(temporal: Client, stores: Stores, accountId: string): P
  * workflows (webhook deliveries, write-backs, card sweeps) are terminated, every workflow history of the
  * account is deleted from Temporal and every document of the account is deleted, the account last. While a
  * recovery finishes an attempt under way it answers `finishing` and goes no further; running it again
- * continues where it stopped, and so does running it after the account itself is gone, for whatever of it
- * is left (`not_found` when nothing is). Used by `recoup accounts close`.
+ * continues where it stopped. Used by `recoup accounts close`.
  */
 export async function closeAccount(
   deps: { stores: Stores; temporal: Client; queues: TaskQueues; accountCacheMs: number },
   accountId: string,
 ): Promise<ClosureOutcome> {
   const { stores, temporal } = deps;
-  const open = (await stores.accounts.find(accountId)) !== null;
+  if (!(await stores.accounts.find(accountId))) return { kind: 'not_found' };
+  await stores.accounts.shut(accountId);
+  // Processes that read the account just before still take a connector's event until their copy expires.
+  await delay(deps.accountCacheMs);
   let recoveriesStopped = 0;
-  if (open) {
-    await stores.accounts.shut(accountId);
-    // Processes that read the account just before still take a connector's event until their copy expires.
-    await delay(deps.accountCacheMs);
-    const finishing: string[] = [];
-    for (const r of await stores.recoveries.underWay(accountId)) {
-      const outcome = await stopRecovery(deps, accountId, { transactionId: r._id }, 'not_owed');
-      if (outcome.kind === 'pending') finishing.push(outcome.doc.publicId);
-      if (outcome.kind === 'stopped') recoveriesStopped += 1;
-    }
-    if (finishing.length > 0) return { kind: 'finishing', transactionIds: finishing };
+  const finishing: string[] = [];
+  for (const r of await stores.recoveries.underWay(accountId)) {
+    const outcome = await stopRecovery(deps, accountId, { transactionId: r._id }, 'not_owed');
+    if (outcome.kind === 'pending') finishing.push(outcome.doc.publicId);
+    if (outcome.kind === 'stopped') recoveriesStopped += 1;
   }
-  const removed = await removeAll(temporal, stores, accountId);
-  if (!open && removed.workflowHistories === 0 && removed.documents === 0) return { kind: 'not_found' };
-  return { kind: 'closed', recoveriesStopped, ...removed };
+  if (finishing.length > 0) return { kind: 'finishing', transactionIds: finishing };
+  return { kind: 'closed', recoveriesStopped, ...(await removeAll(temporal, stores, accountId)) };
 }

@@ -222,7 +222,7 @@ async function close(argv: string[], ctx: CliContext): Promise<void> {
   const clientId = onePositional(positionals, 'clientId', usage);
   if (values.confirm !== clientId)
     throw new UsageError(`closing deletes everything of ${clientId} for good: repeat it, ${usage}`);
-  // No existence check first: run again after the account itself is gone, it removes what is left of it.
+  await existingAccount(ctx, clientId);
   // Loaded here: the other accounts commands never need the Temporal SDK.
   const { closeAccount } = await import('../../services/account-closure.js');
   const outcome = await closeAccount(
