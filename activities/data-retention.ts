@@ -1,4 +1,5 @@
 import { heartbeat } from '@temporalio/activity';
+import { strandedResumedWithinMs } from '../domain/webhooks.js';
 import {
   purgeAccountData,
   purgeOperationalRecords,
@@ -10,7 +11,7 @@ import type { ActivityDeps } from './deps.js';
 /** What one day's run did over the deployment. */
 export interface RetentionResult extends PurgeCounts, OperationalCounts {
   accounts: number;
-  /** Events left pending on a delivery nothing started, handed to their delivery again. */
+  /** Events left pending on a delivery nothing started, handed to their delivery again (2 days old at most). */
   resumedEvents: number;
 }
 
@@ -22,12 +23,16 @@ export function retentionActivities({ stores, log, events }: ActivityDeps) {
    * own workflow id: one already started (running or ended) is never started twice.
    */
   async function resumeStranded(asOf: Date): Promise<number> {
-    const stranded = await stores.events.stranded(asOf);
-    for (const eventId of stranded) {
-      await events.republish(eventId);
+    let resumed = 0;
+    for (const { eventId, createdAt } of await stores.events.stranded(asOf)) {
+      // Days old, its news is stale (a recovery.failed of a payment settled since): dead-lettered as failed,
+      // where `?status=failed` and resend find it, so that sending it is the merchant's choice.
+      if (asOf.getTime() - createdAt.getTime() > strandedResumedWithinMs)
+        await stores.events.setStatus(eventId, 'failed', ['pending']);
+      else if (await events.republish(eventId)) resumed += 1;
       heartbeat(eventId);
     }
-    return stranded.length;
+    return resumed;
   }
 
   return {

@@ -44,6 +44,12 @@ export const webhookDeliveryLifetimeMs = Math.max(...webhookAttemptOffsetsMs) + 
  */
 export const strandedAfterMs = 5 * 60_000;
 
+/**
+ * How old a stranded event may be and still be delivered by the daily run (which sees each within a day):
+ * an older one (stranded before this rule, or while the daily run could not run) is marked failed instead.
+ */
+export const strandedResumedWithinMs = 2 * 86_400_000;
+
 /** Why the settings keep an event from being sent: dunning off for recovery.failed, or no https URL. */
 export type DeliveryBlock = 'suppressed' | 'undeliverable';
 

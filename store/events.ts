@@ -5,6 +5,7 @@ import {
   isAcknowledged,
   isStranded,
   strandedAfterMs,
+  webhookDeliveryLifetimeMs,
   type DeliveryBlock,
   type DeliveryStatus,
 } from '../domain/webhooks.js';
@@ -58,9 +59,6 @@ export interface EventQuery {
   after?: PagePlace;
   limit?: number;
 }
-
-/** Events deleted per write by the retention purge. */
-const purgeBatch = 500;
 
 /**
  * The events collection. Updates name array positions explicitly (`deliveries.<i>.attempts`) because
@@ -202,27 +200,22 @@ export function createEventStore(db: Db) {
     /**
      * Deletes the account's events created before `cutoff` whose delivery can no longer run at `now` (data
      * retention): never one whose latest delivery (a resend of a delivered event, one the settings stopped)
-     * may still have a workflow that reads it. Reads the candidates first, then deletes a batch at a time,
-     * each only while it has as many deliveries as when read: one resent in between stays.
+     * may still have a workflow that reads it. Those with no delivery begun within a delivery's lifetime go
+     * in one delete; the few with one (an old event resent lately) are read and judged one by one, each
+     * deleted only while it has as many deliveries as when read: one resent in between stays.
      */
     async purgeBefore(accountId: string, cutoff: Date, now: Date): Promise<number> {
-      const candidates = events.find(
-        { accountId, createdAt: { $lt: cutoff } },
-        { projection: { deliveries: 1 } },
-      );
-      const endedBySize = new Map<number, string[]>();
-      for await (const event of candidates) {
-        if (deliveryMayStillRun(event, now)) continue;
-        const ids = endedBySize.get(event.deliveries.length) ?? [];
-        ids.push(event._id);
-        endedBySize.set(event.deliveries.length, ids);
-      }
-      let deleted = 0;
-      for (const [size, ids] of endedBySize)
-        for (let i = 0; i < ids.length; i += purgeBatch) {
-          const batch = { _id: { $in: ids.slice(i, i + purgeBatch) }, deliveries: { $size: size } };
-          deleted += (await events.deleteMany(batch)).deletedCount;
-        }
+      const old = { accountId, createdAt: { $lt: cutoff } };
+      const lately = {
+        'deliveries.startedAt': { $gte: new Date(now.getTime() - webhookDeliveryLifetimeMs) },
+      };
+      let deleted = (await events.deleteMany({ ...old, $nor: [lately] })).deletedCount;
+      const resent = events.find({ ...old, ...lately }, { projection: { deliveries: 1 } });
+      for await (const event of resent)
+        if (!deliveryMayStillRun(event, now))
+          deleted += (
+            await events.deleteOne({ _id: event._id, deliveries: { $size: event.deliveries.length } })
+          ).deletedCount;
       return deleted;
     },
 
@@ -230,15 +223,17 @@ export function createEventStore(db: Db) {
      * The ids of events left pending on a delivery nothing started as of `now` (see `isStranded`), oldest
      * first, across accounts.
      */
-    async stranded(now: Date): Promise<string[]> {
+    async stranded(now: Date): Promise<Array<{ eventId: string; createdAt: Date }>> {
       const pending = await events
         .find(
           { deliveryStatus: 'pending', createdAt: { $lte: new Date(now.getTime() - strandedAfterMs) } },
-          { projection: { deliveryStatus: 1, deliveries: 1 } },
+          { projection: { deliveryStatus: 1, deliveries: 1, createdAt: 1 } },
         )
         .sort(oldestFirst)
         .toArray();
-      return pending.filter((e) => isStranded(e, now)).map((e) => e._id);
+      return pending
+        .filter((e) => isStranded(e, now))
+        .map((e) => ({ eventId: e._id, createdAt: e.createdAt }));
     },
 
     /** Deletes events (erasure); returns how many were there. */

@@ -458,6 +458,21 @@ describe('events left pending with nothing delivering them', () => {
     await stack.stores.events.remove([fresh, stranded]);
   });
 
+  it("marks one stranded for days failed instead of sending its stale news (resend is the merchant's choice)", async () => {
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url });
+    const stale = await storeEvent(stack.stores.events, account.id, {
+      type: 'recovery.failed',
+      createdAt: ago(3 * day),
+    });
+    await dailyRun(Date.now());
+    expect(await stack.stores.events.get(stale)).toMatchObject({ deliveryStatus: 'failed' });
+    await expect(
+      stack.temporal.workflow.getHandle(webhookWorkflowId(stale)).describe(),
+    ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(postsOf(stale)).toHaveLength(0);
+    await stack.stores.events.remove([stale]);
+  });
+
   it('deletes one older than its account keeps anything instead of sending it', async () => {
     const { account } = await stack.createAccount({ webhookUrl: receiver.url, dataRetentionDays: 90 });
     const stranded = await storeEvent(stack.stores.events, account.id, { createdAt: ago(100 * day) });
