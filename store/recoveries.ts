@@ -1,6 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import type { ConnectorPlatform, ConnectorSource, WriteBackOutcome } from '../domain/connectors.js';
-import type { RecommendedAction } from '../domain/declines.js';
+import { classifyDecline, type RecommendedAction } from '../domain/declines.js';
 import {
   recoveryStates,
   statusOf,
@@ -372,10 +372,14 @@ export function createRecoveryStore(db: Db) {
       );
     },
 
-    /** The latest block of this card (cardKeys are per account) since `since`, if any. */
+    /**
+     * The latest block of this card (cardKeys are per account) since `since`, if any. One remembered for an
+     * answer that says nothing about the card (a payment no longer owed, remembered before such answers were
+     * told apart) blocks nothing.
+     */
     async blockedCard(cardKey: string, since: Date): Promise<BlockedCardDoc | null> {
       const found = await blocked.findOne({ _id: cardKey });
-      return found && found.at >= since ? found : null;
+      return found && found.at >= since && classifyDecline(found.declineCode).aboutTheCard ? found : null;
     },
 
     /** A customer's recoveries, oldest first (paywall, proactive retention), through the customer index. */

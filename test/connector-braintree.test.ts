@@ -228,6 +228,23 @@ describe('Braintree connector: subscription_went_past_due', () => {
     expect(recoupSales(subscriptionId)).toHaveLength(before);
     // "No longer owed" says nothing about the card: its next renewal's recovery is not blocked by it.
     expect(await stack.stores.recoveries.blockedCard(cardKeyOf(accountId, newCard), new Date(0))).toBeNull();
+    // Nor does such a block remembered before this was told apart block the card.
+    const remembered = cardKeyOf(accountId, `${token}|${customerId}`);
+    const at = new Date();
+    await stack.stores.recoveries.rememberBlockedCard(remembered, {
+      transactionId: String(started.body.transactionId),
+      declineCode: 'subscription_not_past_due',
+      at,
+    });
+    expect(await stack.stores.recoveries.blockedCard(remembered, new Date(0))).toBeNull();
+    await stack.stores.recoveries.rememberBlockedCard(remembered, {
+      transactionId: 'x',
+      declineCode: 'lost_card',
+      at,
+    });
+    expect(await stack.stores.recoveries.blockedCard(remembered, new Date(0))).toMatchObject({
+      declineCode: 'lost_card',
+    });
   });
 
   it('a subscription Braintree collected before the webhook is read is ignored', async () => {
