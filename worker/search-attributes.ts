@@ -47,7 +47,7 @@ function hasStatus(error: unknown, ...codes: number[]): boolean {
   return isGrpcServiceError(error) && codes.includes(Number(error.code));
 }
 
-/** Temporal Cloud's API keys may not use the operator service: the attributes are then the operator's to create. */
+/** A connection without operator permission: the attributes are then the operator's to create. */
 function refused(error: unknown): boolean {
   return hasStatus(error, grpcStatus.permissionDenied, grpcStatus.unimplemented);
 }
@@ -117,9 +117,16 @@ async function add(connection: Connection, namespace: string, keys: ReadonlyArra
 
 /**
  * Waits until the server takes queries (and so starts) naming the attributes: it learns of new ones when it
- * next refreshes its namespace cache, a second or two after the add.
+ * next refreshes its namespace cache, a second or two after the add on the dev server (a cluster's
+ * frontends may take longer: past the wait the worker warns and starts anyway, and starts refused meanwhile
+ * answer 503 "safe to retry").
  */
-async function waitUntilUsable(connection: Connection, namespace: string, names: string[]): Promise<void> {
+async function waitUntilUsable(
+  connection: Connection,
+  namespace: string,
+  names: string[],
+  log: Logger,
+): Promise<void> {
   const query = names.map((name) => `${name} IS NULL`).join(' OR ');
   const deadline = Date.now() + usableWithinMs;
   for (;;) {
@@ -128,11 +135,13 @@ async function waitUntilUsable(connection: Connection, namespace: string, names:
       return;
     } catch (error) {
       if (!hasStatus(error, grpcStatus.invalidArgument)) throw error;
-      if (Date.now() > deadline)
-        throw new Error(
-          `Temporal namespace "${namespace}" still does not know the search attributes ${names.join(', ')} ${usableWithinMs / 1000} s after they were added`,
-          { cause: error },
+      if (Date.now() > deadline) {
+        log.warn(
+          { namespace, searchAttributes: names, err: error },
+          `Temporal does not take the search attributes yet, ${usableWithinMs / 1000} s after they were added: recoveries start once it does`,
         );
+        return;
+      }
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
@@ -172,6 +181,6 @@ export async function ensureSearchAttributes(
 ): Promise<string[]> {
   await requireNamespace(connection, namespace);
   const added = await addMissing(connection, namespace, log);
-  if (added.length > 0) await waitUntilUsable(connection, namespace, added);
+  if (added.length > 0) await waitUntilUsable(connection, namespace, added, log);
   return added;
 }
