@@ -107,7 +107,11 @@ async function forgetCardClaims(
   const workflowIds = recoveries.map((r) => r.workflowId);
   for (const token of tokens)
     await stores.cardBudgets.forgetAttempts(cardKeyOf(accountId, token), workflowIds);
-  const erasedIds = recoveries.map((r) => r._id);
+  // A claim of one of the erased recoveries, or of one data retention deleted since; not of a recovery
+  // admitted while the erasure runs.
+  const erasedIds = new Set(recoveries.map((r) => r._id));
+  const erasable = async (transactionId: string) =>
+    erasedIds.has(transactionId) || !(await stores.recoveries.find(accountId, transactionId));
   for (const { request } of recoveries)
     if (request.paymentMethodToken !== erasedToken)
       await stores.claims.forgetVelocity(
@@ -115,7 +119,7 @@ async function forgetCardClaims(
         cardKeyOf(accountId, request.paymentMethodToken),
         request.amount,
         request.currency,
-        erasedIds,
+        erasable,
         now,
       );
 }

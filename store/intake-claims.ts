@@ -91,15 +91,16 @@ export function createIntakeClaims(db: Db) {
      * Forgets which transactions claimed the card and amount (a customer's erasure): the claims keep their
      * numbers, so later claims stay exact, and lose their transaction; a claim still within its 5 minutes
      * keeps its time and refuses a duplicate as before (naming the transaction `erased`), an older one
-     * loses its time too. Only the claims of `transactionIds` (the erased recoveries) and those already
-     * erased: a recovery admitted while the erasure ran keeps its claim. Returns how many claims changed.
+     * loses its time too. Only the claims whose transaction is `erasable` (the erased recoveries, or one
+     * deleted since) and those already erased: a recovery admitted while the erasure ran keeps its claim.
+     * Returns how many claims changed.
      */
     async forgetVelocity(
       accountId: string,
       cardKey: string,
       amount: number,
       currency: string,
-      transactionIds: readonly string[],
+      erasable: (transactionId: string) => Promise<boolean>,
       now: Date,
     ): Promise<number> {
       const prefix = velocityPrefix(accountId, cardKey, amount, currency);
@@ -111,7 +112,7 @@ export function createIntakeClaims(db: Db) {
       );
       let changed = 0;
       for (const c of all) {
-        if (c.transactionId !== erasedToken && !transactionIds.includes(c.transactionId)) continue;
+        if (c.transactionId !== erasedToken && !(await erasable(c.transactionId))) continue;
         const at = now.getTime() - c.at.getTime() < velocityWindowMs ? c.at : new Date(0);
         if (c.transactionId === erasedToken && at.getTime() === c.at.getTime()) continue;
         await velocity.updateOne({ _id: c._id }, { $set: { transactionId: erasedToken, at } });

@@ -471,6 +471,7 @@ describe('POST /api/customers/erase', () => {
       message: expect.stringContaining('/api/recovery/stop'),
       transactionIds: [queued.body.transactionId],
       eventIds: [],
+      erasedSoFar: false,
     });
     expect(await stack.stores.recoveries.find(clientId, queued.body.transactionId)).toMatchObject({
       customerEmail: email,

@@ -167,6 +167,7 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
             message: `Recoveries of this customer are under way or webhook events about them are being delivered: stop the recoveries (POST /api/recovery/stop, reason not_owed) or wait for them and the deliveries to end, then erase again. ${outcome.partly ? 'These were admitted while the erasure ran: what it found before them is erased, and erasing again finishes it.' : 'Nothing was changed.'}`,
             transactionIds: outcome.transactionIds,
             eventIds: outcome.eventIds,
+            erasedSoFar: outcome.partly,
           });
         const { kind: _kind, erasedAt, ...counts } = outcome;
         return reply(200, { erased: true as const, erasedAt: erasedAt.toISOString(), ...counts });

@@ -64,6 +64,11 @@ export const ErasureInFlight = z.object({
   message: z.string(),
   transactionIds: z.array(z.string()).describe('Recoveries still under way: stop them, or wait for them'),
   eventIds: z.array(z.string()).describe('Webhook events still being delivered'),
+  erasedSoFar: z
+    .boolean()
+    .describe(
+      'True when the recoveries listed were admitted while the erasure ran: what it found before them is erased, and the erasure is unfinished until run again; false: nothing was changed',
+    ),
 });
 
 /** 409 from export and erasure: the customer's identifiers tie together records of more than one customer. */
