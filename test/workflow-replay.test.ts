@@ -84,6 +84,15 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
       originalDeclineCode: 'insufficient_funds',
     }),
   /**
+   * Queued, then the retry finds the payment no longer owed (Braintree's subscription_not_past_due): stopped
+   * since 2026-11-26; recorded before then, it ends failed and must replay so.
+   */
+  'recovery-queued-not-owed': (stack) =>
+    recovery(stack, {
+      paymentMethodToken: 'tok_decline_subscription_not_past_due',
+      originalDeclineCode: 'insufficient_funds',
+    }),
+  /**
    * Queued, then the billing platform reports part of it paid elsewhere (the amountDue signal, since
    * 2026-11-26): the retry collects what is still due. Recorded before then, the signal found no handler.
    */
