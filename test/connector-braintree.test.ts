@@ -199,7 +199,7 @@ describe('Braintree connector: subscription_went_past_due', () => {
     });
   });
 
-  it('a subscription Braintree collected unbeknown to Recoup is not charged, and the card is not remembered as blocked', async () => {
+  it('a subscription Braintree collected unbeknown to Recoup is not charged: the recovery stops, and the card is not remembered as blocked', async () => {
     const { accountId, apiKey } = await connectedAccount();
     const { subscriptionId, key, token, customerId } = await pastDue('2001', [{ decline: '2001' }]);
     const started = await notify(accountId, 'subscription_went_past_due', subscriptionId);
@@ -221,11 +221,24 @@ describe('Braintree connector: subscription_went_past_due', () => {
 
     const ended = await recoveryOfInvoice(stack, accountId, key, (d) => d.endedAt !== undefined);
     expect(ended).toMatchObject({
-      state: 'failed',
+      state: 'stopped',
       lastDeclineCode: 'subscription_not_past_due',
       recommendedAction: 'monitor',
+      nextAttemptAt: null,
     });
+    expect(ended?.recommendedActionReason).toMatch(/no longer owes this payment/);
     expect(recoupSales(subscriptionId)).toHaveLength(before);
+    // Nothing is owed: no failure is reported to the merchant, and the customer is not behind.
+    const events = await stack.stores.events.list({ accountId, limit: 200 });
+    expect(events.map((e) => e.type)).not.toContain('recovery.failed');
+    expect(events.map((e) => e.type)).not.toContain('recovery.blocked');
+    const paywall = await call(
+      stack.baseUrl,
+      'GET',
+      `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(`Payer${n}@Example.com`)}`,
+      { key: apiKey },
+    );
+    expect(paywall.body).toMatchObject({ isPastDue: false, failedPaymentCount: 0 });
     // "No longer owed" says nothing about the card: its next renewal's recovery is not blocked by it.
     expect(await stack.stores.recoveries.blockedCard(cardKeyOf(accountId, newCard), new Date(0))).toBeNull();
     // Nor does such a block remembered before this was told apart block the card.

@@ -117,6 +117,20 @@ export async function stop(ctx: RecoveryContext, reason: StopReason): Promise<vo
   });
 }
 
+/**
+ * A charge found the payment no longer owed (a billing platform's subscription collected or cancelled
+ * meanwhile, unbeknown to Recoup): stopped as if the platform had reported it. Nothing was charged, nothing
+ * is owed, so no webhook, no card-update request and no retention offer; `lastDeclineCode` says why.
+ */
+export async function stopNotOwed(ctx: RecoveryContext, declineCode: string): Promise<void> {
+  await ctx.record('stopped', {
+    nextAttemptAt: null,
+    lastDeclineCode: declineCode,
+    recommendedAction: 'monitor',
+    recommendedActionReason: classifyInWorkflow(declineCode).reason,
+  });
+}
+
 /** What ending a recovery as failed needs. */
 interface Failure {
   declineCode: string | null;

@@ -34,6 +34,7 @@ import {
   holdOut,
   skipHighRisk,
   stop,
+  stopNotOwed,
   succeed,
 } from './recovery-outcomes.js';
 
@@ -59,6 +60,9 @@ const processingStatePatch = 'processing-state-on-retry';
 
 /** Workflow version: a retry blocked after the merchant's 202 ends failed (recovery.failed), not blocked. */
 const blockedAfterAnswerPatch = 'blocked-after-answer-fails';
+
+/** Workflow version: a charge that finds the payment no longer owed stops the recovery (not blocked, failed). */
+const notOwedStopsPatch = 'not-owed-stops';
 
 /** Lookups of an ambiguous charge back off while the gateway is unreachable; nothing else happens meanwhile. */
 const { resolveCharge } = proxyActivities<Activities>({
@@ -245,6 +249,14 @@ async function finish(ctx: RecoveryContext, screen: Screen, outcome: LoopOutcome
         ...trigger,
       });
     case 'blocked':
+      // Nothing owed any more: stopped, once the merchant holds an answer (an execute call still waiting keeps
+      // the blocked answer it is owed).
+      if (
+        !classifyInWorkflow(outcome.declineCode).aboutTheCard &&
+        (ctx.answered || ctx.input.answeredAtStart) &&
+        patched(notOwedStopsPatch)
+      )
+        return stopNotOwed(ctx, outcome.declineCode);
       // A retry after the 202 the merchant holds ends as the spec's final outcome of a queued recovery.
       if (ctx.answered && outcome.failure && patched(blockedAfterAnswerPatch))
         return failBlocked(ctx, {
