@@ -213,6 +213,11 @@ export function attemptActivities(deps: ActivityDeps) {
       return outcome;
     },
 
+    /** Whether the attempt was ever sent to its gateway (a worker that ran it may have died mid-charge). */
+    async attemptWasSent(input: { attemptKey: string }): Promise<boolean> {
+      return stores.attemptSends.wasSent(input.attemptKey);
+    },
+
     /** Looks an ambiguous charge up at its gateway by idempotency key; throws (and is retried) while unreachable. */
     async resolveCharge(input: ResolveInput): Promise<LookupOutcome> {
       const { adapter, kind } = await gatewayOf(stores, input.accountId, input.option.gateway, env);

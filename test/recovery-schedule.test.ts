@@ -255,6 +255,41 @@ describe('smart retries on the time-skipping server', () => {
     expect([...seen]).toEqual(['queued planned', 'processing none', 'succeeded none']);
   });
 
+  it('a stop that comes while a planned retry is being charged is honoured before the next charge of that retry', async () => {
+    await skipToBeforePayday();
+    // Each answer takes 1.5 s (wall clock). The fallback card, declined at once, and the primary are both
+    // retried at the payday, one after the other.
+    const { apiKey, account } = await stack.createAccount({}, [
+      { name: 'slot', kind: 'test', test: true, credentials: { latencyMs: '1500' } },
+    ]);
+    const [primary, fallback] = ['tok_decline_insufficient_funds', 'tok_decline_insufficient_funds_x1'];
+    const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        amount: amount(),
+        paymentMethodToken: primary,
+        fallbackPaymentMethodTokens: [fallback],
+        originalDeclineCode: 'insufficient_funds',
+      },
+    });
+    expect(answer.body).toMatchObject({ status: 'queued' });
+    const id = String(answer.body.transactionId);
+    const doc = await stack.stores.recoveries.find(account.id, id);
+    const charged = (token: string) => stack.stores.sandbox.countForToken('slot', token);
+    expect([await charged(primary), await charged(fallback)]).toEqual([0, 1]);
+    const result = env.client.workflow.getHandle(doc!.workflowId).result();
+    // The payday retry's first charge (the primary card) is under way: the merchant stops the recovery.
+    while ((await charged(primary)) === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    const stopped = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: apiKey,
+      body: { transactionId: id, reason: 'not_owed' },
+    });
+    expect([200, 202]).toContain(stopped.status);
+    await result;
+    expect([await charged(primary), await charged(fallback)]).toEqual([1, 1]);
+    expect(await stack.stores.recoveries.find(account.id, id)).toMatchObject({ state: 'stopped' });
+  });
+
   it('an ambiguous attempt is reconciled at the gateway, never charged twice, and reported with trigger reconciliation', async () => {
     const { apiKey, account } = await stack.createAccount();
     const out = await runToEnd(apiKey, account.id, {

@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
+import type { RecoveryDoc } from '../store/recoveries.js';
+import { amountDueSignal } from '../workflows/recovery-definitions.js';
 import { sampleEvent } from './support/sample-events.js';
 import { call, startStack, type Stack } from './support/stack.js';
 import { startReceiver } from './support/webhook-receiver.js';
@@ -72,6 +74,39 @@ it('a worker killed in the middle of an attempt does not charge twice: another w
   });
   expect(status.body).toMatchObject({ status: 'succeeded', attemptCount: 1 });
   expect(account.id).toBeTruthy();
+}, 120_000);
+
+it('a worker killed mid-charge is replaced by one that sends the same attempt, not one decided anew from a signal since', async () => {
+  const { apiKey, account } = await stack.createAccount({}, [
+    { name: 'slow', kind: 'test', test: true, credentials: { latencyMs: '4000' } },
+  ]);
+  for (const c of children) c.kill('SIGKILL'); // only the worker this test kills may take the recovery
+  const first = await startWorker();
+  const answer = call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+    key: apiKey,
+    body: {
+      paymentMethodToken: 'tok_visa',
+      amount: 4343,
+      isTrialConversion: true,
+      originalDeclineCode: 'insufficient_funds',
+    },
+  });
+  const charges = stack.stores.db.collection('sandboxCharges');
+  while ((await charges.countDocuments({ token: 'tok_visa', amount: 4343 })) === 0) await sleep(50);
+  first.kill('SIGKILL');
+  // While no worker runs it, the billing platform reports part of the payment made: the attempt already
+  // sent took 4343, so that is what the recovery must record (a replanned attempt would send 3000 under the
+  // same key: refused by a real gateway, or recorded as 3000 while 4343 was taken).
+  const doc = await stack.stores.db.collection<RecoveryDoc>('recoveries').findOne({ accountId: account.id });
+  await stack.temporal.workflow.getHandle(doc!.workflowId).signal(amountDueSignal, { amount: 3000 });
+  await startWorker();
+  const res = await answer;
+  expect(res.body).toMatchObject({ success: true });
+  expect(await charges.countDocuments({ token: 'tok_visa', amount: { $in: [4343, 3000] } })).toBe(1);
+  const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${String(res.body.transactionId)}`, {
+    key: apiKey,
+  });
+  expect(status.body).toMatchObject({ status: 'succeeded', amount: 4343, attemptCount: 1 });
 }, 120_000);
 
 it('a worker killed while a webhook POST is in flight: another worker sends the same attempt again, recorded once', async () => {

@@ -40,7 +40,7 @@ import {
 
 // Short steps run as local activities in the worker that runs the workflow: the whole first phase is one
 // workflow task instead of a server round trip per step, which is what the synchronous answer waits on.
-const { screenRecovery, loadStats, routeNewCard } = proxyLocalActivities<Activities>({
+const { screenRecovery, loadStats, routeNewCard, attemptWasSent } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -63,6 +63,12 @@ const blockedAfterAnswerPatch = 'blocked-after-answer-fails';
 
 /** Workflow version: a charge that finds the payment no longer owed stops the recovery (not blocked, failed). */
 const notOwedStopsPatch = 'not-owed-stops';
+
+/**
+ * Workflow version: an attempt is recorded as decided (its workflow task ends) before it is sent, and a stop
+ * that came meanwhile is honoured then.
+ */
+const chargeDecidedPatch = 'charge-decided-before-sent';
 
 /** Lookups of an ambiguous charge back off while the gateway is unreachable; nothing else happens meanwhile. */
 const { resolveCharge } = proxyActivities<Activities>({
@@ -231,6 +237,19 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       const stats = await loadStats(input.accountId);
       loop = resumeAfterWait(loop, { stats, ...(newCard ? { newCard } : {}) });
     } else {
+      // The attempt (gateway, card, amount, key) is decided: recorded before it is sent, by ending the
+      // workflow task. A worker that dies mid-charge is then replaced by one that sends this same attempt
+      // again under its key, not one that decides it anew from a later clock, fresher statistics or a signal
+      // since — another gateway, card or amount under the same key (a second charge, or a refused one).
+      // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
+      if (patched(chargeDecidedPatch)) {
+        await sleep(1, { summary: 'attempt decided; sent next' });
+        // A stop that came meanwhile (during the slot's previous charge, say) is honoured now, unless a worker
+        // that died mid-charge sent this attempt already: that one is settled first, the stop right after.
+        const stopped = ctx.stopRequested;
+        if (stopped && !(await attemptWasSent({ attemptKey: attemptKeyOf(workflowId, step.attemptNo) })))
+          return stop(ctx, stopped);
+      }
       loop = await charge(step);
     }
   }
