@@ -48,51 +48,56 @@ export function screenActivities(deps: ActivityDeps) {
       const { adapters, gateways } = routing(stores, loaded, deps);
       const simulate = account.testMode ? (r.simulateOutcome ?? null) : null;
 
-      let block: Screen['block'] = null;
-      if (simulate === 'blocked') {
-        block = {
-          declineCode: 'fraudulent',
-          reason: 'Simulated block (sandbox).',
-          recommendedAction: 'manual_review',
-        };
-      } else if (decline.stopsImmediately) {
-        block = {
-          declineCode: decline.code,
-          reason: decline.reason,
-          recommendedAction: decline.recommendedAction,
-        };
-      } else {
-        const earlier = await stores.recoveries.blockedCard(
-          cardKeyOf(account.id, r.paymentMethodToken),
-          new Date(now.getTime() - blockMemoryMs),
-        );
+      /** Why a card of the customer's is not charged at all: blocked before, or Mastercard's stop advice. */
+      async function refusalOf(token: string): Promise<Screen['block']> {
+        const card = cardKeyOf(account.id, token);
+        const earlier = await stores.recoveries.blockedCard(card, new Date(now.getTime() - blockMemoryMs));
         if (earlier && earlier.transactionId !== input.transactionId) {
           const code = earlier.declineCode;
-          block = {
+          return {
             declineCode: code,
             reason: `Risk screen: this card was blocked (${code}) on an earlier recovery, so it is not retried.`,
             recommendedAction: classifyDecline(code).recommendedAction,
           };
-        } else {
-          // Mastercard's "never again" (advice 03 or 21) on any earlier charge of the card.
-          const advice = await stores.cardBudgets.stopOf(cardKeyOf(account.id, r.paymentMethodToken));
-          if (advice)
-            block = {
+        }
+        // Mastercard's "never again" (advice 03 or 21) on any earlier charge of the card.
+        const advice = await stores.cardBudgets.stopOf(card);
+        return advice
+          ? {
               declineCode: 'card_no_longer_chargeable',
               reason: `Risk screen: Mastercard advised (merchant advice code ${advice}) never to charge this card again.`,
               recommendedAction: 'request_card_update',
-            };
-        }
+            }
+          : null;
       }
 
+      const block: Screen['block'] =
+        simulate === 'blocked'
+          ? {
+              declineCode: 'fraudulent',
+              reason: 'Simulated block (sandbox).',
+              recommendedAction: 'manual_review',
+            }
+          : decline.stopsImmediately
+            ? {
+                declineCode: decline.code,
+                reason: decline.reason,
+                recommendedAction: decline.recommendedAction,
+              }
+            : await refusalOf(r.paymentMethodToken);
+
       // The card is remembered as blocked, for the risk screen of its later recoveries (unless the block
-      // says the payment is no longer owed, nothing about the card).
-      if (block && classifyDecline(block.declineCode).aboutTheCard)
+      // says the payment is no longer owed, nothing about the card, or is the sandbox's simulation).
+      if (block && simulate !== 'blocked' && classifyDecline(block.declineCode).aboutTheCard)
         await stores.recoveries.rememberBlockedCard(cardKeyOf(account.id, r.paymentMethodToken), {
           transactionId: input.transactionId,
           declineCode: block.declineCode,
           at: now,
         });
+      // A fallback card blocked on an earlier recovery (or stopped by Mastercard) is not charged either.
+      const fallbacks: string[] = [];
+      for (const token of block ? [] : (r.fallbackPaymentMethodTokens ?? []))
+        if (!(await refusalOf(token))) fallbacks.push(token);
 
       // A recovery blocked here gets no attempt either way, so it is drawn into no Proof Mode group.
       const inProofMode = block === null && s.proofMode.enabled;
@@ -113,13 +118,7 @@ export function screenActivities(deps: ActivityDeps) {
         simulate: simulate === 'blocked' ? null : simulate,
         block,
         holdout,
-        options: routeOptions(
-          gateways,
-          r.paymentMethodToken,
-          r.paymentMethodType,
-          r.fallbackPaymentMethodTokens ?? [],
-          r.currency,
-        ),
+        options: routeOptions(gateways, r.paymentMethodToken, r.paymentMethodType, fallbacks, r.currency),
         accountUpdater: Object.fromEntries(
           gateways.map((g, i) => [g.name, adapters[i]!.refreshCard !== undefined]),
         ),

@@ -424,6 +424,21 @@ describe('sandbox simulation', () => {
     expect(out.res.body).toMatchObject(body);
   });
 
+  it('a simulated block is not remembered: the same card recovers on the next request', async () => {
+    const out = await execute({
+      paymentMethodToken: 'tok_visa',
+      originalDeclineCode: 'try_again_later',
+      simulateOutcome: 'blocked',
+    });
+    expect(out.res.status).toBe(403);
+    const next = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: out.account.apiKey,
+      body: { amount: amount(), paymentMethodToken: 'tok_visa', originalDeclineCode: 'try_again_later' },
+    });
+    expect(next.status).toBe(200);
+    expect(next.body).toMatchObject({ success: true });
+  });
+
   it('simulateOutcome is silently ignored when the primary gateway is not a test gateway', async () => {
     const out = await execute(
       { paymentMethodToken: 'tok_visa', originalDeclineCode: 'try_again_later', simulateOutcome: 'blocked' },
@@ -496,6 +511,13 @@ describe('sandbox simulation', () => {
     expect(lost.body).toMatchObject({ declineCode: 'lost_card', action: 'blocked' });
     const own = await send('tok_decline_do_not_honor', { originalDeclineCode: 'try_again_later' });
     expect(own.status).not.toBe(403);
+    // Nor is the lost card charged as another payment's fallback card.
+    const backup = await send('tok_decline_do_not_honor', {
+      fallbackPaymentMethodTokens: ['tok_decline_lost_card'],
+      isTrialConversion: true,
+    });
+    expect(backup.body).toMatchObject({ success: false });
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_decline_lost_card')).toBe(1);
   });
 });
 
