@@ -61,7 +61,8 @@ export function createWorkerMetrics(meter: MetricMeter): WorkerMetrics {
   const webhookAttempts = meter.createCounter(
     'recoup_webhook_attempts',
     undefined,
-    'Webhook POSTs by event type and outcome (acknowledged: 200 within 10 s; not_sent: URL not https)',
+    'Webhook POSTs by event type and outcome (acknowledged: 200 within 10 s; not_sent: URL not https, ' +
+      'dunning off, or a resend replaced the delivery)',
   );
   const webhookLag = meter.createHistogram(
     'recoup_webhook_delivery_lag_seconds',

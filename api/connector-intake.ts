@@ -190,5 +190,3 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
     },
   };
 }
-
-export type ConnectorIntake = ReturnType<typeof createConnectorIntake>;

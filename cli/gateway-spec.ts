@@ -7,11 +7,6 @@ import { UsageError } from './errors.js';
 
 const Credentials = z.record(z.string(), z.string());
 
-/** The gateway kinds an operator may configure: those a worker has an adapter for. */
-export function usableGatewayKinds(): readonly GatewayKind[] {
-  return supportedGatewayKinds;
-}
-
 function credentialsOf(flag: string, text: string | null): Record<string, string> {
   if (text === null) return {};
   const parsed = Credentials.safeParse(parseJsonFlag(flag, text));
@@ -25,9 +20,9 @@ function parseOne(flag: string, spec: string): Omit<GatewayConfig, 'name'> {
   const colon = spec.indexOf(':');
   const kindText = colon === -1 ? spec : spec.slice(0, colon);
   const kind = GatewayKind.safeParse(kindText);
-  const usable = usableGatewayKinds().join(', ');
+  const usable = supportedGatewayKinds.join(', ');
   if (!kind.success) throw new UsageError(`${flag}: unknown gateway kind "${kindText}" (usable: ${usable})`);
-  if (!usableGatewayKinds().includes(kind.data))
+  if (!supportedGatewayKinds.includes(kind.data))
     throw new UsageError(
       `${flag}: no adapter for gateway kind "${kind.data}" in this version (usable: ${usable})`,
     );

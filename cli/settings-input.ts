@@ -4,12 +4,12 @@ import { parseJsonFlag, validInput } from './args.js';
 import { UsageError } from './errors.js';
 
 /** Validates complete settings; a bad one is refused with a message naming it. */
-export function validSettings(input: Record<string, unknown>): Settings {
+function validSettings(input: Record<string, unknown>): Settings {
   return validInput('settings', Settings, input);
 }
 
 /** The `--settings` flag as a JSON object (empty when absent). */
-export function settingsFlag(text: string | undefined): Record<string, unknown> {
+function settingsFlag(text: string | undefined): Record<string, unknown> {
   if (text === undefined) return {};
   const value = parseJsonFlag('--settings', text);
   if (!isJsonObject(value)) throw new UsageError('--settings must be a JSON object');

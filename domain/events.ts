@@ -196,9 +196,7 @@ export const eventSchemas = Object.fromEntries(
 ) as PayloadSchemas;
 
 /** One schema per event name, as a receiver gets it (with eventId and createdAt). */
-export const storedEventSchemas = Object.fromEntries(
-  eventNames.map((n) => [n, storedSchema(n)]),
-) as StoredSchemas;
+const storedEventSchemas = Object.fromEntries(eventNames.map((n) => [n, storedSchema(n)])) as StoredSchemas;
 
 /** Any event as the engine emits it: a union discriminated on `event`. */
 export type EventPayload = { [N in EventName]: z.infer<PayloadSchemas[N]> }[EventName];

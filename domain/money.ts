@@ -9,7 +9,7 @@ const codes =
 export const currencyCodes: ReadonlySet<string> = new Set(codes.split(' '));
 
 /** Currencies whose amounts are whole units (no minor unit): the amount is passed as is. */
-export const zeroDecimalCurrencies: ReadonlySet<string> = new Set(
+const zeroDecimalCurrencies: ReadonlySet<string> = new Set(
   'BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF'.split(' '),
 );
 

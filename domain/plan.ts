@@ -2,7 +2,6 @@ import { localParts, type LocalParts } from './local-time.js';
 import type { Prediction } from './recovery.js';
 import {
   baseRate,
-  contextLift,
   contextLiftAt,
   declineFamily,
   depthFactor,
@@ -80,23 +79,12 @@ export function optionHistory(facts: PlanFacts, option: PlanOption) {
   return { code, depth, lastCharge, transient };
 }
 
-/** Predicted success of one option at time `t`. */
-export function optionProbability(facts: PlanFacts, option: PlanOption, t: number): number {
-  const { code, depth } = optionHistory(facts, option);
-  const local = localParts(t, facts.offsetMinutes);
-  const p =
-    baseRate(facts.stats, code).rate *
-    contextLift(facts.stats, code, local, option.gateway, facts.billingCycleDay) *
-    depthFactor(facts.stats, code, depth) *
-    optionExposure(facts, option, t).exposure;
-  return Math.min(0.99, p);
-}
-
 /**
- * The part of `optionProbability` outside the code's rate and its lifts: decay since the failure, and the
- * same-day factor when the card was charged less than 24 h before (`sameDayFactor`: an issuer that just
- * declined a card rarely changes its mind the same day, whichever gateway asks). Outcomes are logged with
- * both, so the rate and the lifts learn from a neutral moment and the same-day factor from its own table.
+ * The part of an option's predicted success (`probabilityOf`) outside the code's rate and its lifts: decay
+ * since the failure, and the same-day factor when the card was charged less than 24 h before
+ * (`sameDayFactor`: an issuer that just declined a card rarely changes its mind the same day, whichever
+ * gateway asks). Outcomes are logged with both, so the rate and the lifts learn from a neutral moment and
+ * the same-day factor from its own table.
  */
 export function optionExposure(
   facts: PlanFacts,
@@ -118,8 +106,8 @@ const readyShare = 0.9;
 type Probability = (option: PlanOption, t: number) => number;
 
 /**
- * `optionProbability` for the many candidate times of one plan, bit for bit: what does not change with
- * time is computed once per option, the local clock and decay once per time, context lifts once per value.
+ * Each option's predicted success at the many candidate times of one plan: what does not change with time
+ * is computed once per option, the local clock and decay once per time, context lifts once per value.
  */
 function probabilities(facts: PlanFacts): Probability {
   const perOption = new Map<PlanOption, (t: number, local: LocalParts, decay: number) => number>();
@@ -138,7 +126,10 @@ function probabilities(facts: PlanFacts): Probability {
   };
 }
 
-/** One option's `optionProbability` as a function of time, its local clock and the decay at that time. */
+/**
+ * One option's predicted success as a function of time, its local clock and the decay at that time: the
+ * code's rate times its context lift, its depth factor and its exposure (`optionExposure`), at most 0.99.
+ */
 function probabilityOf(facts: PlanFacts, option: PlanOption) {
   const { code, depth, lastCharge } = optionHistory(facts, option);
   const rate = baseRate(facts.stats, code).rate;

@@ -180,7 +180,7 @@ export function startLoop(setup: LoopSetup): LoopState {
 }
 
 /** What the planner sees at `now`. */
-export function loopFacts(state: LoopState, now: number): PlanFacts {
+function loopFacts(state: LoopState, now: number): PlanFacts {
   const s = state.setup;
   return {
     now,

@@ -60,7 +60,7 @@ export const emptyStats = (): OutcomeStats => ({
 const hourKey = (f: Family, bucket: number) => `${f}|${bucket}`;
 
 /** Dimension keys under which one attempt is counted; shared by the recorder and the model. */
-export function statKeys(code: string, local: LocalParts, gateway: string) {
+function statKeys(code: string, local: LocalParts, gateway: string) {
   const f = declineFamily(code);
   return {
     code,

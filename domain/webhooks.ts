@@ -157,7 +157,7 @@ export function deliveryIdOf(resend?: number): string {
 }
 
 /** The resend number of the delivery recorded as `deliveryId` (the inverse of deliveryIdOf). */
-export function resendNumberOf(deliveryId: string): number | undefined {
+function resendNumberOf(deliveryId: string): number | undefined {
   const resend = /^resend-(\d+)$/.exec(deliveryId)?.[1];
   return resend === undefined ? undefined : Number(resend);
 }

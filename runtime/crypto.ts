@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Key kinds and their fixed prefixes. */
-export const keyPrefixes = { secret: 'sk_', publishable: 'pk_', signing: 'whsec_' } as const;
+const keyPrefixes = { secret: 'sk_', publishable: 'pk_', signing: 'whsec_' } as const;
 export type KeyKind = keyof typeof keyPrefixes;
 
 /** A new random credential: prefix + 32 random bytes, base64url. */

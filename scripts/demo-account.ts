@@ -6,7 +6,7 @@ import type { AccountStore } from '../store/accounts.js';
 
 export const demoAccountId = 'acct_demo';
 /** Loopback and closed: the demo account's webhooks never leave this machine. */
-export const demoWebhookUrl = 'https://127.0.0.1:9/demo-webhooks';
+const demoWebhookUrl = 'https://127.0.0.1:9/demo-webhooks';
 
 const DemoCredentials = z.object({
   clientId: z.string(),

@@ -9,7 +9,7 @@ const dayMs = 86_400_000;
  * payment, and Adyen gives up resending a webhook after 30) and when each attempt was first sent (a
  * recovery runs at most 60 days). 90 days (the shortest `dataRetentionDays`) outlasts both.
  */
-export const operationalRecordDays = minRetentionDays;
+const operationalRecordDays = minRetentionDays;
 
 /** What one account's purge deleted. */
 export interface PurgeCounts {

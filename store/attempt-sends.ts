@@ -47,5 +47,3 @@ export function createAttemptSendStore(db: Db) {
     },
   };
 }
-
-export type AttemptSendStore = ReturnType<typeof createAttemptSendStore>;

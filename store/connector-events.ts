@@ -76,5 +76,3 @@ export function createConnectorEventStore(db: Db) {
     },
   };
 }
-
-export type ConnectorEventStore = ReturnType<typeof createConnectorEventStore>;

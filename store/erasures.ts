@@ -63,5 +63,3 @@ export function createErasureStore(db: Db) {
     },
   };
 }
-
-export type ErasureStore = ReturnType<typeof createErasureStore>;

@@ -62,5 +62,3 @@ export function createLearningStore(db: Db) {
     },
   };
 }
-
-export type LearningStore = ReturnType<typeof createLearningStore>;

@@ -139,5 +139,3 @@ export function createLinkStore(db: Db) {
     },
   };
 }
-
-export type LinkStore = ReturnType<typeof createLinkStore>;

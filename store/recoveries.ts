@@ -532,5 +532,3 @@ export function createRecoveryStore(db: Db) {
     },
   };
 }
-
-export type RecoveryStore = ReturnType<typeof createRecoveryStore>;

@@ -29,7 +29,7 @@ const ApiError = z.object({
 });
 
 /** The SDK rejects with Chargebee's error body, not an Error: one with a message and a stack for the logs. */
-export async function callApi<T>(send: () => Promise<T>): Promise<T> {
+async function callApi<T>(send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (error) {

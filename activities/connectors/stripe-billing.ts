@@ -4,7 +4,13 @@ import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.
 import { fromGatewayUnits } from '../../domain/money.js';
 import type { GatewayConfig } from '../../domain/settings.js';
 import { attemptKeyField, StripeCredentials, stripeClient } from '../gateways/stripe.js';
-import type { ConnectorContext, PlatformConnector, VerifiedEvent, WriteBack } from './types.js';
+import {
+  ignored,
+  type ConnectorContext,
+  type PlatformConnector,
+  type VerifiedEvent,
+  type WriteBack,
+} from './types.js';
 
 /**
  * The Stripe Billing connector's configuration: the webhook endpoint's signing secret and, optionally, an
@@ -66,8 +72,6 @@ async function invoiceOf(stripe: Stripe, intent: Stripe.PaymentIntent): Promise<
   });
   return idOf(payments.data[0]?.invoice);
 }
-
-const ignored = (reason: string): ConnectorAction => ({ kind: 'ignored', reason });
 
 /** The invoice as Stripe holds it now, or null when Stripe does not know it. */
 async function currentInvoice(stripe: Stripe, id: string): Promise<Stripe.Invoice | null> {

@@ -10,6 +10,7 @@ import gocardless, {
 import { z } from 'zod';
 import { normalizeDeclineCode } from '../../domain/declines.js';
 import { keyWithin } from './gateway-keys.js';
+import { isNetworkError } from './network-error.js';
 import { RebasedAgent } from './rebased-agent.js';
 import {
   declined,
@@ -36,7 +37,7 @@ export const GoCardlessCredentials = z
 export type GoCardlessCredentials = z.infer<typeof GoCardlessCredentials>;
 
 /** GoCardless's official client for these credentials. */
-export function goCardlessClient(credentials: GoCardlessCredentials): GoCardlessClient {
+function goCardlessClient(credentials: GoCardlessCredentials): GoCardlessClient {
   const environment = credentials.environment === 'live' ? Environments.Live : Environments.Sandbox;
   const agent = credentials.apiBase ? new RebasedAgent(new URL(credentials.apiBase)) : undefined;
   return gocardless(credentials.accessToken, environment, agent ? { proxy: { https: agent } } : {});
@@ -81,8 +82,8 @@ function refusedPayment(error: unknown): ChargeAnswer | null {
 const isAmbiguous = (error: unknown) =>
   error instanceof GoCardlessInternalError ||
   error instanceof MalformedResponseError ||
-  // Network errors of the HTTP client (a reset or refused connection, a timeout) carry a system code.
-  (error instanceof Error && 'code' in error && typeof error.code === 'string' && !('errorType' in error));
+  // A network error of the HTTP client, not an API error of GoCardless's (those carry an error type).
+  (isNetworkError(error) && !('errorType' in error));
 
 /**
  * GoCardless through its official SDK (`gocardless-nodejs`): each attempt is one payment against the

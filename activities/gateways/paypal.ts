@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { normalizeDeclineCode } from '../../domain/declines.js';
 import { toGatewayDecimal } from '../../domain/money.js';
 import { keyWithin } from './gateway-keys.js';
+import { isNetworkError } from './network-error.js';
 import { chargeReference, nvpUrl, type NvpCredentials, type PayPalAnswer } from './paypal-nvp.js';
 import { RebasedAgent } from './rebased-agent.js';
 import {
@@ -64,7 +65,7 @@ const payPalCurrencies = [
 const accessTokens = new Map<string, OAuthToken>();
 
 /** PayPal's official client for these credentials. */
-export function payPalClient(credentials: PayPalCredentials): Client {
+function payPalClient(credentials: PayPalCredentials): Client {
   const cacheKey = `${credentials.environment}:${credentials.apiBase ?? ''}:${credentials.clientId}`;
   const cached = accessTokens.get(cacheKey);
   return new Client({
@@ -96,10 +97,7 @@ function issueOf(error: CustomError): string {
 
 /** A lost answer, a timeout or PayPal's own failure: the payment may or may not have been made. */
 const isAmbiguous = (error: unknown) =>
-  error instanceof ApiError
-    ? error.statusCode >= 500
-    : // Network errors of the HTTP client (a reset or refused connection, a timeout) carry a system code.
-      error instanceof Error && 'code' in error && typeof error.code === 'string';
+  error instanceof ApiError ? error.statusCode >= 500 : isNetworkError(error);
 
 /** Our outcome of an order made with a billing agreement; null while its capture is pending at PayPal. */
 function outcomeOf(order: Order): ChargeAnswer | null {

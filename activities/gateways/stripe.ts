@@ -18,7 +18,8 @@ import {
 
 /**
  * A Stripe gateway's credentials: a secret or restricted key (it needs write access to PaymentIntents and
- * read access to PaymentMethods) and, optionally, another API base URL (a proxy, or stripe-mock in tests).
+ * read access to PaymentMethods) and, optionally, another API base URL (a proxy, or the local
+ * Stripe emulator in tests).
  */
 export const StripeCredentials = z
   .object({
@@ -36,7 +37,7 @@ export type StripeCredentials = z.infer<typeof StripeCredentials>;
 /** Metadata key that names the Recoup attempt on its PaymentIntent: what a lookup finds the charge by. */
 export const attemptKeyField = 'recoup_attempt_key';
 /** Metadata key that names the card-update link a Checkout session was opened for. */
-export const linkField = 'recoup_link';
+const linkField = 'recoup_link';
 /** How far before the lost request a lookup looks: clocks differ, and Stripe stamps the PaymentIntent. */
 const lookBackSeconds = 15 * 60;
 

@@ -30,7 +30,7 @@ const declinePattern =
  * Test cards of the hosted card-update page (documented in docs/hosted-pages.md). Any other number is
  * refused with `test_card_required`, so a real card is never accepted by a sandbox.
  */
-export const testCards: Record<string, { brand: string } | { error: string }> = {
+const testCards: Record<string, { brand: string } | { error: string }> = {
   '4242424242424242': { brand: 'visa' },
   '5555555555554444': { brand: 'mastercard' },
   '4000000000000002': { error: 'card_declined' },

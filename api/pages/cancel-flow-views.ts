@@ -12,7 +12,7 @@ export interface Price {
 }
 
 /** Title, explanation and button label of one offer, prices rendered from the link's amount and currency. */
-export function describeOffer(
+function describeOffer(
   offer: CancelOffer,
   price: Price,
   m: PageMessages,

@@ -16,7 +16,7 @@ const entities: Record<string, string> = {
 };
 
 /** Escapes text for HTML content and quoted attribute values. */
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"'`]/g, (c) => entities[c]!);
 }
 

@@ -54,7 +54,7 @@ const footprintTooWideResponse = {
  * The paywall view of a customer's recoveries: anything not paid (by Recoup or elsewhere) and not written
  * off by the merchant is still owed.
  */
-export function paywallStatus(recoveries: RecoveryDoc[], fallbackCurrency: string) {
+function paywallStatus(recoveries: RecoveryDoc[], fallbackCurrency: string) {
   const owed = recoveries.filter(stillOwed).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   const byCurrency: Record<string, number> = {};
   for (const r of owed) byCurrency[r.currency] = (byCurrency[r.currency] ?? 0) + r.amount;

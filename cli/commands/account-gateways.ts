@@ -6,8 +6,13 @@ import { parseGateways } from '../gateway-spec.js';
 import { jsonFlag, print } from '../output.js';
 import { replaceGateways } from '../../services/account-gateways.js';
 
-export const setGatewaysUsage =
-  'recoup accounts set-gateways <clientId> --gateway test|<kind>:<json credentials> [--backup-gateway <kind>:<json credentials>]… [--json]';
+/** The usage of `recoup accounts set-gateways` as `recoup help` lists it: two lines. */
+export const setGatewaysUsage = [
+  'recoup accounts set-gateways <clientId> --gateway test|<kind>:<json credentials>',
+  '                       [--backup-gateway <kind>:<json credentials>]… [--json]',
+];
+/** The same on one line, for error messages. */
+const usage = setGatewaysUsage.map((l) => l.trim()).join(' ');
 
 /**
  * `recoup accounts set-gateways`: replaces the account's gateways, given as at creation (a rotated key, a new
@@ -20,8 +25,8 @@ export async function setGateways(argv: string[], ctx: CliContext): Promise<void
     gateway: { type: 'string' },
     'backup-gateway': { type: 'string', multiple: true, default: [] },
   });
-  const clientId = onePositional(positionals, 'clientId', setGatewaysUsage);
-  if (!values.gateway) throw new UsageError(`--gateway is required; usage: ${setGatewaysUsage}`);
+  const clientId = onePositional(positionals, 'clientId', usage);
+  if (!values.gateway) throw new UsageError(`--gateway is required; usage: ${usage}`);
   const gateways = parseGateways(values.gateway, values['backup-gateway']);
   const outcome = await replaceGateways(ctx.stores, clientId, gateways);
   if (outcome.kind === 'not_found') throw new NotFoundError(`no account with clientId ${clientId}`);

@@ -1,6 +1,6 @@
 import { integerFlag, onePositional, parseCommand } from '../args.js';
 import { accountJson, accountLines, gatewaysLine } from '../account-view.js';
-import { setGateways } from './account-gateways.js';
+import { setGateways, setGatewaysUsage } from './account-gateways.js';
 import { commandGroup, type CliContext } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { jsonFlag, print } from '../output.js';
@@ -9,17 +9,19 @@ import { pairs, table } from '../format.js';
 import { parseGateways } from '../gateway-spec.js';
 import { newAccountSettings, patchedSettings } from '../settings-input.js';
 
+const rotateWebhookSecretUsage =
+  'recoup accounts rotate-webhook-secret <clientId> [--grace-hours <0-720>] [--json]';
+const sweepUsage = 'recoup accounts sweep <clientId> [--wait-seconds <1-7200>] [--json]';
 export const accountsUsage = [
   'recoup accounts create --name <s> --webhook-url <https url> --gateway test|<kind>:<json credentials>',
   '                       [--backup-gateway <kind>:<json credentials>]… [--settings <json>] [--json]',
   'recoup accounts list [--json]',
   'recoup accounts show <clientId> [--json]',
   'recoup accounts update <clientId> --settings <json merge patch> [--json]',
-  'recoup accounts set-gateways <clientId> --gateway test|<kind>:<json credentials>',
-  '                       [--backup-gateway <kind>:<json credentials>]… [--json]',
+  ...setGatewaysUsage,
   'recoup accounts rotate-key <clientId> [--json]',
-  'recoup accounts rotate-webhook-secret <clientId> [--grace-hours <0-720>] [--json]',
-  'recoup accounts sweep <clientId> [--wait-seconds <1-7200>] [--json]',
+  rotateWebhookSecretUsage,
+  sweepUsage,
   'recoup accounts close <clientId> --confirm <clientId> [--json]',
 ];
 
@@ -124,12 +126,11 @@ async function rotateKey(argv: string[], ctx: CliContext): Promise<void> {
  * default), time for the merchant to make its receiver accept both; 0 switches at once (a leaked secret).
  */
 async function rotateWebhookSecret(argv: string[], ctx: CliContext): Promise<void> {
-  const usage = accountsUsage.find((l) => l.includes('rotate-webhook-secret'))!;
   const { values, positionals } = parseCommand(argv, {
     ...json,
     'grace-hours': { type: 'string', default: '24' },
   });
-  const clientId = onePositional(positionals, 'clientId', usage);
+  const clientId = onePositional(positionals, 'clientId', rotateWebhookSecretUsage);
   const graceHours = integerFlag('--grace-hours', values['grace-hours'], 0, 720);
   await existingAccount(ctx, clientId);
   const now = ctx.clock();
@@ -170,12 +171,11 @@ function unsupportedSweep(clientId: string, gateway: string | null, cardFormUrl:
  * workflow, which carries on, if it is not done within `--wait-seconds` (no worker running, or many cards).
  */
 async function sweep(argv: string[], ctx: CliContext): Promise<void> {
-  const usage = accountsUsage.find((l) => l.includes('accounts sweep'))!;
   const { values, positionals } = parseCommand(argv, {
     ...json,
     'wait-seconds': { type: 'string', default: '60' },
   });
-  const clientId = onePositional(positionals, 'clientId', usage);
+  const clientId = onePositional(positionals, 'clientId', sweepUsage);
   const waitSeconds = integerFlag('--wait-seconds', values['wait-seconds'], 1, 7200);
   const account = await existingAccount(ctx, clientId);
   if (!account.settings.cardHealthSweep.enabled)

@@ -7,11 +7,10 @@ import { NotFoundError, UsageError } from '../errors.js';
 import { pairs, table } from '../format.js';
 import { jsonFlag, print } from '../output.js';
 
-export const connectorsUsage = [
-  "recoup connectors set <clientId> <platform> --config '<json>' [--json]",
-  'recoup connectors remove <clientId> <platform> [--json]',
-  'recoup connectors list <clientId> [--events <n>] [--json]',
-];
+const setUsage = "recoup connectors set <clientId> <platform> --config '<json>' [--json]";
+const removeUsage = 'recoup connectors remove <clientId> <platform> [--json]';
+const listUsage = 'recoup connectors list <clientId> [--events <n>] [--json]';
+export const connectorsUsage = [setUsage, removeUsage, listUsage];
 
 /** `<clientId> <platform>`, the platform one this version has a connector for. */
 function target(positionals: string[], usage: string): { clientId: string; platform: ConnectorPlatform } {
@@ -28,10 +27,9 @@ const intakeUrl = (ctx: CliContext, platform: ConnectorPlatform, clientId: strin
   connectorIntakeUrl(ctx.config.publicBaseUrl, platform, clientId);
 
 async function set(argv: string[], ctx: CliContext): Promise<void> {
-  const usage = connectorsUsage[0]!;
   const { values, positionals } = parseCommand(argv, { ...jsonFlag, config: { type: 'string' } });
-  const { clientId, platform } = target(positionals, usage);
-  if (values.config === undefined) throw new UsageError(`--config is required; usage: ${usage}`);
+  const { clientId, platform } = target(positionals, setUsage);
+  if (values.config === undefined) throw new UsageError(`--config is required; usage: ${setUsage}`);
   const loaded = await ctx.stores.accounts.withGateways(clientId);
   if (!loaded) throw new NotFoundError(`no account with clientId ${clientId}`);
   const parsed = parseConnectorConfig(platform, parseJsonFlag('--config', values.config), loaded.gateways);
@@ -46,7 +44,7 @@ async function set(argv: string[], ctx: CliContext): Promise<void> {
 
 async function remove(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, jsonFlag);
-  const { clientId, platform } = target(positionals, connectorsUsage[1]!);
+  const { clientId, platform } = target(positionals, removeUsage);
   const account = await existingAccount(ctx, clientId);
   if (!account.connectors.includes(platform))
     throw new NotFoundError(`${clientId} has no ${platform} connector`);
@@ -57,14 +55,13 @@ async function remove(argv: string[], ctx: CliContext): Promise<void> {
 }
 
 async function list(argv: string[], ctx: CliContext): Promise<void> {
-  const usage = connectorsUsage[2]!;
   const { values, positionals } = parseCommand(argv, {
     ...jsonFlag,
     events: { type: 'string', default: '10' },
   });
   const [clientId, ...extra] = positionals;
-  if (!clientId) throw new UsageError(`missing <clientId>; usage: ${usage}`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"; usage: ${usage}`);
+  if (!clientId) throw new UsageError(`missing <clientId>; usage: ${listUsage}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"; usage: ${listUsage}`);
   const limit = integerFlag('--events', values.events, 0, 1000);
   const account = await existingAccount(ctx, clientId);
   const connectors = account.connectors.map((platform) => ({

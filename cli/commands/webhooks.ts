@@ -11,15 +11,18 @@ import { jsonFlag, print } from '../output.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { eventJson, eventLines, eventTable } from '../webhook-view.js';
 
-export const webhooksUsage = [
+const listUsage = [
   'recoup webhooks list [--account <clientId>] [--status pending|delivered|failed|suppressed|undeliverable]',
   '                     [--limit <n>] [--json]',
-  'recoup webhooks show <eventId> [--json]',
-  'recoup webhooks resend <eventId> [--json]',
-  'recoup webhooks test <clientId> [--json]',
+];
+const showUsage = 'recoup webhooks show <eventId> [--json]';
+const resendUsage = 'recoup webhooks resend <eventId> [--json]';
+const testUsage = 'recoup webhooks test <clientId> [--json]';
+const resendAllUsage = [
   'recoup webhooks resend-all <clientId> [--status failed|delivered|suppressed|undeliverable] [--type <event>]',
   '                           [--from <ISO date-time>] [--to <ISO date-time>] [--json]',
 ];
+export const webhooksUsage = [...listUsage, showUsage, resendUsage, testUsage, ...resendAllUsage];
 
 const json = jsonFlag;
 
@@ -58,13 +61,13 @@ async function list(argv: string[], ctx: CliContext): Promise<void> {
 
 async function show(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, json);
-  const record = await existing(ctx, onePositional(positionals, 'eventId', webhooksUsage[2]!));
+  const record = await existing(ctx, onePositional(positionals, 'eventId', showUsage));
   print(ctx, values.json, eventJson(record), () => eventLines(record));
 }
 
 async function resend(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, json);
-  const eventId = onePositional(positionals, 'eventId', webhooksUsage[3]!);
+  const eventId = onePositional(positionals, 'eventId', resendUsage);
   await existing(ctx, eventId);
   const events = await publisherOf(ctx);
   const sent = await events.resend(eventId).catch((error: unknown) => {
@@ -91,7 +94,7 @@ async function resendAll(argv: string[], ctx: CliContext): Promise<void> {
     from: { type: 'string' },
     to: { type: 'string' },
   });
-  const clientId = onePositional(positionals, 'clientId', webhooksUsage.slice(5).join(' '));
+  const clientId = onePositional(positionals, 'clientId', resendAllUsage.join(' '));
   const filter = validInput('selection', ResendFilter, {
     status: values.status,
     type: values.type,
@@ -128,7 +131,7 @@ async function resendAll(argv: string[], ctx: CliContext): Promise<void> {
  */
 async function test(argv: string[], ctx: CliContext): Promise<void> {
   const { values, positionals } = parseCommand(argv, json);
-  const clientId = onePositional(positionals, 'clientId', webhooksUsage[4]!);
+  const clientId = onePositional(positionals, 'clientId', testUsage);
   await existingAccount(ctx, clientId);
   const { record, attempted } = await sendTestEvent(
     { stores: ctx.stores, events: await publisherOf(ctx), clock: ctx.clock },
