@@ -118,7 +118,14 @@ export function screenActivities(deps: ActivityDeps) {
         simulate: simulate === 'blocked' ? null : simulate,
         block,
         holdout,
-        options: routeOptions(gateways, r.paymentMethodToken, r.paymentMethodType, fallbacks, r.currency),
+        options: routeOptions(
+          gateways,
+          r.paymentMethodToken,
+          r.paymentMethodType,
+          fallbacks,
+          r.currency,
+          r.cardOrigin,
+        ),
         accountUpdater: Object.fromEntries(
           gateways.map((g, i) => [g.name, adapters[i]!.refreshCard !== undefined]),
         ),
@@ -136,7 +143,7 @@ export function screenActivities(deps: ActivityDeps) {
     /**
      * The customer's new card (from a hosted link or the billing platform) on each of the account's gateways
      * that can charge it — its kind, currency and wallet — in the account's order, as the screen routes the
-     * payment's own card.
+     * payment's own card (but for geographic routing: the new card's issuing country is not known).
      */
     async routeNewCard(input: {
       accountId: string;

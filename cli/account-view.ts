@@ -16,9 +16,18 @@ export function accountJson(account: Account) {
   };
 }
 
-/** The gateways in one line: `test (test, sandbox), stripe (stripe)`. */
+/** The gateways in one line: `test (test, sandbox), adyen (adyen, local to DE AT)`. */
 export function gatewaysLine(account: Account): string {
-  return account.gateways.map((g) => `${g.name} (${g.kind}${g.test ? ', sandbox' : ''})`).join(', ');
+  return account.gateways
+    .map((g) => {
+      const notes = [
+        g.kind,
+        ...(g.test ? ['sandbox'] : []),
+        ...(g.countries ? [`local to ${g.countries.join(' ')}`] : []),
+      ];
+      return `${g.name} (${notes.join(', ')})`;
+    })
+    .join(', ');
 }
 
 /** An account for people: identity first, then every setting as an aligned dotted path. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { credentialsProblem, supportedGatewayKinds } from '../activities/gateways/registry.js';
 import { GatewayKind } from '../domain/gateway-kinds.js';
+import { CardOrigin } from '../domain/recovery-request.js';
 import type { GatewayConfig } from '../domain/settings.js';
 import { parseJsonFlag } from './args.js';
 import { UsageError } from './errors.js';
@@ -15,10 +16,21 @@ function credentialsOf(flag: string, text: string | null): Record<string, string
   return parsed.data;
 }
 
-/** Parses `test` or `<kind>:<json credentials>` into a gateway without a name. */
+/** `DE,AT,CH`: the card-issuing countries a gateway acquires locally. */
+function countriesOf(flag: string, text: string): string[] {
+  const parsed = z.array(CardOrigin).min(1).safeParse(text.split(','));
+  if (!parsed.success)
+    throw new UsageError(`${flag}: countries must be 2-letter ISO country codes, e.g. @DE,AT,CH`);
+  return parsed.data;
+}
+
+/** Parses `test[@<countries>]` or `<kind>[@<countries>]:<json credentials>` into a gateway without a name. */
 function parseOne(flag: string, spec: string): Omit<GatewayConfig, 'name'> {
   const colon = spec.indexOf(':');
-  const kindText = colon === -1 ? spec : spec.slice(0, colon);
+  const head = colon === -1 ? spec : spec.slice(0, colon);
+  const at = head.indexOf('@');
+  const kindText = at === -1 ? head : head.slice(0, at);
+  const countries = at === -1 ? undefined : countriesOf(flag, head.slice(at + 1));
   const kind = GatewayKind.safeParse(kindText);
   const usable = supportedGatewayKinds.join(', ');
   if (!kind.success) throw new UsageError(`${flag}: unknown gateway kind "${kindText}" (usable: ${usable})`);
@@ -38,6 +50,7 @@ function parseOne(flag: string, spec: string): Omit<GatewayConfig, 'name'> {
     // Test mode means the sandbox gateway; a real gateway's own test keys are still a real gateway here.
     test: kind.data === 'test',
     credentials,
+    ...(countries ? { countries } : {}),
   };
 }
 

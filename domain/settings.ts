@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { GatewayKind } from './gateway-kinds.js';
 import { NetworkRules, defaultNetworkRules } from './network-rules.js';
+import { CardOrigin } from './recovery-request.js';
 
 const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
 
@@ -68,13 +69,17 @@ export const CancelOffer = z.discriminatedUnion('type', [
 ]);
 export type CancelOffer = z.infer<typeof CancelOffer>;
 
-/** One configured gateway: name, kind, whether it is a test gateway, and its credentials. */
+/**
+ * One configured gateway: name, kind, whether it is a test gateway, its credentials, and the card-issuing
+ * countries it acquires locally (geographic routing: a card issued there goes to it first).
+ */
 export const GatewayConfig = z
   .object({
     name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'must be lower-case letters, digits, - or _'),
     kind: GatewayKind,
     test: z.boolean().default(false),
     credentials: z.record(z.string(), z.string()).default({}),
+    countries: z.array(CardOrigin).min(1).max(250).optional(),
   })
   .strict();
 export type GatewayConfig = z.infer<typeof GatewayConfig>;

@@ -12,6 +12,7 @@ interface StoredGateway {
   name: string;
   kind: GatewayKind;
   test: boolean;
+  countries?: string[];
   credentials: Sealed;
 }
 
@@ -61,9 +62,14 @@ export interface IssuedKeys {
   publishableKey: string;
 }
 
+/** A gateway without its credentials. */
+function publicGateway({ name, kind, test, countries }: Omit<GatewayConfig, 'credentials'>) {
+  return { name, kind, test, ...(countries ? { countries } : {}) };
+}
+
 function toAccount(doc: AccountDoc, now: number): Account {
   const next = doc.nextSigningSecret;
-  const gateways = doc.gateways.map(({ name, kind, test }) => ({ name, kind, test }));
+  const gateways = doc.gateways.map(publicGateway);
   return {
     id: doc._id,
     name: doc.name,
@@ -123,16 +129,12 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
   const accountDocs = readThrough(ms, now, (id) => accounts.findOne({ _id: id }));
 
   const sealGateway = (g: GatewayConfig): StoredGateway => ({
-    name: g.name,
-    kind: g.kind,
-    test: g.test,
+    ...publicGateway(g),
     credentials: seal(masterKey, g.credentials),
   });
   const gatewaysOf = (doc: AccountDoc): GatewayConfig[] =>
     doc.gateways.map((g) => ({
-      name: g.name,
-      kind: g.kind,
-      test: g.test,
+      ...publicGateway(g),
       credentials: unseal<Record<string, string>>(masterKey, g.credentials),
     }));
 

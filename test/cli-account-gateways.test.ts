@@ -240,6 +240,35 @@ describe('recoup accounts set-gateways', () => {
     }
   });
 
+  it('takes the countries a gateway acquires locally (geographic routing), and refuses what is not a country code', async () => {
+    const { account } = await stack.createAccount();
+    const run = await setGateways(
+      account.id,
+      '--gateway',
+      'test',
+      '--backup-gateway',
+      'test@de,AT',
+      '--json',
+    );
+    expect(run).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      gateways: [{ name: 'test' }, { name: 'test-2', countries: ['DE', 'AT'] }],
+    });
+    const printed = JSON.parse(run.stdout) as { gateways: Array<Record<string, unknown>> };
+    expect(printed.gateways[0]).not.toHaveProperty('countries');
+    const shown = await recoup('accounts', 'show', account.id);
+    expect(shown.stdout).toMatch(
+      /gateways +test \(test, sandbox\), test-2 \(test, sandbox, local to DE AT\)/,
+    );
+    const refused = await setGateways(account.id, '--gateway', 'test@Germany');
+    expect(refused).toMatchObject({ code: 2 });
+    expect(refused.stderr).toContain('--gateway: countries must be 2-letter ISO country codes');
+    expect((await stack.stores.accounts.withGateways(account.id))?.gateways[1]?.countries).toEqual([
+      'DE',
+      'AT',
+    ]);
+  });
+
   it('answers exit 1 for an unknown client', async () => {
     const run = await setGateways(`acct_${randomUUID()}`, '--gateway', 'test');
     expect(run).toMatchObject({ code: 1, stderr: expect.stringMatching(/no account with clientId/) });

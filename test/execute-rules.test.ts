@@ -20,6 +20,36 @@ const gateway = (name: string): GatewayConfig => ({ name, kind: 'test', test: tr
 const execute = (key: string, body: Record<string, unknown>) =>
   call(stack.baseUrl, 'POST', '/api/recovery/execute', { key, body: { amount: amount(), ...body } });
 
+/**
+ * Geographic routing (spec: cardOrigin "used for geographic routing"): a card issued in a country a gateway
+ * acquires locally goes to that gateway first; any other card keeps the account's order.
+ */
+describe('geographic routing by cardOrigin', () => {
+  const gateways: GatewayConfig[] = [gateway('geo-us'), { ...gateway('geo-eu'), countries: ['DE', 'AT'] }];
+  it.each([
+    ['de', 'geo-eu', 'backup_gateway'],
+    ['US', 'geo-us', 'primary'],
+    [undefined, 'geo-us', 'primary'],
+  ] as const)('a card issued in %s is charged through %s (%s)', async (cardOrigin, through, strategy) => {
+    const { apiKey } = await stack.createAccount({}, gateways);
+    const res = await execute(apiKey, {
+      paymentMethodToken: 'tok_visa',
+      originalDeclineCode: 'try_again_later',
+      ...(cardOrigin ? { cardOrigin } : {}),
+    });
+    expect(res.body).toMatchObject({ success: true, strategyUsed: strategy });
+    const status = await call(
+      stack.baseUrl,
+      'GET',
+      `/api/recovery/status/${String(res.body.transactionId)}`,
+      {
+        key: apiKey,
+      },
+    );
+    expect(status.body).toMatchObject({ attempts: [{ gateway: through, outcome: 'approved' }] });
+  });
+});
+
 beforeAll(async () => {
   stack = await startStack();
 });

@@ -10,6 +10,8 @@ import type { GatewayCapabilities } from './types.js';
 export interface RouteGateway extends GatewayCapabilities {
   name: string;
   kind: GatewayKind;
+  /** The card-issuing countries it acquires locally. */
+  countries?: string[];
 }
 
 /**
@@ -37,7 +39,11 @@ function chargesAs(
 
 /**
  * Cascade order (spec): the primary token on each gateway that can charge it, then each fallback token. A
- * gateway that cannot charge the currency, the token or its wallet is skipped.
+ * gateway that cannot charge the currency, the token or its wallet is skipped. Geographic routing: with the
+ * card's issuing country (`cardOrigin`), the gateways that acquire cards of that country locally (their
+ * `countries`) come first, the others after, each in the account's order; the account's first gateway is
+ * still the `primary` and the others `backup_gateway`. (The planner tries one gateway per card unless its
+ * learned outcomes favour another: ties keep this order.)
  */
 export function routeOptions(
   gateways: RouteGateway[],
@@ -45,14 +51,20 @@ export function routeOptions(
   paymentMethodType: PaymentMethodType,
   fallbacks: string[],
   currency: string,
+  cardOrigin?: string,
 ): PlanOption[] {
+  const local = (g: RouteGateway) => cardOrigin !== undefined && (g.countries?.includes(cardOrigin) ?? false);
+  const ordered = [...gateways.filter(local), ...gateways.filter((g) => !local(g))];
   const options: PlanOption[] = [];
-  gateways.forEach((g, i) => {
+  for (const g of ordered)
     if (chargesAs(g, primary, paymentMethodType, currency))
-      options.push({ gateway: g.name, token: primary, role: i === 0 ? 'primary' : 'backup_gateway' });
-  });
+      options.push({
+        gateway: g.name,
+        token: primary,
+        role: g === gateways[0] ? 'primary' : 'backup_gateway',
+      });
   for (const token of fallbacks) {
-    for (const g of gateways)
+    for (const g of ordered)
       if (charges(g, token, currency)) options.push({ gateway: g.name, token, role: 'fallback_token' });
   }
   return options;

@@ -8,8 +8,8 @@ import { replaceGateways } from '../../services/account-gateways.js';
 
 /** The usage of `recoup accounts set-gateways` as `recoup help` lists it: two lines. */
 export const setGatewaysUsage = [
-  'recoup accounts set-gateways <clientId> --gateway test|<kind>:<json credentials>',
-  '                       [--backup-gateway <kind>:<json credentials>]… [--json]',
+  'recoup accounts set-gateways <clientId> --gateway test|<kind>[@<countries>]:<json credentials>',
+  '                       [--backup-gateway <kind>[@<countries>]:<json credentials>]… [--json]',
 ];
 /** The same on one line, for error messages. */
 const usage = setGatewaysUsage.map((l) => l.trim()).join(' ');

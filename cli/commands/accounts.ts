@@ -13,8 +13,10 @@ const rotateWebhookSecretUsage =
   'recoup accounts rotate-webhook-secret <clientId> [--grace-hours <0-720>] [--json]';
 const sweepUsage = 'recoup accounts sweep <clientId> [--wait-seconds <1-7200>] [--json]';
 export const accountsUsage = [
-  'recoup accounts create --name <s> --webhook-url <https url> --gateway test|<kind>:<json credentials>',
-  '                       [--backup-gateway <kind>:<json credentials>]… [--settings <json>] [--json]',
+  'recoup accounts create --name <s> --webhook-url <https url>',
+  '                       --gateway test|<kind>[@<countries>]:<json credentials>',
+  '                       [--backup-gateway <kind>[@<countries>]:<json credentials>]… [--settings <json>]',
+  '                       [--json]',
   'recoup accounts list [--json]',
   'recoup accounts show <clientId> [--json]',
   'recoup accounts update <clientId> --settings <json merge patch> [--json]',
