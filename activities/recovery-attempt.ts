@@ -213,6 +213,25 @@ export function attemptActivities(deps: ActivityDeps) {
       return outcome;
     },
 
+    /**
+     * Notes an attempt the recovery has decided, before it is sent. Run as a regular activity, not a local
+     * one: the workflow task that decided the attempt ends with it, so the decision is in the workflow's
+     * history (the Temporal UI shows each attempt's gateway, card, role and amount), and a worker that dies
+     * while sending it is replaced by one that sends this attempt again rather than deciding anew.
+     */
+    attemptDecided(input: {
+      accountId: string;
+      transactionId: string;
+      attemptKey: string;
+      gateway: string;
+      role: string;
+      amount: number;
+      currency: string;
+    }): Promise<void> {
+      deps.log.info(input, 'attempt decided');
+      return Promise.resolve();
+    },
+
     /** Whether the attempt was ever sent to its gateway (a worker that ran it may have died mid-charge). */
     async attemptWasSent(input: { attemptKey: string }): Promise<boolean> {
       return stores.attemptSends.wasSent(input.attemptKey);

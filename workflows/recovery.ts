@@ -70,6 +70,12 @@ const notOwedStopsPatch = 'not-owed-stops';
  */
 const chargeDecidedPatch = 'charge-decided-before-sent';
 
+/** A regular activity: the task that decided the attempt ends, and the decision is in the history. */
+const { attemptDecided } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
 /** Lookups of an ambiguous charge back off while the gateway is unreachable; nothing else happens meanwhile. */
 const { resolveCharge } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -238,12 +244,21 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       loop = resumeAfterWait(loop, { stats, ...(newCard ? { newCard } : {}) });
     } else {
       // The attempt (gateway, card, amount, key) is decided: recorded before it is sent, by ending the
-      // workflow task. A worker that dies mid-charge is then replaced by one that sends this same attempt
-      // again under its key, not one that decides it anew from a later clock, fresher statistics or a signal
-      // since — another gateway, card or amount under the same key (a second charge, or a refused one).
+      // workflow task with a regular activity. A worker that dies mid-charge is then replaced by one that
+      // sends this same attempt again under its key, not one that decides it anew from a later clock,
+      // fresher statistics or a signal since — another gateway, card or amount under the same key (a second
+      // charge, or a refused one).
       // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
       if (patched(chargeDecidedPatch)) {
-        await sleep(1, { summary: 'attempt decided; sent next' });
+        await attemptDecided({
+          accountId: input.accountId,
+          transactionId: input.transactionId,
+          attemptKey: attemptKeyOf(workflowId, step.attemptNo),
+          gateway: step.option.gateway,
+          role: step.option.role,
+          amount: ctx.amount,
+          currency: r.currency,
+        });
         // A stop that came meanwhile (during the slot's previous charge, say) is honoured now, unless a worker
         // that died mid-charge sent this attempt already: that one is settled first, the stop right after.
         const stopped = ctx.stopRequested;
