@@ -59,6 +59,27 @@ export default tseslint.config(
               allowTypeImports: true,
               message: 'Import activities as types only.',
             },
+            {
+              group: ['../services/*', '../worker/*', '../cli/*', '../scripts/*', '../bench/*'],
+              message: 'Workflows import the domain, their own files and activity types only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The domain is pure: it imports nothing of the service's other layers.
+    files: ['domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../*', '!../domain/*'],
+              message: 'The domain imports only the domain.',
+            },
           ],
         },
       ],
