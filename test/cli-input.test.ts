@@ -36,6 +36,20 @@ describe('parseGateways (--gateway and --backup-gateway)', () => {
     ]);
   });
 
+  it('takes the sandbox settings it knows, and the countries a gateway acquires locally', () => {
+    expect(
+      parseGateways('test@de,AT:{"latencyMs":"50","wallets":"apple_pay","declineAll":"do_not_honor"}', []),
+    ).toEqual([
+      {
+        name: 'test',
+        kind: 'test',
+        test: true,
+        countries: ['DE', 'AT'],
+        credentials: { latencyMs: '50', wallets: 'apple_pay', declineAll: 'do_not_honor' },
+      },
+    ]);
+  });
+
   it('keeps the credentials given as JSON', () => {
     expect(parseGateways('test:{"declineAll":"insufficient_funds"}', [])[0]?.credentials).toEqual({
       declineAll: 'insufficient_funds',
@@ -48,6 +62,10 @@ describe('parseGateways (--gateway and --backup-gateway)', () => {
     ['credentials that are not JSON', 'test:{nope', [], /must be valid JSON \(not repeated/],
     ['credentials that are not strings', 'test:{"latencyMs":5}', [], /JSON object of strings/],
     ['more than two backups', 'test', ['test', 'test', 'test'], /at most two backups/],
+    ['a sandbox latency that is not a number', 'test:{"latencyMs":"abc"}', [], /test credentials: latencyMs/],
+    ['a misspelt sandbox setting', 'test:{"declineall":"x"}', [], /test credentials: .*declineall/],
+    ['a wallet the sandbox does not know', 'test:{"wallets":"apple_pay,bitcoin"}', [], /wallets: must be/],
+    ['a country that is not a country code', 'test@Germany', [], /countries must be 2-letter ISO/],
   ])('refuses %s as a usage error', (_name, primary, backups, message) => {
     expect(() => parseGateways(primary, backups)).toThrow(UsageError);
     expect(() => parseGateways(primary, backups)).toThrow(message);

@@ -7,7 +7,12 @@ import { BraintreeCredentials, createBraintreeGateway } from './braintree.js';
 import { createGoCardlessGateway, GoCardlessCredentials } from './gocardless.js';
 import { createPayPalGateway, PayPalCredentials } from './paypal.js';
 import { createStripeGateway, StripeCredentials } from './stripe.js';
-import { createTestGateway, testGatewaySettings, type IssuerWorld } from './test-gateway.js';
+import {
+  createTestGateway,
+  TestGatewayCredentials,
+  testGatewaySettings,
+  type IssuerWorld,
+} from './test-gateway.js';
 import type { GatewayAdapter } from './types.js';
 
 /**
@@ -40,6 +45,7 @@ interface AdapterKind {
 
 const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
   test: {
+    credentials: TestGatewayCredentials,
     create: (ctx) => createTestGateway(ctx, testGatewaySettings(ctx.credentials), ctx.sandbox, ctx.world),
   },
   stripe: {

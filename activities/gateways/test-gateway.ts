@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { z } from 'zod';
 import { paymentMethodTypes, type PaymentMethodType } from '../../domain/gateway-kinds.js';
 import type { TestGatewayStore } from '../../store/test-gateway.js';
 import type {
@@ -46,17 +47,36 @@ export interface TestGatewaySettings {
   declineAll: string | null;
 }
 
+const wallets = paymentMethodTypes.filter((t) => t !== 'card');
+
+/**
+ * The sandbox gateway's "credentials": its settings, checked like every kind's when an operator configures
+ * it (a misspelt key or a latency that is not a number is refused, not silently ignored).
+ */
+export const TestGatewayCredentials = z
+  .object({
+    latencyMs: z
+      .string()
+      .regex(/^\d{1,6}$/, 'must be a whole number of milliseconds')
+      .optional(),
+    wallets: z
+      .string()
+      .refine(
+        (w) => w === '' || w.split(',').every((t) => (wallets as string[]).includes(t)),
+        `must be a comma-separated list of ${wallets.join(', ')} (or empty: cards only)`,
+      )
+      .optional(),
+    declineAll: z.string().min(1).optional(),
+  })
+  .strict();
+
 export function testGatewaySettings(credentials: Record<string, string>): TestGatewaySettings {
-  const wallets =
-    credentials.wallets === undefined
-      ? paymentMethodTypes.filter((t) => t !== 'card')
-      : credentials.wallets.split(',');
+  const c = TestGatewayCredentials.parse(credentials);
+  const chosen = c.wallets?.split(',');
   return {
-    latencyMs: Math.max(0, Number(credentials.latencyMs ?? 0) || 0),
-    wallets: wallets.filter((w): w is PaymentMethodType =>
-      (paymentMethodTypes as readonly string[]).includes(w),
-    ),
-    declineAll: credentials.declineAll ?? null,
+    latencyMs: Number(c.latencyMs ?? 0),
+    wallets: chosen === undefined ? wallets : wallets.filter((w) => chosen.includes(w)),
+    declineAll: c.declineAll ?? null,
   };
 }
 
