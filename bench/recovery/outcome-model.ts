@@ -27,11 +27,6 @@ export interface CardTruth {
   adviceAt: number | null;
 }
 
-/** The customer's calendar day, from a fixed UTC offset (the world's notion of local time). */
-export function localDay(t: number, offsetMinutes: number): number {
-  return Math.floor((t + offsetMinutes * 60_000) / day);
-}
-
 /**
  * The ground truth of a world: the probability that one attempt succeeds, exactly as the issue states it —
  * baseSuccess × hourOfDay × dayOfWeek × payday lift × decayPerDay^days × fatiguePerAttempt^previousAttempts ×
@@ -129,21 +124,32 @@ export class WorldModel {
     return out;
   }
 
-  /** Product of the payday lifts whose window covers the customer's day `dayNo` for decline `code`. */
+  /**
+   * The payday effect on the customer's day `dayNo` for decline `code`: the product of the lifts (≥ 1) of the
+   * payday windows covering the day; on a day no payday window covers, the deepest dip (a window whose lift
+   * is below 1) covering it. A payday wins over a dip before another payday, and dips do not compound —
+   * research §9's "×1.5 on payday and the next day, ×0.7 in the 3 days before", as the engine's prior reads it.
+   */
   paydayLift(code: string, dayNo: number): number {
     const key = dayNo * 1024 + (this.codeIndex.get(code) ?? 1023);
     const cached = this.paydayCache.get(key);
     if (cached !== undefined) return cached;
     let lift = 1;
+    let payday = false;
+    let dip = 1;
     for (const rule of this.world.paydays) {
       if (!rule.appliesTo.includes(code)) continue;
       for (let k = 0; k < rule.windowDays; k += 1) {
         if (isPayday(rule, dayNo - rule.offsetDays - k)) {
-          lift *= rule.lift;
+          if (rule.lift >= 1) {
+            lift *= rule.lift;
+            payday = true;
+          } else dip = Math.min(dip, rule.lift);
           break;
         }
       }
     }
+    if (!payday) lift = dip;
     this.paydayCache.set(key, lift);
     return lift;
   }

@@ -1,4 +1,4 @@
-import { networkDecision } from '../../domain/network-rules.js';
+import { networkDecision, type NetworkDecision } from '../../domain/network-rules.js';
 import { freshCardDecline, type CardTruth, type WorldModel } from './outcome-model.js';
 import type { Payment } from './payments.js';
 import { keyedUniform, pickWeighted } from './random.js';
@@ -77,6 +77,11 @@ export class PaymentRun {
     if (payment.fallbackBrand) this.addFreshCard(tokens.fallback, 'fallback', payment.fallbackBrand);
   }
 
+  /** Charges made so far. */
+  get attemptsSoFar(): number {
+    return this.attempts;
+  }
+
   get horizonEnd(): number {
     return this.payment.failedAt + this.model.world.horizonDays * day;
   }
@@ -96,7 +101,7 @@ export class PaymentRun {
   }
 
   /** The network rules' verdict on charging `token` at `t` with everything the networks know. */
-  allowed(token: string, t: number): boolean {
+  decision(token: string, t: number): NetworkDecision {
     const card = this.cards.get(token);
     if (!card) throw new Error(`No card ${token}`);
     return networkDecision({
@@ -106,28 +111,43 @@ export class PaymentRun {
       priorAttemptsAt: card.charges,
       lastAttemptAt: card.adviceAt,
       now: t,
-    }).allowed;
+    });
+  }
+
+  /** Whether the network rules allow charging `token` at `t`. */
+  allowed(token: string, t: number): boolean {
+    return this.decision(token, t).allowed;
   }
 
   /**
    * Charges `token` through `gateway` at `sentAt`: the world's outcome, with violations counted. The world's
    * clock ticks in whole minutes, so the moment a strategy reads its clock (production's is a worker task a
    * few ms after its timer) never decides an outcome.
+   *
+   * A charge that breaks a rule — one the card networks refuse (a Visa category-1 code, Mastercard advice
+   * 03/21 or an advised wait not yet over, a cap), one past the attempt budget or outside the window — is
+   * counted as a violation and never succeeds: the issuer repeats the card's standing decline and advice. No
+   * strategy earns revenue from a charge it was not allowed to make.
    */
   charge(token: string, gateway: string, sentAt: number): ChargeTruth {
     const t = Math.floor(sentAt / minute) * minute;
     const card = this.cards.get(token);
     if (!card) throw new Error(`No card ${token}`);
     if (this.recoveredAt !== null) throw new Error('Charged a payment that is already recovered');
-    if (!this.allowed(token, t)) this.violations += 1;
-    if (this.attempts >= maxAttempts || t > this.horizonEnd || t < this.payment.failedAt)
-      this.violations += 1;
-    const p = this.model.probability(card, gateway, t, this.facts());
+    let breaches = this.allowed(token, t) ? 0 : 1;
+    if (this.attempts >= maxAttempts || t > this.horizonEnd || t < this.payment.failedAt) breaches += 1;
+    this.violations += breaches;
+    const p = breaches > 0 ? 0 : this.model.probability(card, gateway, t, this.facts());
     const n = (this.attempts += 1);
     const key = [this.seed, this.payment.index, n];
     const ambiguous = keyedUniform(...key, draw.ambiguous) < this.model.world.ambiguousRate;
     card.charges.push(t);
     card.retries += 1;
+    if (breaches > 0) {
+      const code = card.code ?? freshCardDecline;
+      this.charges.push({ at: t, token, gateway, approved: false, code });
+      return { approved: false, code, advice: card.advice, ambiguous };
+    }
     if (keyedUniform(...key, draw.success) < p) {
       this.recoveredAt = t;
       this.charges.push({ at: t, token, gateway, approved: true, code: null });

@@ -97,7 +97,7 @@ export function runEngine(
     const decline = classifyDecline(p.code);
     const offsetMinutes = utcOffsetMinutes(customerTimeZone(p.country, account.settings.timezone), now);
     const fallbacks = p.fallbackBrand ? [tokens.fallback] : [];
-    const options = routeOptions(gateways, tokens.primary, 'card', fallbacks, p.merchant.currency);
+    const options = routeOptions(gateways, tokens.primary, 'card', fallbacks, p.merchant.currency, p.country);
     const loop = startLoop({
       failedAt: now,
       decline,
