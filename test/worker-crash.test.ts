@@ -46,20 +46,30 @@ afterAll(async () => {
   await stack.close();
 });
 
-it('a worker killed in the middle of an attempt does not charge twice: another worker finishes it', async () => {
+/**
+ * A trial conversion of `amount` on `tok_visa` through a gateway that answers in 4 s, executed while only a
+ * new worker runs (the only one that may take it): the pending answer, the account, and that worker.
+ */
+async function slowTrial(amount: number) {
   const { apiKey, account } = await stack.createAccount({}, [
     { name: 'slow', kind: 'test', test: true, credentials: { latencyMs: '4000' } },
   ]);
+  for (const c of children) c.kill('SIGKILL');
   const first = await startWorker();
   const answer = call(stack.baseUrl, 'POST', '/api/recovery/execute', {
     key: apiKey,
     body: {
       paymentMethodToken: 'tok_visa',
-      amount: 4242,
+      amount,
       isTrialConversion: true,
       originalDeclineCode: 'insufficient_funds',
     },
   });
+  return { apiKey, account, first, answer };
+}
+
+it('a worker killed in the middle of an attempt does not charge twice: another worker finishes it', async () => {
+  const { apiKey, account, first, answer } = await slowTrial(4242);
   const charges = stack.stores.db.collection('sandboxCharges');
   // Kill the worker once the gateway has charged but before its answer has come back.
   while ((await charges.countDocuments({ token: 'tok_visa' })) === 0) await sleep(50);
@@ -77,20 +87,7 @@ it('a worker killed in the middle of an attempt does not charge twice: another w
 }, 120_000);
 
 it('a worker killed mid-charge is replaced by one that sends the same attempt, not one decided anew from a signal since', async () => {
-  const { apiKey, account } = await stack.createAccount({}, [
-    { name: 'slow', kind: 'test', test: true, credentials: { latencyMs: '4000' } },
-  ]);
-  for (const c of children) c.kill('SIGKILL'); // only the worker this test kills may take the recovery
-  const first = await startWorker();
-  const answer = call(stack.baseUrl, 'POST', '/api/recovery/execute', {
-    key: apiKey,
-    body: {
-      paymentMethodToken: 'tok_visa',
-      amount: 4343,
-      isTrialConversion: true,
-      originalDeclineCode: 'insufficient_funds',
-    },
-  });
+  const { apiKey, account, first, answer } = await slowTrial(4343);
   const charges = stack.stores.db.collection('sandboxCharges');
   while ((await charges.countDocuments({ token: 'tok_visa', amount: 4343 })) === 0) await sleep(50);
   first.kill('SIGKILL');
