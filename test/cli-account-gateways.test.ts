@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities/index.js';
+import { admitRecovery } from '../api/admit-recovery.js';
+import { RecoveryRequest } from '../domain/recovery-request.js';
 import { collections } from '../store/collections.js';
 import { newHmacKey, notification, postAdyenWebhook, signedItem } from './support/adyen-webhook.js';
 import { cliEnvOf, runCli, type CliRun } from './support/cli.js';
@@ -179,20 +181,35 @@ describe('recoup accounts set-gateways', () => {
   });
 
   it('refuses other credentials for a kept gateway while a recovery is confirming a charge there; its webhook key alone may change', async () => {
-    const { account, apiKey } = await stack.createAccount();
-    const lost = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
-      key: apiKey,
-      body: { amount: 2700, paymentMethodToken: 'tok_timeout', originalDeclineCode: 'try_again_later' },
+    const { account } = await stack.createAccount({}, [
+      {
+        name: 'adyen',
+        kind: 'adyen',
+        test: false,
+        credentials: { apiKey: adyenKey, environment: 'test' },
+      },
+    ]);
+    // A recovery whose charge at Adyen is being confirmed (the state its workflow records then).
+    const request = RecoveryRequest.parse({
+      amount: 2700,
+      paymentMethodToken: 'Shop|8415718415172200|shopper-1',
+      originalDeclineCode: 'try_again_later',
     });
-    expect(await stack.stores.recoveries.find(account.id, String(lost.body.transactionId))).toMatchObject({
-      state: 'reconciling',
-    });
-    const other = await setGateways(account.id, '--gateway', 'test:{"latencyMs":"1"}');
+    const admitted = await admitRecovery(stack.stores, account, request, new Date());
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    await stack.stores.recoveries.update(admitted.doc._id, { state: 'reconciling' }, new Date());
+
+    const rotated = `AQE${randomBytes(8).toString('hex')}`;
+    const other = await setGateways(
+      account.id,
+      '--gateway',
+      `adyen:${JSON.stringify({ apiKey: rotated, environment: 'test' })}`,
+    );
     expect(other.code).toBe(1);
     expect(other.stderr).toMatch(
-      /1 recoveries are confirming a charge at the gateways \(reconciling\), and test would answer/,
+      /1 recoveries are confirming a charge at the gateways \(reconciling\), and adyen would answer/,
     );
-    const webhookKey = await setGateways(account.id, '--gateway', 'test:{"hmacKey":"AB"}');
+    const webhookKey = await setGateways(account.id, '--gateway', adyen({ hmacKey: newHmacKey() }));
     expect(webhookKey.code).toBe(0);
   });
 

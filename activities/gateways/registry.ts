@@ -43,7 +43,8 @@ interface AdapterKind {
   create(ctx: AdapterContext): GatewayAdapter;
 }
 
-const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
+/** Every gateway kind the spec names, with its adapter: typed so that none can be left without one. */
+const kinds: Record<GatewayKind, AdapterKind> = {
   test: {
     credentials: TestGatewayCredentials,
     create: (ctx) => createTestGateway(ctx, testGatewaySettings(ctx.credentials), ctx.sandbox, ctx.world),
@@ -76,19 +77,14 @@ const kinds: Partial<Record<GatewayKind, AdapterKind>> = {
   },
 };
 
-/** Gateway kinds that have an adapter; accounts may only be configured with these. */
-export const supportedGatewayKinds = Object.keys(kinds) as GatewayKind[];
-
 /** What is wrong with `credentials` for a gateway of `kind`, in words for an operator; null when nothing. */
 export function credentialsProblem(kind: GatewayKind, credentials: Record<string, string>): string | null {
-  const parsed = kinds[kind]?.credentials?.safeParse(credentials);
+  const parsed = kinds[kind].credentials?.safeParse(credentials);
   if (!parsed || parsed.success) return null;
   return parsed.error.issues.map((i) => `${i.path.join('.') || 'credentials'}: ${i.message}`).join('; ');
 }
 
 /** Builds the adapter for one configured gateway. */
 export function createAdapter(kind: GatewayKind, ctx: AdapterContext): GatewayAdapter {
-  const entry = kinds[kind];
-  if (!entry) throw new Error(`No adapter for gateway kind "${kind}"`);
-  return entry.create(ctx);
+  return kinds[kind].create(ctx);
 }
