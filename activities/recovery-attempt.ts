@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import { classifyDecline } from '../domain/declines.js';
 import type { GatewayKind, PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
@@ -6,6 +7,7 @@ import { isStopAdvice, underCardNetworkRules, type CardBrand } from '../domain/n
 import type { PlanOption } from '../domain/plan.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import type { Account } from '../store/accounts.js';
+import { AttemptAbandonedError } from '../store/attempt-sends.js';
 import type { ClaimDecision } from '../store/card-budgets.js';
 import type { AttemptRecord } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
@@ -162,7 +164,13 @@ export function attemptActivities(deps: ActivityDeps) {
     // died mid-charge decides the attempt again, later. The record, made once per attempt, is when it was
     // first sent; a card attempt first sent by a worker of a version before that record has only its budget
     // claim, which says the same.
-    const recorded = await stores.attemptSends.firstSent(input.accountId, input.attemptKey, now);
+    const recorded = await stores.attemptSends
+      .firstSent(input.accountId, input.attemptKey, now)
+      .catch((error: unknown) => {
+        // Given up by the workflow (a stop) while this worker held the attempt: never sent, never retried.
+        if (error instanceof AttemptAbandonedError) throw ApplicationFailure.nonRetryable(error.message);
+        throw error;
+      });
     const firstSentAt = Math.min(recorded.getTime(), claimedAt.getTime());
     return measured(kind, 'charge', () => adapter.charge({ ...request, firstSentAt }));
   }
@@ -232,9 +240,13 @@ export function attemptActivities(deps: ActivityDeps) {
       return Promise.resolve();
     },
 
-    /** Whether the attempt was ever sent to its gateway (a worker that ran it may have died mid-charge). */
-    async attemptWasSent(input: { attemptKey: string }): Promise<boolean> {
-      return stores.attemptSends.wasSent(input.attemptKey);
+    /**
+     * Gives a decided attempt up before it is sent (a stop came): true when given up, and then no worker
+     * sends it, not even one still holding it after losing its workflow task; false when it was sent (or is
+     * being sent), and must be settled.
+     */
+    async abandonAttempt(input: { accountId: string; attemptKey: string; now: number }): Promise<boolean> {
+      return stores.attemptSends.abandon(input.accountId, input.attemptKey, new Date(input.now));
     },
 
     /** Looks an ambiguous charge up at its gateway by idempotency key; throws (and is retried) while unreachable. */

@@ -6,7 +6,12 @@ interface SentDoc {
   _id: string; // the attempt key, `${workflowId}/${attemptNo}`
   accountId: string;
   at: Date;
+  /** Given up before it was sent (a stop came first): nothing may be sent under its key. */
+  abandoned?: true;
 }
+
+/** An attempt given up before it was sent: a worker still holding it (its task lost) must not send it. */
+export class AttemptAbandonedError extends Error {}
 
 /**
  * When each attempt was first sent to its gateway, recorded before its first try. A worker that replays the
@@ -17,20 +22,41 @@ interface SentDoc {
  */
 export function createAttemptSendStore(db: Db) {
   const sends = db.collection<SentDoc>(collections.attemptSends);
-  return {
-    /** Records that the attempt is sent at `now`, unless an earlier try was; returns when it first was. */
-    async firstSent(accountId: string, attemptKey: string, now: Date): Promise<Date> {
-      for (;;) {
-        try {
-          await sends.insertOne({ _id: attemptKey, accountId, at: now });
-          return now;
-        } catch (error) {
-          if (!isDuplicateKey(error)) throw error;
-          const earlier = await sends.findOne({ _id: attemptKey });
-          if (earlier) return earlier.at;
-          // Deleted between the refused insert and the read: nothing records the attempt, so record it now.
-        }
+
+  /** Inserts `doc` unless the attempt has a record already; returns that record, or null when inserted. */
+  async function claim(doc: SentDoc): Promise<SentDoc | null> {
+    for (;;) {
+      try {
+        await sends.insertOne(doc);
+        return null;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+        const earlier = await sends.findOne({ _id: doc._id });
+        if (earlier) return earlier;
+        // Deleted between the refused insert and the read: nothing records the attempt, so record it now.
       }
+    }
+  }
+
+  return {
+    /**
+     * Records that the attempt is sent at `now`, unless an earlier try was; returns when it first was.
+     * Throws AttemptAbandonedError when the attempt was given up before (`abandon`): it is not sent.
+     */
+    async firstSent(accountId: string, attemptKey: string, now: Date): Promise<Date> {
+      const earlier = await claim({ _id: attemptKey, accountId, at: now });
+      if (earlier?.abandoned) throw new AttemptAbandonedError(`Attempt ${attemptKey} was given up; not sent`);
+      return earlier?.at ?? now;
+    },
+
+    /**
+     * Gives the attempt up unless it was sent (or is being sent: its record is made before it goes out):
+     * true when given up, and then nothing is ever sent under its key; false when it was sent, and must be
+     * settled. One unique insert, so a slow worker still sending it and the one giving it up agree.
+     */
+    async abandon(accountId: string, attemptKey: string, now: Date): Promise<boolean> {
+      const earlier = await claim({ _id: attemptKey, accountId, at: now, abandoned: true });
+      return earlier === null || earlier.abandoned === true;
     },
 
     /** Whether the attempt was ever sent (its record is there). */

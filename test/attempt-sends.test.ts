@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAttemptSendStore } from '../store/attempt-sends.js';
+import { AttemptAbandonedError, createAttemptSendStore } from '../store/attempt-sends.js';
 import { scratchDb } from './support/scratch-db.js';
 
 const { db } = scratchDb('attempt_sends');
@@ -41,5 +41,41 @@ describe("an attempt's first-sent record", () => {
     expect(await sends.firstSent('acct_old', 'recovery/acct_old/k/2', later(200 * day))).toEqual(
       later(100 * day),
     );
+  });
+});
+
+describe('giving an attempt up before it is sent (a stop after its decision)', () => {
+  it('gives up an attempt never sent: no worker may send it afterwards, not even one still holding it', async () => {
+    const sends = createAttemptSendStore(db());
+    expect(await sends.abandon('acct_a', 'recovery/acct_a/s1/1', later(300 * day))).toBe(true);
+    await expect(sends.firstSent('acct_a', 'recovery/acct_a/s1/1', later(300 * day))).rejects.toThrow(
+      AttemptAbandonedError,
+    );
+    // A replayed stop gives it up again, with the same answer.
+    expect(await sends.abandon('acct_a', 'recovery/acct_a/s1/1', later(300 * day))).toBe(true);
+  });
+
+  it('does not give up an attempt that was sent: it is settled, and sent again under its key if need be', async () => {
+    const sends = createAttemptSendStore(db());
+    await sends.firstSent('acct_a', 'recovery/acct_a/s2/1', later(300 * day));
+    expect(await sends.abandon('acct_a', 'recovery/acct_a/s2/1', later(301 * day))).toBe(false);
+    expect(await sends.firstSent('acct_a', 'recovery/acct_a/s2/1', later(302 * day))).toEqual(
+      later(300 * day),
+    );
+  });
+
+  it('agrees with a slow worker sending it at the same moment: either it is sent, or it is given up', async () => {
+    const sends = createAttemptSendStore(db());
+    for (let i = 0; i < 6; i += 1) {
+      const key = `recovery/acct_a/s3/${i}`;
+      const [sent, abandoned] = await Promise.all([
+        sends.firstSent('acct_a', key, later(300 * day)).then(
+          () => true,
+          () => false,
+        ),
+        sends.abandon('acct_a', key, later(300 * day)),
+      ]);
+      expect(sent).toBe(!abandoned);
+    }
   });
 });

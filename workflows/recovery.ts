@@ -40,7 +40,7 @@ import {
 
 // Short steps run as local activities in the worker that runs the workflow: the whole first phase is one
 // workflow task instead of a server round trip per step, which is what the synchronous answer waits on.
-const { screenRecovery, loadStats, routeNewCard, attemptWasSent } = proxyLocalActivities<Activities>({
+const { screenRecovery, loadStats, routeNewCard, abandonAttempt } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -259,11 +259,12 @@ async function recover(ctx: RecoveryContext): Promise<void> {
           amount: ctx.amount,
           currency: r.currency,
         });
-        // A stop that came meanwhile (during the slot's previous charge, say) is honoured now, unless a worker
-        // that died mid-charge sent this attempt already: that one is settled first, the stop right after.
+        // A stop that came meanwhile (during the slot's previous charge, say) is honoured now: the attempt is
+        // given up, so that no worker sends it — unless one sent it already (a worker that died, or lost its
+        // task, mid-charge): that one is settled first, the stop right after.
         const stopped = ctx.stopRequested;
-        if (stopped && !(await attemptWasSent({ attemptKey: attemptKeyOf(workflowId, step.attemptNo) })))
-          return stop(ctx, stopped);
+        const attempt = { accountId: input.accountId, attemptKey: attemptKeyOf(workflowId, step.attemptNo) };
+        if (stopped && (await abandonAttempt({ ...attempt, now: Date.now() }))) return stop(ctx, stopped);
       }
       loop = await charge(step);
     }
