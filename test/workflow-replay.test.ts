@@ -138,6 +138,38 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
     if (stop.status !== 200) throw new Error(`stop answered ${stop.status}`);
     return admitted.doc.workflowId;
   },
+  /**
+   * Queued with a fallback card; at the payday retry the merchant stops it while the primary card's charge
+   * is under way (a gateway answering in 1.5 s): the fallback card's attempt, decided next, is given up.
+   */
+  'recovery-stopped-mid-retry': async (stack, env) => {
+    // Three days before next month's 15th: the primary card waits for that payday, as the fallback then.
+    const now = new Date(await env.currentTimeMs());
+    await skipTo(env, Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 12, 10));
+    const { apiKey, account } = await stack.createAccount({}, [
+      { name: 'slot', kind: 'test', test: true, credentials: { latencyMs: '1500' } },
+    ]);
+    const primary = 'tok_decline_insufficient_funds';
+    const queued = await call<{ transactionId: string }>(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        amount: 3100,
+        paymentMethodToken: primary,
+        fallbackPaymentMethodTokens: ['tok_decline_insufficient_funds_x1'],
+        originalDeclineCode: 'insufficient_funds',
+      },
+    });
+    const doc = await stack.stores.recoveries.find(account.id, queued.body.transactionId);
+    const ended = stack.temporal.workflow.getHandle(doc!.workflowId).result();
+    while ((await stack.stores.sandbox.countForToken('slot', primary)) === 0)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: apiKey,
+      body: { transactionId: queued.body.transactionId, reason: 'not_owed' },
+    });
+    await ended;
+    return doc!.workflowId;
+  },
   /** Queued, then the customer's new card from a hosted link is charged at once. */
   'recovery-card-updated': async (stack) => (await cardUpdated(stack)).recovery,
   /** The follow-up of that link's use, which finds the use finished. */
