@@ -59,9 +59,9 @@ export function createAttemptSendStore(db: Db) {
       return earlier === null || earlier.abandoned === true;
     },
 
-    /** Whether the attempt was ever sent (its record is there). */
+    /** Whether the attempt was ever sent (its record is there, and does not say it was given up). */
     async wasSent(attemptKey: string): Promise<boolean> {
-      return (await sends.countDocuments({ _id: attemptKey }, { limit: 1 })) > 0;
+      return (await sends.countDocuments({ _id: attemptKey, abandoned: { $ne: true } }, { limit: 1 })) > 0;
     },
 
     /**

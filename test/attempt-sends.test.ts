@@ -51,14 +51,16 @@ describe('giving an attempt up before it is sent (a stop after its decision)', (
     await expect(sends.firstSent('acct_a', 'recovery/acct_a/s1/1', later(300 * day))).rejects.toThrow(
       AttemptAbandonedError,
     );
-    // A replayed stop gives it up again, with the same answer.
+    // A replayed stop gives it up again, with the same answer; it was never sent.
     expect(await sends.abandon('acct_a', 'recovery/acct_a/s1/1', later(300 * day))).toBe(true);
+    expect(await sends.wasSent('recovery/acct_a/s1/1')).toBe(false);
   });
 
   it('does not give up an attempt that was sent: it is settled, and sent again under its key if need be', async () => {
     const sends = createAttemptSendStore(db());
     await sends.firstSent('acct_a', 'recovery/acct_a/s2/1', later(300 * day));
     expect(await sends.abandon('acct_a', 'recovery/acct_a/s2/1', later(301 * day))).toBe(false);
+    expect(await sends.wasSent('recovery/acct_a/s2/1')).toBe(true);
     expect(await sends.firstSent('acct_a', 'recovery/acct_a/s2/1', later(302 * day))).toEqual(
       later(300 * day),
     );
