@@ -3,6 +3,7 @@ import { admitRecovery } from '../api/admit-recovery.js';
 import { startRecovery } from '../api/start-recovery.js';
 import { RecoveryRequest } from '../domain/recovery-request.js';
 import { recoveryInputOf } from '../services/recovery-start.js';
+import { paidElsewhereSignal } from '../workflows/recovery-definitions.js';
 import { eventsOf } from './support/events.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
@@ -122,4 +123,68 @@ describe('execute when the first phase outlives its wait', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: false, transactionId: expect.stringMatching(/^FAILED_API_/) });
   });
+});
+
+describe('a stop once the merchant holds "still processing", during the first phase', () => {
+  const cards = {
+    paymentMethodToken: 'tok_decline_incorrect_number',
+    fallbackPaymentMethodTokens: ['tok_decline_invalid_number', 'tok_decline_incorrect_cvc'],
+  };
+  const lastCardCharges = (gateway: string) =>
+    stack.stores.sandbox.countForToken(gateway, 'tok_decline_incorrect_cvc');
+
+  it('after execute’s 202: the cascade of fallback cards stops, no later card is charged, no webhook', async () => {
+    const account = await stack.createAccount({}, [
+      { name: 'slow', kind: 'test', test: true, credentials: { latencyMs: String(gatewayLatencyMs) } },
+    ]);
+    // A trial conversion tries its three cards at once, 5 s each: the 202 comes after the first.
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: account.apiKey,
+      body: { amount: 4600, ...cards, originalDeclineCode: 'insufficient_funds', isTrialConversion: true },
+    });
+    expect(res).toMatchObject({ status: 202, body: { status: 'unknown' } });
+    const transactionId = String(res.body.transactionId);
+
+    const stop = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: account.apiKey,
+      body: { transactionId, reason: 'not_owed' },
+    });
+    expect([200, 202]).toContain(stop.status);
+    const doc = await stack.stores.recoveries.find(account.account.id, transactionId);
+    await stack.temporal.workflow.getHandle(doc!.workflowId).result();
+
+    expect(await stack.stores.recoveries.find(account.account.id, transactionId)).toMatchObject({
+      state: 'stopped',
+    });
+    expect(await lastCardCharges('slow')).toBe(0);
+    expect(await stack.stores.events.list({ accountId: account.account.id, limit: 10 })).toEqual([]);
+  }, 60_000);
+
+  it('a platform’s intake (answered at once): its paid notice stops the cascade before the next card', async () => {
+    const { account } = await stack.createAccount({}, [
+      { name: 'intake', kind: 'test', test: true, credentials: { latencyMs: String(gatewayLatencyMs) } },
+    ]);
+    const request = RecoveryRequest.parse({
+      amount: 4700,
+      ...cards,
+      originalDeclineCode: 'insufficient_funds',
+      isTrialConversion: true,
+    });
+    const admitted = await admitRecovery(stack.stores, account, request, new Date());
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    const { doc } = admitted;
+    await startRecovery(stack.temporal, stack.queues, doc.workflowId, recoveryInputOf(doc), { wait: false });
+    // The notice comes while the first card's charge is under way.
+    while ((await stack.stores.sandbox.countForToken('intake', cards.paymentMethodToken)) === 0)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const handle = stack.temporal.workflow.getHandle(doc.workflowId);
+    await handle.signal(paidElsewhereSignal);
+    await handle.result();
+
+    expect(await stack.stores.recoveries.find(account.id, doc._id)).toMatchObject({
+      state: 'paid_elsewhere',
+    });
+    expect(await stack.stores.sandbox.countForToken('intake', 'tok_decline_invalid_number')).toBe(0);
+    expect(await lastCardCharges('intake')).toBe(0);
+  }, 60_000);
 });

@@ -5,6 +5,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { admitRecovery } from '../api/admit-recovery.js';
+import { startRecovery } from '../api/start-recovery.js';
 import { linkUseWorkflowId } from '../domain/links.js';
 import { RecoveryRequest } from '../domain/recovery-request.js';
 import { webhookWorkflowId } from '../domain/webhooks.js';
@@ -13,7 +14,8 @@ import { createLogger } from '../runtime/logger.js';
 import { serverClock } from '../scripts/time-skipping.js';
 import { ensureDailyWorkflows, runCardSweep } from '../services/card-sweep.js';
 import { createLinkOutcomes } from '../services/link-outcomes.js';
-import { amountDueSignal } from '../workflows/recovery-definitions.js';
+import { recoveryInputOf } from '../services/recovery-start.js';
+import { amountDueSignal, paidElsewhereSignal } from '../workflows/recovery-definitions.js';
 import { cardOnFile } from './support/cards.js';
 import { call, type Stack } from './support/stack.js';
 import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
@@ -169,6 +171,36 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
     });
     await ended;
     return doc!.workflowId;
+  },
+  /**
+   * A billing platform's intake (answered at once) of a trial conversion with two cards; the platform reports
+   * the invoice paid while the first card's charge is under way (a gateway answering in 1.5 s): the
+   * fallback card's attempt is given up (since 2026-11-26; before, the first phase ran to its end first).
+   */
+  'recovery-stopped-in-first-phase': async (stack) => {
+    const { account } = await stack.createAccount({}, [
+      { name: 'slow', kind: 'test', test: true, credentials: { latencyMs: '1500' } },
+    ]);
+    const primary = 'tok_decline_incorrect_number';
+    const request = RecoveryRequest.parse({
+      amount: 3200,
+      paymentMethodToken: primary,
+      fallbackPaymentMethodTokens: ['tok_decline_invalid_number'],
+      originalDeclineCode: 'insufficient_funds',
+      isTrialConversion: true,
+    });
+    const admitted = await admitRecovery(stack.stores, account, request, serverClock());
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    const { workflowId } = admitted.doc;
+    await startRecovery(stack.temporal, stack.queues, workflowId, recoveryInputOf(admitted.doc), {
+      wait: false,
+    });
+    while ((await stack.stores.sandbox.countForToken('slow', primary)) === 0)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const handle = stack.temporal.workflow.getHandle(workflowId);
+    await handle.signal(paidElsewhereSignal);
+    await handle.result();
+    return workflowId;
   },
   /** Queued, then the customer's new card from a hosted link is charged at once. */
   'recovery-card-updated': async (stack) => (await cardUpdated(stack)).recovery,

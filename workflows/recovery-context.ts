@@ -1,3 +1,4 @@
+import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import {
   proxyLocalActivities,
   setHandler,
@@ -44,6 +45,9 @@ const failureIdClaimPatch = 'failure-id-claim';
 /** Workflow version: a platform's partial payment lowers the amount the recovery collects. */
 const amountDuePatch = 'amount-due-signal';
 
+/** Workflow version: a stop is honoured during the first phase once the merchant holds "still processing". */
+const stopInFirstPhasePatch = 'stop-in-first-phase';
+
 /** The workflow's shared state and the three things every step does: record, answer, emit. */
 export class RecoveryContext {
   private first: FirstPhaseOutcome | undefined;
@@ -67,10 +71,16 @@ export class RecoveryContext {
   constructor(readonly input: RecoveryInput) {
     this.publicId = input.transactionId;
     this.amount = input.request.amount;
-    setHandler(executeUpdate, async () => {
-      await condition(() => this.first !== undefined);
-      return this.first!;
-    });
+    // A stop may end the recovery before its first phase once execute has answered 202: that call no longer
+    // waits for this answer, which is then never given.
+    setHandler(
+      executeUpdate,
+      async () => {
+        await condition(() => this.first !== undefined);
+        return this.first!;
+      },
+      { unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON },
+    );
     setHandler(answeredProcessingUpdate, () => {
       if (this.first !== undefined) return this.first;
       this.answeredProcessing = true;
@@ -156,11 +166,17 @@ export class RecoveryContext {
   }
 
   /**
-   * Why the recovery is to stop before its next attempt, once its first phase has answered (a stop that
-   * comes during the first phase waits for the answer); null while nobody asked.
+   * Why the recovery is to stop before its next attempt; null while nobody asked. Once the merchant holds
+   * an answer: the first phase's, or "still processing" (execute's 202, a platform's intake), so a
+   * first-phase cascade (backup gateways, fallback cards) stops too. A stop that comes while an execute call
+   * still waits for the first phase waits for its answer: that call is answered first.
    */
   get stopRequested(): StopReason | null {
-    return this.first !== undefined ? (this.stopReason ?? null) : null;
+    if (this.stopReason === undefined) return null;
+    if (this.first !== undefined) return this.stopReason;
+    // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
+    const holdsProcessing = this.answeredProcessing || this.input.answeredAtStart === true;
+    return holdsProcessing && patched(stopInFirstPhasePatch) ? this.stopReason : null;
   }
 
   /**
