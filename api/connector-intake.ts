@@ -118,12 +118,12 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
         reason: "The new payment method is not one the account's gateways can charge",
       };
     // A recovery already on this card (the customer saved it through Recoup's own page) is not retried twice.
-    const queued = (
-      await stores.recoveries.queuedForPlatformCustomer(account.id, platform, customerId)
+    const underWay = (
+      await stores.recoveries.underWayForPlatformCustomer(account.id, platform, customerId)
     ).filter((r) => r.paymentMethodToken !== newToken);
     return {
       action: 'card_updated',
-      recoveriesRetried: await retryWithNewCard(temporal, log, queued, {
+      recoveriesRetried: await retryWithNewCard(temporal, log, underWay, {
         newToken,
         paymentMethodType: card.paymentMethodType,
       }),

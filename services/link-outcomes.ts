@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { EventPayload } from '../domain/events.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
+import { statusOf } from '../domain/recovery.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { interruptedUseAfterMs, linkUseWorkflowId, type ChurnOutcome } from '../domain/links.js';
 import type { CancelOffer } from '../domain/settings.js';
@@ -52,24 +53,26 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
   const { stores, temporal, queues, events, clock, log } = deps;
 
   /**
-   * Queued recoveries of the account on the old token (and the one the link names) retry at once. One
-   * that has taken the new card on already (told by an earlier try of this use) is not told again: it would
-   * charge the card once more at once instead of at its planned time.
+   * Recoveries of the account under way on the old token (and the one the link names) retry at once: a
+   * queued one now, one whose attempt is under way (or being looked up at the gateway) as soon as that
+   * attempt leaves it waiting. One that has taken the new card on already (told by an earlier try of this
+   * use) is not told again: it would charge the card once more at once instead of at its planned time.
    */
-  async function retryQueued(
+  async function retryUnderWay(
     link: CardUpdateLink,
     card: { newToken: string; paymentMethodType: PaymentMethodType },
   ): Promise<void> {
     const { accountId, data } = link;
-    const queued = await stores.recoveries.queuedOnToken(accountId, data.paymentMethodToken);
+    const underWay = await stores.recoveries.underWayOnToken(accountId, data.paymentMethodToken);
     const named = data.transactionId ? await stores.recoveries.find(accountId, data.transactionId) : null;
     if (
-      named?.state === 'queued' &&
+      named &&
+      statusOf(named.state) === 'unknown' &&
       named.paymentMethodToken !== card.newToken &&
-      !queued.some((r) => r._id === named._id)
+      !underWay.some((r) => r._id === named._id)
     )
-      queued.push(named);
-    await retryWithNewCard(temporal, log, queued, card);
+      underWay.push(named);
+    await retryWithNewCard(temporal, log, underWay, card);
   }
 
   async function cardUpdated(
@@ -91,7 +94,7 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
       },
       { eventId: c.eventId },
     );
-    await retryQueued(link, { newToken, paymentMethodType: o.paymentMethodType ?? 'card' });
+    await retryUnderWay(link, { newToken, paymentMethodType: o.paymentMethodType ?? 'card' });
   }
 
   async function churned(

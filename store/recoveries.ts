@@ -510,13 +510,22 @@ export function createRecoveryStore(db: Db) {
         .toArray();
     },
 
-    /** An account's recoveries waiting for a timed retry on this token (a card update retries them at once). */
+    /** An account's recoveries waiting for a timed retry on this token. */
     queuedOnToken(accountId: string, paymentMethodToken: string): Promise<RecoveryDoc[]> {
       return recoveries.find({ accountId, paymentMethodToken, state: 'queued' }).toArray();
     },
 
-    /** An account's recoveries waiting for a timed retry that a platform reported for one of its customers. */
-    queuedForPlatformCustomer(
+    /**
+     * An account's recoveries under way on this token: waiting for a timed retry, or with an attempt (or its
+     * lookup at the gateway) under way, which waits next unless it ends the recovery. A card update retries
+     * them at once.
+     */
+    underWayOnToken(accountId: string, paymentMethodToken: string): Promise<RecoveryDoc[]> {
+      return recoveries.find({ accountId, paymentMethodToken, state: { $nin: endedStates } }).toArray();
+    },
+
+    /** An account's recoveries under way (as underWayOnToken) that a platform reported for one of its customers. */
+    underWayForPlatformCustomer(
       accountId: string,
       platform: ConnectorPlatform,
       customerId: string,
@@ -526,7 +535,7 @@ export function createRecoveryStore(db: Db) {
           accountId,
           'connector.platform': platform,
           'connector.customerId': customerId,
-          state: 'queued',
+          state: { $nin: endedStates },
         })
         .toArray();
     },

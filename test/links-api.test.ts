@@ -416,6 +416,36 @@ describe('the cancel flow after the operator changed the offers', () => {
   });
 });
 
+describe('a card update while the recovery’s attempt is under way', () => {
+  it('a recovery whose unclear charge is being looked up takes the new card as soon as the lookup leaves it waiting', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: 'tok_server_error',
+        originalDeclineCode: 'processing_error',
+        amount: amount(),
+      },
+    });
+    expect(res.body).toMatchObject({ status: 'unknown' });
+    const transactionId = String(res.body.transactionId);
+    expect(await stack.stores.recoveries.find(account.id, transactionId)).toMatchObject({
+      state: 'reconciling',
+    });
+    // Neither named by the link nor queued: under way on the old card, its lookup 30 s away.
+    const link = await cardLink(apiKey, { paymentMethodToken: 'tok_server_error' });
+    expect((await submitPage(onServer(stack.baseUrl, link.body.url), goodCard)).status).toBe(200);
+
+    const done = await poll(
+      () => stack.stores.recoveries.find(account.id, transactionId),
+      (doc) => doc?.state === 'succeeded',
+      { timeoutMs: 75_000, everyMs: 500 },
+    );
+    expect(done).toMatchObject({ state: 'succeeded' });
+    expect(done!.paymentMethodToken).not.toBe('tok_server_error');
+  }, 90_000);
+});
+
 describe('another account', () => {
   it("cannot reach a link's recoveries: another account's queued recovery on the same token is not retried", async () => {
     const a = await stack.createAccount();
