@@ -1,5 +1,6 @@
 import type { Db, Filter } from 'mongodb';
 import type { EventName, StoredEvent } from '../domain/events.js';
+import { seal, unseal, type Sealed } from '../runtime/crypto.js';
 import {
   deliveryMayStillRun,
   isAcknowledged,
@@ -44,6 +45,41 @@ export interface EventRecord {
   deliveries: Delivery[];
 }
 
+/**
+ * Payload fields that carry a hosted link's token. Links are stored hashed, so that a database dump opens
+ * none of them (decisions.md); the events that carry one (and the body posted with it) are kept sealed
+ * with the master key, and opened only to be listed, resent or exported.
+ */
+const linkFields = ['cardUpdateUrl', 'cancelFlowUrl', 'cancelFlowToken'] as const;
+
+/** An event as stored: `sealed` when its payload carries a link, whose fields and body are then sealed. */
+type EventDoc = EventRecord & { sealed?: true };
+
+function sealLinks(masterKey: Buffer, record: EventRecord): EventDoc {
+  const payload: Record<string, unknown> = record.payload;
+  const carried = linkFields.filter((field) => typeof payload[field] === 'string');
+  if (carried.length === 0) return record;
+  const sealedFields = Object.fromEntries(carried.map((field) => [field, seal(masterKey, payload[field])]));
+  return {
+    ...record,
+    payload: { ...record.payload, ...sealedFields },
+    body: seal(masterKey, record.body),
+    sealed: true,
+  };
+}
+
+function openLinks(masterKey: Buffer, doc: EventDoc): EventRecord {
+  if (!doc.sealed) return doc;
+  const { sealed: _sealed, ...record } = doc;
+  const payload: Record<string, unknown> = record.payload;
+  const opened = Object.fromEntries(
+    linkFields
+      .filter((field) => typeof payload[field] === 'string')
+      .map((field) => [field, unseal<string>(masterKey, payload[field] as Sealed)]),
+  );
+  return { ...record, payload: { ...record.payload, ...opened }, body: unseal<string>(masterKey, doc.body) };
+}
+
 /** Filters and order of the audit log listing. */
 export interface EventQuery {
   accountId?: string;
@@ -64,11 +100,13 @@ export interface EventQuery {
  * The events collection. Updates name array positions explicitly (`deliveries.<i>.attempts`) because
  * FerretDB has no positional operator; deliveries are only ever appended, so a position never changes.
  */
-export function createEventStore(db: Db) {
-  const events = db.collection<EventRecord>(collections.events);
+export function createEventStore(db: Db, masterKey: Buffer) {
+  const events = db.collection<EventDoc>(collections.events);
+  const open = (doc: EventDoc) => openLinks(masterKey, doc);
 
   async function get(eventId: string): Promise<EventRecord | null> {
-    return events.findOne({ _id: eventId });
+    const doc = await events.findOne({ _id: eventId });
+    return doc && open(doc);
   }
 
   /**
@@ -94,7 +132,7 @@ export function createEventStore(db: Db) {
     /** Inserts a new event; if one with the same id exists, returns that one untouched instead. */
     async insert(record: EventRecord): Promise<{ record: EventRecord; inserted: boolean }> {
       try {
-        await events.insertOne(record);
+        await events.insertOne(sealLinks(masterKey, record));
         return { record, inserted: true };
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
@@ -181,10 +219,10 @@ export function createEventStore(db: Db) {
      * The account's events that name the customer in their body: an email, a payment-method token, one
      * of their recoveries or their customer id. Scans the account's events: export and erasure only.
      */
-    ofCustomer(accountId: string, who: CustomerRefs): Promise<EventRecord[]> {
+    async ofCustomer(accountId: string, who: CustomerRefs): Promise<EventRecord[]> {
       const naming = (fields: string[], values: string[]) =>
         fields.map((field) => ({ [`payload.${field}`]: { $in: values } }));
-      return events
+      const docs = await events
         .find({
           accountId,
           $or: [
@@ -195,6 +233,7 @@ export function createEventStore(db: Db) {
           ],
         })
         .toArray();
+      return docs.map(open);
     },
 
     /**
@@ -244,7 +283,7 @@ export function createEventStore(db: Db) {
     /** The audit log, newest first (or oldest first), filtered. */
     async list(query: EventQuery = {}): Promise<EventRecord[]> {
       const order = query.order ?? newestFirst;
-      const filter: Filter<EventRecord> = {};
+      const filter: Filter<EventDoc> = {};
       if (query.accountId) filter.accountId = query.accountId;
       if (query.status) filter.deliveryStatus = query.status;
       if (query.types) filter.type = { $in: [...query.types] };
@@ -253,12 +292,13 @@ export function createEventStore(db: Db) {
           ...(query.from ? { $gte: query.from } : {}),
           ...(query.to ? { $lt: query.to } : {}),
         };
-      if (query.after) Object.assign(filter, listedAfter<EventRecord>(query.after, order));
-      return events
+      if (query.after) Object.assign(filter, listedAfter<EventDoc>(query.after, order));
+      const docs = await events
         .find(filter)
         .sort(order)
         .limit(query.limit ?? 50)
         .toArray();
+      return docs.map(open);
     },
   };
 }

@@ -24,7 +24,7 @@ export function createStores(db: Db, masterKey: Buffer, caching: AccountCaching 
     db,
     accounts: createAccountStore(db, masterKey, caching),
     rateLimits: createRateLimiter(db),
-    events: createEventStore(db),
+    events: createEventStore(db, masterKey),
     cardBudgets: createCardBudgetStore(db),
     attemptSends: createAttemptSendStore(db),
     recoveries: createRecoveryStore(db),

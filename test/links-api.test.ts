@@ -518,9 +518,12 @@ describe('links minted by the engine', () => {
       skippedChargeId: transactionId,
       cardUpdateUrl: expect.stringMatching(/\/update-card\/[A-Za-z0-9_-]{43}$/),
     });
-    const page = await getPage(String((skipped.payload as { cardUpdateUrl: string }).cardUpdateUrl));
+    const cardUpdateUrl = String((skipped.payload as { cardUpdateUrl: string }).cardUpdateUrl);
+    const page = await getPage(cardUpdateUrl);
     expect(page.status).toBe(200);
     expect(page.html).toContain('Update your payment details');
+    // Kept to be resent, but sealed: a database dump opens no link.
+    expect(await databaseDump()).not.toContain(cardUpdateUrl.split('/').at(-1));
   });
 
   /** Executes a recovery that fails at once and waits for its workflow to finish. */
@@ -564,6 +567,7 @@ describe('links minted by the engine', () => {
     const page = await getPage(String(payload.cancelFlowUrl));
     expect(page.status).toBe(200);
     expect(page.html).toContain('Pause for 2 months');
+    expect(await databaseDump()).not.toContain(String(payload.cancelFlowToken));
 
     await failOnce(apiKey, account.id, 'grace@example.com');
     expect(await retentionEvents(account.id)).toHaveLength(1);

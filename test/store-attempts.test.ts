@@ -1,6 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { RecoveryRequest } from '../domain/recovery-request.js';
+import { collections } from '../store/collections.js';
 import { createEventStore, type DeliveryAttempt } from '../store/events.js';
 import { createRecoveryStore, type AttemptRecord } from '../store/recoveries.js';
 import { storeEvent } from './support/events.js';
@@ -10,6 +11,7 @@ import { scratchDb } from './support/scratch-db.js';
 // the read model and the audit log keep each attempt once.
 
 const { db } = scratchDb('attempts');
+const masterKey = randomBytes(32);
 
 const now = new Date('2026-11-22T10:00:00Z');
 
@@ -67,7 +69,7 @@ describe('recovery attempts in the read model', () => {
 
 describe('webhook delivery attempts in the audit log', () => {
   async function newEvent() {
-    const events = createEventStore(db());
+    const events = createEventStore(db(), masterKey);
     const eventId = await storeEvent(events, 'acct_a', {
       createdAt: now,
       deliveries: [{ deliveryId: 'd1', startedAt: now, attempts: [] }],
@@ -110,5 +112,25 @@ describe('webhook delivery attempts in the audit log', () => {
     const record = await events.get(eventId);
     expect(record?.deliveries).toEqual([{ deliveryId: 'd1', startedAt: now, attempts: [] }]);
     expect(record?.deliveryStatus).toBe('pending');
+  });
+});
+
+describe('events that carry a hosted link', () => {
+  it('are stored with the link and the body sealed, and read back as they were sent', async () => {
+    const events = createEventStore(db(), masterKey);
+    // The sample's link: https://pay.example.com/update-card/abc
+    const eventId = await storeEvent(events, 'acct_a', { type: 'recovery.skipped_high_risk' });
+    const raw = await db()
+      .collection(collections.events)
+      .findOne({ _id: eventId as never });
+    expect(JSON.stringify(raw)).not.toContain('update-card/abc');
+
+    const record = await events.get(eventId);
+    expect(record?.payload).toMatchObject({ cardUpdateUrl: 'https://pay.example.com/update-card/abc' });
+    expect(JSON.parse(record!.body)).toEqual(record!.payload);
+    expect((await events.list({ accountId: 'acct_a' })).find((e) => e._id === eventId)).toEqual(record);
+    const token = String((record!.payload as { paymentMethodToken: string }).paymentMethodToken);
+    const refs = { emails: [], tokens: [token], transactionIds: [], customerIds: [] };
+    expect((await events.ofCustomer('acct_a', refs)).find((e) => e._id === eventId)).toEqual(record);
   });
 });

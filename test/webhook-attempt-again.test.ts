@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createEventStore, type DeliveryAttempt } from '../store/events.js';
 import { storeEvent } from './support/events.js';
@@ -7,12 +8,13 @@ import { scratchDb } from './support/scratch-db.js';
 // workflow run that attempt again: the same POST, recorded a second time with whatever came back then.
 
 const { db } = scratchDb('attempt_again');
+const masterKey = randomBytes(32);
 
 const now = new Date('2026-11-22T10:00:00Z');
 const initial = { deliveryId: 'initial', index: 0 };
 
 async function pendingEvent() {
-  const events = createEventStore(db());
+  const events = createEventStore(db(), masterKey);
   const eventId = await storeEvent(events, 'acct_a', { createdAt: now });
   return { events, eventId };
 }
