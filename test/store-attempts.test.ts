@@ -132,5 +132,12 @@ describe('events that carry a hosted link', () => {
     const token = String((record!.payload as { paymentMethodToken: string }).paymentMethodToken);
     const refs = { emails: [], tokens: [token], transactionIds: [], customerIds: [] };
     expect((await events.ofCustomer('acct_a', refs)).find((e) => e._id === eventId)).toEqual(record);
+
+    // Under another master key (the old one lost) the event cannot be opened, but it is still found, as
+    // stored, for the customer's erasure; sending it fails rather than post what it cannot read.
+    const otherKey = createEventStore(db(), randomBytes(32));
+    const found = await otherKey.ofCustomer('acct_a', refs);
+    expect(found.find((e) => e._id === eventId)?.body).not.toBe(record!.body);
+    await expect(otherKey.get(eventId)).rejects.toThrow();
   });
 });
