@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chargebee as chargebeeConnector } from '../activities/connectors/chargebee.js';
+import type { GatewayConfig } from '../domain/settings.js';
+import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
 import {
   chargebeeEvent as event,
   startChargebeeEmulator,
@@ -54,8 +56,14 @@ async function connectedAccountWithKey(writeBack = true) {
 }
 const connectedAccount = async (writeBack = true) => (await connectedAccountWithKey(writeBack)).id;
 
-/** Chargebee's automatic collection of a new invoice failed on the customer's card `reference`. */
-function paymentFailed(reference: string, opts: { errorCode?: string; locale?: string } = {}) {
+/**
+ * Chargebee's automatic collection of a new invoice failed on the customer's card `reference`, vaulted in
+ * `gateway` (Stripe unless given).
+ */
+function paymentFailed(
+  reference: string,
+  opts: { errorCode?: string; locale?: string; gateway?: string } = {},
+) {
   n += 1;
   const invoiceId = `inv_${n}_${randomBytes(4).toString('hex')}`;
   const customerId = `AzZcb${n}`;
@@ -93,7 +101,12 @@ function paymentFailed(reference: string, opts: { errorCode?: string; locale?: s
       email: `Payer${n}@Example.com`,
       ...(opts.locale ? { locale: opts.locale } : {}),
       primary_payment_source_id: `pm_cb${n}`,
-      payment_method: { type: 'card', gateway: 'stripe', status: 'valid', reference_id: reference },
+      payment_method: {
+        type: 'card',
+        gateway: opts.gateway ?? 'stripe',
+        status: 'valid',
+        reference_id: reference,
+      },
     },
     card: {
       payment_source_id: `pm_cb${n}`,
@@ -107,7 +120,7 @@ function paymentFailed(reference: string, opts: { errorCode?: string; locale?: s
 }
 
 /** The customer saved a new card (`reference`, the gateway's) in Chargebee: its payment_source_updated. */
-function sourceUpdated(customerId: string, reference: string): string {
+function sourceUpdated(customerId: string, reference: string, gateway = 'stripe'): string {
   return JSON.stringify(
     event('payment_source_updated', {
       customer: { id: customerId, email: `payer${n}@example.com` },
@@ -117,7 +130,7 @@ function sourceUpdated(customerId: string, reference: string): string {
         type: 'card',
         reference_id: reference,
         status: 'valid',
-        gateway: 'stripe',
+        gateway,
         deleted: false,
       },
     }),
@@ -523,6 +536,63 @@ describe('Chargebee connector: a new card no gateway of the account can charge',
       state: 'queued',
       paymentMethodToken: 'tok_decline_do_not_honor_x2',
     });
+  });
+});
+
+describe('Chargebee connector: an account whose gateway is Braintree', () => {
+  let braintree: BraintreeEmulator;
+  beforeAll(async () => {
+    braintree = await startBraintreeEmulator();
+  });
+  afterAll(() => braintree.close());
+
+  /** An account charging through Braintree (the emulator), with the Chargebee connector and write-back. */
+  async function braintreeAccount() {
+    const gateway: GatewayConfig = {
+      name: 'braintree',
+      kind: 'braintree',
+      test: false,
+      credentials: braintree.credentials,
+    };
+    const { account } = await stack.createAccount({}, [gateway]);
+    await stack.stores.accounts.setConnector(account.id, 'chargebee', {
+      username,
+      password,
+      site: chargebee.site,
+      apiKey: chargebee.apiKey,
+      apiBase: chargebee.url,
+    });
+    return account.id;
+  }
+
+  it('a card Chargebee names as Braintree customer/token is recovered on token|customer, as Braintree charges it', async () => {
+    const accountId = await braintreeAccount();
+    braintree.addPaymentMethod('tok_abc', { customerId: 'cust_9', answers: ['approve'] });
+    const failed = paymentFailed('cust_9/tok_abc', { gateway: 'braintree' });
+    const res = await post(accountId, failed.body);
+    expect(res).toMatchObject({ status: 200, body: { received: true, action: 'recovery_started' } });
+
+    const doc = await writtenBack(stack, accountId, failed.invoiceId);
+    expect(doc.paymentMethodToken).toBe('tok_abc|cust_9');
+    expect(braintree.transactions().filter((t) => t.customerId === 'cust_9')).toEqual([
+      expect.objectContaining({ paymentMethodToken: 'tok_abc', status: 'submitted_for_settlement' }),
+    ]);
+    expect(chargebee.invoice(failed.invoiceId)).toMatchObject({ status: 'paid', amount_due: 0 });
+  });
+
+  it('a new Braintree card the customer saves in Chargebee retries the queued recovery on token|customer', async () => {
+    const accountId = await braintreeAccount();
+    braintree.addPaymentMethod('tok_declined', { customerId: 'cust_10', answers: [{ decline: '2000' }] });
+    braintree.addPaymentMethod('tok_new', { customerId: 'cust_10', answers: ['approve'] });
+    const failed = paymentFailed('cust_10/tok_declined', { gateway: 'braintree' });
+    await post(accountId, failed.body);
+    await cardUpdateRecovers(
+      stack,
+      accountId,
+      failed.invoiceId,
+      () => post(accountId, sourceUpdated(failed.customerId, 'cust_10/tok_new', 'braintree')),
+      'tok_new|cust_10',
+    );
   });
 });
 

@@ -96,7 +96,8 @@ function signed(
 
 /**
  * Stripe reports the automatic payment of a new invoice failed; the card answers `answers` to Recoup. The
- * invoice is of 29.00 EUR unless `amount` (in Stripe's units) and `currency` say otherwise.
+ * invoice is of 29.00 EUR unless `amount` (in Stripe's units) and `currency` say otherwise, and renews its
+ * subscription unless `billingReason` says it is the subscription's first.
  */
 function failedInvoice(
   answers: Parameters<StripeEmulator['addCard']>[1]['answers'],
@@ -105,7 +106,14 @@ function failedInvoice(
     email,
     amount = 2900,
     currency = 'eur',
-  }: { legacy?: boolean; email?: string; amount?: number; currency?: string } = {},
+    billingReason,
+  }: {
+    legacy?: boolean;
+    email?: string;
+    amount?: number;
+    currency?: string;
+    billingReason?: 'subscription_create' | 'subscription_cycle';
+  } = {},
 ) {
   n += 1;
   const customer = `cus_billing${n}`;
@@ -120,6 +128,7 @@ function failedInvoice(
     // A technical failure: Recoup charges again at once (a soft decline would wait for a better time).
     decline: 'processing_error',
     legacy,
+    billingReason,
   });
   return { ...failed, customer, card, event: signed('invoice.payment_failed', failed.invoice) };
 }
@@ -127,7 +136,7 @@ function failedInvoice(
 describe('Stripe Billing connector: invoice.payment_failed', () => {
   it('becomes a recovery keyed by the invoice, charged on the invoice’s card, written back as paid out of band', async () => {
     const account = await connectedAccount();
-    const { invoice, card, event } = failedInvoice(['approve']);
+    const { invoice, card, subscription, event } = failedInvoice(['approve']);
     const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ received: true, action: 'recovery_started' });
@@ -147,12 +156,43 @@ describe('Stripe Billing connector: invoice.payment_failed', () => {
     ]);
     expect(stripe.invoice(invoice.id)).toMatchObject({ status: 'paid', paid_out_of_band: true });
     expect(stripe.invoicePays()).toEqual([`recoup-write-back/${invoice.id}`]);
+    // Paid, the past-due subscription is active again at Stripe.
+    expect(stripe.subscription(subscription.id)).toMatchObject({ status: 'active' });
 
     // The merchant can look the recovery up by the invoice id.
     const status = await call(stack.baseUrl, 'GET', `/api/recovery/status?idempotencyKey=${invoice.id}`, {
       key: account.apiKey,
     });
     expect(status.body).toMatchObject({ status: 'succeeded', recovered: true, amount: 2900 });
+  });
+
+  it('the first invoice of a subscription the customer failed to pay at signup (incomplete) is ignored: no off-session charge, no write-back that would activate it', async () => {
+    const account = await connectedAccount();
+    const { invoice, card, subscription, event } = failedInvoice(['approve'], {
+      billingReason: 'subscription_create',
+    });
+    const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(res).toMatchObject({
+      status: 200,
+      body: { received: true, action: 'ignored', reason: expect.stringContaining('incomplete') },
+    });
+    expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toBeNull();
+    expect(stripe.intents().filter((i) => i.payment_method === card && i.metadata[attemptKeyField])).toEqual(
+      [],
+    );
+    expect(stripe.invoicePays()).not.toContain(`recoup-write-back/${invoice.id}`);
+    expect(stripe.subscription(subscription.id)).toMatchObject({ status: 'incomplete' });
+  });
+
+  it('reads the subscription from the invoice itself on endpoints pinned to API versions before 2025-03-31: an incomplete one’s first invoice is ignored too', async () => {
+    const account = await connectedAccount();
+    const { invoice, event } = failedInvoice(['approve'], {
+      billingReason: 'subscription_create',
+      legacy: true,
+    });
+    const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    expect(res.body).toMatchObject({ action: 'ignored', reason: expect.stringContaining('incomplete') });
+    expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toBeNull();
   });
 
   it('an ISK invoice, in Stripe’s hundredths of a króna, is recovered in ISO units and charged in Stripe’s', async () => {

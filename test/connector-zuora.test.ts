@@ -143,6 +143,7 @@ describe('Zuora connector: Payment Declined callout', () => {
         idempotencyKey: `recoup-write-back/${declined.invoiceId}`,
         body: expect.objectContaining({
           type: 'External',
+          paymentMethodType: 'CreditCard',
           accountId: declined.accountId,
           amount: '49.50',
           currency: 'USD',

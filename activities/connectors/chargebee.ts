@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ConnectorAction } from '../../domain/connectors.js';
 import { pageLocaleOf } from '../../domain/links.js';
 import { clientOf, currentInvoice, writeBack } from './chargebee-api.js';
-import { ignored, type PlatformConnector, type VerifiedEvent } from './types.js';
+import { ignored, type ConnectorContext, type PlatformConnector, type VerifiedEvent } from './types.js';
 import { bodyDigestId, jsonOf, samePair } from './webhook-body.js';
 
 /**
@@ -52,7 +52,7 @@ const PaymentFailedEvent = z.object({
         id: z.string(),
         email: text,
         locale: text,
-        payment_method: z.object({ reference_id: text }).nullish(),
+        payment_method: z.object({ reference_id: text, gateway: text }).nullish(),
       })
       .nullish(),
     card: z.object({ iin: text, issuing_country: text, billing_country: text }).nullish(),
@@ -79,6 +79,7 @@ const PaymentSourceUpdatedEvent = z.object({
     payment_source: z.object({
       customer_id: z.string(),
       reference_id: z.string(),
+      gateway: text,
       status: z.string(),
       deleted: z.boolean().nullish(),
     }),
@@ -90,6 +91,7 @@ const PaymentSourceExpiringEvent = z.object({
     customer: z.object({ email: text }).nullish(),
     payment_source: z.object({
       reference_id: z.string(),
+      gateway: text,
       card: z.object({
         brand: z.string(),
         last4: z.string(),
@@ -101,12 +103,24 @@ const PaymentSourceExpiringEvent = z.object({
 });
 
 /**
- * The token Recoup charges: card gateways' reference_id is `<gateway customer>/<gateway payment method>`
- * (Stripe: cus_…/pm_… or cus_…/card_…), and the gateway charges the last part.
+ * The token Recoup charges, from a card's reference_id: `<gateway customer>/<gateway payment method>`
+ * (Chargebee's "Update payment method for a customer": Stripe cus_…/card_… or pm_…; Braintree the customer
+ * id and the payment method token). Stripe charges the payment method alone; Recoup's Braintree token is
+ * `<payment method token>|<customer id>`, since a vaulted Braintree card is charged with its customer.
+ * `gateway` is the one Chargebee names for the card, else the account's primary gateway.
  */
-function tokenOf(referenceId: string | null | undefined): string | null {
-  return referenceId?.split('/').at(-1)?.trim() || null;
+function tokenOf(referenceId: string | null | undefined, gateway: string | null | undefined): string | null {
+  const [customer, ...rest] = (referenceId ?? '').split('/').map((part) => part.trim());
+  const method = rest.at(-1) ?? customer;
+  if (!method) return null;
+  // A Braintree reference of the customer alone names no card: it goes on as it is, and the intake's 422
+  // tells the merchant (in Chargebee's webhook log) that Braintree cannot charge it.
+  return gateway === 'braintree' && customer && rest.length > 0 ? `${method}|${customer}` : method;
 }
+
+/** The gateway that vaulted a card: as Chargebee names it, else the account's primary one. */
+const gatewayOf = (named: string | null | undefined, ctx: ConnectorContext) =>
+  named ?? ctx.gateways[0]?.kind ?? null;
 
 /** The invoice's statuses that await the payment Recoup would collect (Chargebee's Invoice `status`). */
 const awaitingPayment = new Set(['payment_due', 'not_paid']);
@@ -117,14 +131,19 @@ const awaitingPayment = new Set(['payment_due', 'not_paid']);
  * awaiting payment is recovered, of what it still owes; a failed read throws (the intake answers 5xx and
  * Chargebee resends). Without credentials the event's own amount is all there is.
  */
-async function paymentFailed(payload: unknown, config: ChargebeeConfig): Promise<ConnectorAction> {
+async function paymentFailed(
+  payload: unknown,
+  config: ChargebeeConfig,
+  ctx: ConnectorContext,
+): Promise<ConnectorAction> {
   const parsed = PaymentFailedEvent.safeParse(payload);
   if (!parsed.success) return ignored('The payment_failed event lacks the transaction Recoup needs');
   const { transaction: t, invoice, customer, card } = parsed.data.content;
   const invoiceId = invoice?.id ?? t.linked_invoices?.[0]?.invoice_id;
   if (!invoiceId) return ignored('The failed payment was for no invoice');
   // The event names the gateway reference of the customer's primary payment method only.
-  const token = tokenOf(customer?.payment_method?.reference_id);
+  const method = customer?.payment_method;
+  const token = tokenOf(method?.reference_id, gatewayOf(method?.gateway, ctx));
   if (!token) return ignored('The customer has no gateway payment method to retry');
   let amount = invoice?.amount_due ?? t.amount;
   let currency = invoice?.currency_code ?? t.currency_code;
@@ -187,25 +206,25 @@ function paymentSucceeded(payload: unknown): ConnectorAction {
   return { kind: 'paid', invoiceId: paid.id };
 }
 
-function paymentSourceUpdated(payload: unknown): ConnectorAction {
+function paymentSourceUpdated(payload: unknown, ctx: ConnectorContext): ConnectorAction {
   const parsed = PaymentSourceUpdatedEvent.safeParse(payload);
   if (!parsed.success) return ignored('The payment_source_updated event lacks its payment source');
   const source = parsed.data.content.payment_source;
   // An expired or invalid source would only decline again.
   if (source.deleted || !['valid', 'expiring'].includes(source.status))
     return ignored(`The payment source is not chargeable (${source.deleted ? 'deleted' : source.status})`);
-  const newToken = tokenOf(source.reference_id);
+  const newToken = tokenOf(source.reference_id, gatewayOf(source.gateway, ctx));
   return newToken
     ? { kind: 'card_updated', customerId: source.customer_id, newToken }
     : ignored('The payment source has no gateway reference');
 }
 
 /** Chargebee's notice of a card source about to expire: forwarded as card.expiring_soon. */
-function paymentSourceExpiring(payload: unknown): ConnectorAction {
+function paymentSourceExpiring(payload: unknown, ctx: ConnectorContext): ConnectorAction {
   const parsed = PaymentSourceExpiringEvent.safeParse(payload);
   if (!parsed.success) return ignored('The payment_source_expiring event names no card with its expiry');
   const { customer, payment_source: source } = parsed.data.content;
-  const token = tokenOf(source.reference_id);
+  const token = tokenOf(source.reference_id, gatewayOf(source.gateway, ctx));
   if (!token) return ignored('The payment source has no gateway reference');
   return {
     kind: 'card_expiring',
@@ -243,16 +262,16 @@ export const chargebee: PlatformConnector<ChargebeeConfig> = {
     }
     return eventOf(request.rawBody);
   },
-  interpret(event, config) {
+  interpret(event, config, ctx) {
     switch (event.type) {
       case 'payment_failed':
-        return paymentFailed(event.payload, config);
+        return paymentFailed(event.payload, config, ctx);
       case 'payment_succeeded':
         return Promise.resolve(paymentSucceeded(event.payload));
       case 'payment_source_updated':
-        return Promise.resolve(paymentSourceUpdated(event.payload));
+        return Promise.resolve(paymentSourceUpdated(event.payload, ctx));
       case 'payment_source_expiring':
-        return Promise.resolve(paymentSourceExpiring(event.payload));
+        return Promise.resolve(paymentSourceExpiring(event.payload, ctx));
       case 'not_an_event':
         return Promise.resolve(ignored('The body is not a Chargebee event'));
       default:

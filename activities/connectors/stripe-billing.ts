@@ -84,6 +84,26 @@ async function currentInvoice(stripe: Stripe, id: string): Promise<Stripe.Invoic
   }
 }
 
+/** The subscription an invoice bills: under `parent` from API version 2025-03-31, on the invoice before. */
+function subscriptionOf(invoice: Stripe.Invoice): string | null {
+  const legacy = (invoice as { subscription?: string | { id: string } | null }).subscription;
+  return idOf(invoice.parent?.subscription_details?.subscription ?? legacy);
+}
+
+/**
+ * Whether the invoice is the first of a subscription still `incomplete`: the customer's own payment at
+ * signup failed, on-session, and Stripe voids the invoice after 23 hours unless the customer pays it (its
+ * subscription lifecycle). Recovering it off-session would charge someone who abandoned signup, and the
+ * write-back (paid out of band) would activate the subscription.
+ */
+async function abandonedSignup(stripe: Stripe, invoice: Stripe.Invoice): Promise<boolean> {
+  if (invoice.billing_reason !== 'subscription_create') return false;
+  const id = subscriptionOf(invoice);
+  if (!id) return false;
+  const { status } = await stripe.subscriptions.retrieve(id);
+  return status === 'incomplete' || status === 'incomplete_expired';
+}
+
 /**
  * Stripe neither orders events nor stops redelivering them (for days, after Recoup's own 5xx too), so the
  * event's invoice is a snapshot: the customer may have paid it at Stripe since. The invoice is read back,
@@ -97,6 +117,10 @@ async function paymentFailed(stripe: Stripe, reported: Stripe.Invoice): Promise<
   if (invoice.status !== 'open')
     return ignored(`The invoice is ${invoice.status ?? 'unknown'} at Stripe, no longer due for collection`);
   if (invoice.amount_remaining <= 0) return ignored('The invoice is paid at Stripe, nothing is owed');
+  if (await abandonedSignup(stripe, invoice))
+    return ignored(
+      "The invoice is the first of a subscription still incomplete: the customer's payment at signup failed, and Recoup does not charge it off-session",
+    );
   // Stripe's units, not ISO's: 5,000 kr is 500000 at Stripe (ISK in hundredths), 5000 to Recoup.
   const amount = fromGatewayUnits(invoice.amount_remaining, invoice.currency, 'stripe');
   if (amount === null)

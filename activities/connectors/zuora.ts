@@ -176,6 +176,15 @@ async function recordedByRecoup(config: ZuoraConfig, invoiceId: string, referenc
 }
 
 /**
+ * The payment method type of Recoup's External payment. Zuora's "Create a payment": without a
+ * `paymentMethodId` the account's default payment method is used, and one of another kind than the payment
+ * is an error (an account Zuora charges by card has an electronic default), so `paymentMethodType` is to be
+ * given for an external payment. Recoup collected by card, through the merchant's gateway outside Zuora:
+ * Credit Card, a type Zuora lets external payments use once the tenant enables it.
+ */
+const externalPaymentMethodType = 'CreditCard';
+
+/**
  * Records the recovered payment as an External payment applied to the invoice, which stops Zuora's
  * collection of it. The invoice is read first: a retry finds it paid, by Recoup's own payment whose answer
  * was lost (`recorded`: the payment carries the gateway transaction id as its reference) or by another one
@@ -202,6 +211,7 @@ async function writeBack(config: ZuoraConfig, payment: WriteBack): Promise<Write
     },
     body: JSON.stringify({
       type: 'External',
+      paymentMethodType: externalPaymentMethodType,
       accountId: invoice.accountId,
       amount,
       currency: payment.currency,

@@ -64,8 +64,30 @@ export interface EmulatedInvoice {
   currency: string;
   status: 'open' | 'paid' | 'void';
   paid_out_of_band: boolean;
+  /** The subscription's first invoice, or one of a later period. */
+  billing_reason: 'subscription_create' | 'subscription_cycle';
+  /** The subscription billed, on API versions from 2025-03-31. */
+  parent?: {
+    type: 'subscription_details';
+    quote_details: null;
+    subscription_details: { subscription: string; metadata: null };
+  };
   /** Only on invoices of webhook endpoints pinned to API versions before 2025-03-31. */
   payment_intent?: string;
+  /** Only on invoices of webhook endpoints pinned to API versions before 2025-03-31. */
+  subscription?: string;
+}
+
+/**
+ * A Stripe Billing subscription: `incomplete` while its first invoice is unpaid, `past_due` while a later
+ * one is; paying the invoice makes it `active`.
+ */
+export interface EmulatedSubscription {
+  id: string;
+  object: 'subscription';
+  customer: string;
+  status: 'incomplete' | 'past_due' | 'active';
+  latest_invoice: string;
 }
 
 export interface StripeEmulator {
@@ -89,8 +111,10 @@ export interface StripeEmulator {
   addIntent(intent: Partial<EmulatedIntent> & { customer: string | null }): void;
   intents(): EmulatedIntent[];
   /**
-   * An open invoice whose automatic payment with `card` failed with `decline`: its PaymentIntent, linked as
-   * an invoice payment (or, `legacy`, on the invoice's own `payment_intent` field).
+   * An open invoice of a subscription whose payment with `card` failed with `decline`: its PaymentIntent,
+   * linked as an invoice payment (or, `legacy`, on the invoice's own `payment_intent` field). A renewal
+   * (`subscription_cycle`, the default) leaves the subscription `past_due`; the first invoice of a new
+   * subscription (`subscription_create`: the customer's payment at signup failed) leaves it `incomplete`.
    */
   addFailedInvoice(input: {
     customer: string;
@@ -100,7 +124,8 @@ export interface StripeEmulator {
     card: string;
     decline: string;
     legacy?: boolean;
-  }): { invoice: EmulatedInvoice; intent: EmulatedIntent };
+    billingReason?: EmulatedInvoice['billing_reason'];
+  }): { invoice: EmulatedInvoice; intent: EmulatedIntent; subscription: EmulatedSubscription };
   /** Stripe's own retry (or the customer) paid the invoice: its PaymentIntent succeeded. */
   payInvoiceAtStripe(invoiceId: string): EmulatedIntent;
   /**
@@ -109,6 +134,7 @@ export interface StripeEmulator {
    */
   payPartOfInvoiceAtStripe(invoiceId: string, amount: number): EmulatedIntent;
   invoice(id: string): EmulatedInvoice | undefined;
+  subscription(id: string): EmulatedSubscription | undefined;
   /** Idempotency keys of every invoice pay call (write-backs), in order, replays included. */
   invoicePays(): string[];
   /**
@@ -250,6 +276,13 @@ export async function startStripeEmulator(
   const sessions: EmulatedSession[] = [];
   let base = '';
   const invoices = new Map<string, EmulatedInvoice>();
+  const subscriptions = new Map<string, EmulatedSubscription>();
+  /** Paying a subscription's latest invoice, out of band too, makes it active (Stripe's subscription lifecycle). */
+  const activateSubscriptionOf = (invoice: EmulatedInvoice) => {
+    const id = invoice.parent?.subscription_details.subscription ?? invoice.subscription;
+    const subscription = id ? subscriptions.get(id) : undefined;
+    if (subscription?.latest_invoice === invoice.id) subscription.status = 'active';
+  };
   const invoicePayments: Array<{
     id: string;
     invoice: string;
@@ -289,6 +322,7 @@ export async function startStripeEmulator(
     invoice.status = 'paid';
     invoice.paid_out_of_band = true;
     invoice.amount_remaining = 0;
+    activateSubscriptionOf(invoice);
     return { status: 200, body: { ...invoice } };
   }
 
@@ -399,6 +433,14 @@ export async function startStripeEmulator(
     }
     if (req.method === 'GET' && url.pathname === '/v1/invoice_payments')
       return send(res, 200, listInvoicePayments(url.searchParams));
+    const subscriptionPath = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && subscriptionPath) {
+      const id = decodeURIComponent(subscriptionPath[1]!);
+      const found = subscriptions.get(id);
+      return found
+        ? send(res, 200, found)
+        : send(res, 404, invalid(`No such subscription: '${id}'`, 'resource_missing'));
+    }
     const invoicePath = /^\/v1\/invoices\/([^/]+)(\/pay)?$/.exec(url.pathname);
     const down = outage && (invoicePath?.[2] || outage.reads) && (await clock()).getTime() < outage.until;
     if (invoicePath && down)
@@ -515,6 +557,15 @@ export async function startStripeEmulator(
         },
       };
       intents.push(intent);
+      const billingReason = input.billingReason ?? 'subscription_cycle';
+      const subscription: EmulatedSubscription = {
+        id: newId('sub'),
+        object: 'subscription',
+        customer: input.customer,
+        status: billingReason === 'subscription_create' ? 'incomplete' : 'past_due',
+        latest_invoice: id,
+      };
+      subscriptions.set(subscription.id, subscription);
       const invoice: EmulatedInvoice = {
         id,
         object: 'invoice',
@@ -525,7 +576,16 @@ export async function startStripeEmulator(
         currency: input.currency,
         status: 'open',
         paid_out_of_band: false,
-        ...(input.legacy ? { payment_intent: intent.id } : {}),
+        billing_reason: billingReason,
+        ...(input.legacy
+          ? { payment_intent: intent.id, subscription: subscription.id }
+          : {
+              parent: {
+                type: 'subscription_details',
+                quote_details: null,
+                subscription_details: { subscription: subscription.id, metadata: null },
+              },
+            }),
       };
       invoices.set(id, invoice);
       if (!input.legacy)
@@ -536,7 +596,7 @@ export async function startStripeEmulator(
           created: intent.created,
           status: 'open',
         });
-      return { invoice: { ...invoice }, intent: { ...intent } };
+      return { invoice: { ...invoice }, intent: { ...intent }, subscription: { ...subscription } };
     },
     payInvoiceAtStripe(invoiceId) {
       const invoice = invoices.get(invoiceId);
@@ -548,6 +608,7 @@ export async function startStripeEmulator(
       if (link) link.status = 'paid';
       invoice.status = 'paid';
       invoice.amount_remaining = 0;
+      activateSubscriptionOf(invoice);
       return { ...intent };
     },
     payPartOfInvoiceAtStripe(invoiceId, amount) {
@@ -583,6 +644,10 @@ export async function startStripeEmulator(
     },
     invoice: (id) => {
       const found = invoices.get(id);
+      return found ? { ...found } : undefined;
+    },
+    subscription: (id) => {
+      const found = subscriptions.get(id);
       return found ? { ...found } : undefined;
     },
     invoicePays: () => [...pays],

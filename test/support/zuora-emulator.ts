@@ -4,7 +4,8 @@ import { closeServer, readText, sendJson as send, serveEmulator } from './emulat
 /**
  * A local emulator of the part of Zuora's REST API the Zuora connector calls: an OAuth token (client
  * credentials), a payment method (CRUD), an invoice and its application parts, creating and reading a payment. It checks the bearer token and
- * answers failures with Zuora's error body (`{ success: false, reasons: [{ code, message }] }`).
+ * answers failures with Zuora's error body (`{ success: false, reasons: [{ code, message }] }`), as Zuora
+ * does with HTTP 200 for a payment it refuses (an External payment that names no payment method type).
  */
 export interface ZuoraEmulator {
   url: string;
@@ -29,6 +30,38 @@ export interface ZuoraEmulator {
 }
 
 const newId = () => randomBytes(16).toString('hex');
+
+/**
+ * The payment method types Zuora classifies as usable for an external payment ("Define payment methods";
+ * each is a system payment method the tenant enables under Settings > Payments > Payment Method).
+ */
+const externalTypes = new Set([
+  'ACH',
+  'BankTransfer',
+  'Cash',
+  'Check',
+  'CreditCard',
+  'CreditCardReferenceTransaction',
+  'DebitCard',
+  'PayPal',
+  'WireTransfer',
+]);
+
+/**
+ * Why Zuora refuses to create an External payment, or null. Zuora's "Create a payment": without
+ * `paymentMethodId` the account's default payment method is used, and one of another kind than the payment
+ * is an error; `paymentMethodType` is to be specified for an external payment. Every account here pays by
+ * an electronic card reference transaction by default. (The error's wording is modelled.)
+ */
+function externalPaymentProblem(payment: Record<string, unknown>): string | null {
+  if (payment.type !== 'External' || typeof payment.paymentMethodId === 'string') return null;
+  const type = payment.paymentMethodType;
+  if (type === undefined)
+    return "The account's default payment method is electronic and cannot be used for an External payment: specify paymentMethodType or paymentMethodId";
+  return typeof type === 'string' && externalTypes.has(type)
+    ? null
+    : `Invalid value for paymentMethodType: ${JSON.stringify(type)}`;
+}
 
 const failure = (code: number, message: string) => ({
   success: false,
@@ -105,12 +138,14 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
     if (method === 'POST' && path === '/v1/payments') {
       const payment = JSON.parse(body) as Record<string, unknown>;
       created.push({ idempotencyKey, body: payment });
+      const problem = externalPaymentProblem(payment);
+      // Zuora answers some errors with HTTP 200 and `success: false`.
+      if (problem) return { status: 200, body: failure(53100020, problem) };
       const applied = (payment.invoices as { invoiceId: string; amount: string }[] | undefined) ?? [];
       const result = applyPayment(
         { type: String(payment.type), referenceId: (payment.referenceId as string | undefined) ?? null },
         applied.map(({ invoiceId, amount }) => ({ invoiceId, amount: Number(amount) })),
       );
-      // Zuora answers some errors with HTTP 200 and `success: false`.
       if ('error' in result) return { status: 200, body: result.error };
       return { status: 200, body: { success: true, id: result.id, status: 'Processed', ...payment } };
     }
