@@ -70,7 +70,7 @@ export async function launchRecovery(
     if (unstarted && error instanceof WorkflowExecutionAlreadyStartedError)
       throw duplicate(doc._id, doc, 'This recovery is already under way.');
     const exists = await workflowExists(deps.temporal, doc.workflowId);
-    if (exists) return stillProcessing(doc._id);
+    if (exists) return stillProcessing(wait ? await processingId(deps.stores, doc) : doc._id);
     if (exists === false) {
       await recoveries.discard(doc._id);
       await deps.stores.claims.releaseVelocity(doc.accountId, doc.cardKey, doc.amount, doc.currency, doc._id);
@@ -103,4 +103,16 @@ export async function launchRecovery(
       error,
     );
   }
+}
+
+/**
+ * The id a 202 gives for a recovery whose workflow runs though its start answered with an error (the
+ * workflow never heard of this 202): the bare id once claimed in the store, as execute claims it when its
+ * note cannot reach the workflow (startRecovery); FAILED_API_ when the first phase's failure claimed first,
+ * since that is the id its webhook carries.
+ */
+async function processingId(stores: Stores, doc: RecoveryDoc): Promise<string> {
+  return (await stores.recoveries.claimAnswer(doc.accountId, doc._id, 'processing'))
+    ? doc._id
+    : `FAILED_API_${doc._id}`;
 }

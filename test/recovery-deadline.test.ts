@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admitRecovery } from '../api/admit-recovery.js';
+import { launchRecovery } from '../api/launch-recovery.js';
 import { startRecovery } from '../api/start-recovery.js';
 import { RecoveryRequest } from '../domain/recovery-request.js';
 import { recoveryInputOf } from '../services/recovery-start.js';
@@ -187,4 +188,39 @@ describe('a stop once the merchant holds "still processing", during the first ph
     expect(await stack.stores.sandbox.countForToken('intake', 'tok_decline_invalid_number')).toBe(0);
     expect(await lastCardCharges('intake')).toBe(0);
   }, 60_000);
+});
+
+describe('a start that answers with an error though the workflow runs', () => {
+  it('answers 202 under the id the first phase’s failure then carries too', async () => {
+    const { account } = await stack.createAccount();
+    const request = RecoveryRequest.parse({
+      amount: 4800,
+      paymentMethodToken: 'tok_decline_incorrect_number',
+      originalDeclineCode: 'insufficient_funds',
+      isTrialConversion: true,
+    });
+    const admitted = await admitRecovery(stack.stores, account, request, new Date());
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    // Temporal started the workflow and took the update, but its answer was lost on the way back.
+    const workflow = new Proxy(stack.temporal.workflow, {
+      get(target, property, receiver) {
+        if (property !== 'startUpdateWithStart') return Reflect.get(target, property, receiver) as unknown;
+        return async (...args: Parameters<typeof target.startUpdateWithStart>) => {
+          await target.startUpdateWithStart(...args);
+          throw new Error('connection reset');
+        };
+      },
+    });
+    const temporal = new Proxy(stack.temporal, {
+      get: (target, property, receiver) =>
+        property === 'workflow' ? workflow : (Reflect.get(target, property, receiver) as unknown),
+    });
+    const deps = { stores: stack.stores, temporal, queues: stack.queues, clock: () => new Date() };
+    const answer = await launchRecovery(deps, admitted.doc, 'req-lost-answer');
+    expect(answer.status).toBe(202);
+    const given = (answer.body as { transactionId: string }).transactionId;
+
+    const [failed] = (await eventsOf(stack, account.id, ['recovery.failed'])).map((e) => e.payload);
+    expect(failed).toMatchObject({ event: 'recovery.failed', serviceTransactionId: given });
+  });
 });
