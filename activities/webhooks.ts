@@ -7,6 +7,7 @@ import {
   isAcknowledged,
   stopOf,
   webhookAcknowledgeTimeoutMs,
+  webhookPostDeadlineMs,
   type DeliveryBlock,
 } from '../domain/webhooks.js';
 import { version } from '../runtime/version.js';
@@ -72,15 +73,23 @@ function holdOf(
 export function webhookActivities(deps: ActivityDeps) {
   const { stores, clock, metrics } = deps;
 
-  /** What to send where: the stored bytes, the account's URL, secret and settings; and the event's record. */
+  /**
+   * What to send where: the stored bytes, the account's URL, secret and settings; and the event's record. A
+   * read that fails (MongoDB failing over) throws and is retried; an event or account that is gone (erased,
+   * the account closed) is not coming back, so that failure is not retried.
+   */
   async function load(eventId: string, now: Date) {
     const record = await stores.events.get(eventId);
-    if (!record) throw new Error(`No event ${eventId}`);
+    if (!record) throw ApplicationFailure.nonRetryable(`No event ${eventId}`, 'EventMissing');
     const [target, account] = await Promise.all([
       stores.accounts.webhookTarget(record.accountId, now),
       stores.accounts.find(record.accountId),
     ]);
-    if (!target || !account) throw new Error(`No account ${record.accountId} for event ${eventId}`);
+    if (!target || !account)
+      throw ApplicationFailure.nonRetryable(
+        `No account ${record.accountId} for event ${eventId}`,
+        'AccountMissing',
+      );
     return { record, ...target, settings: account.settings };
   }
 
@@ -122,13 +131,16 @@ export function webhookActivities(deps: ActivityDeps) {
      * already acknowledged (a worker died after recording that, and the workflow runs the attempt again):
      * the recorded acknowledgement is the answer, and the workflow ends. Posts nothing either while the
      * settings keep the event from being sent (the delivery is then recorded as stopped, and a pending event
-     * marked so, as publish marks it) or once this delivery was stopped or replaced.
+     * marked so, as publish marks it) or once this delivery was stopped or replaced. Throws only before it
+     * posts (the database did not answer, or answered too late to post within the run's time): run again,
+     * the attempt is still the same one, since the receiver has seen nothing of it.
      */
     async deliverWebhook(input: {
       eventId: string;
       deliveryId: string;
       attempt: number;
     }): Promise<AttemptOutcome> {
+      const started = performance.now();
       const now = clock();
       const { record, url, secret, settings } = await load(input.eventId, now);
       const at = now.toISOString();
@@ -148,6 +160,11 @@ export function webhookActivities(deps: ActivityDeps) {
         metrics.webhookAttempt(record.type, 'not_sent');
         return { ok: false, statusCode: null, error: hold.error, at, latencyMs: 0 };
       }
+      if (performance.now() - started > webhookPostDeadlineMs)
+        throw ApplicationFailure.retryable(
+          `Reading event ${record._id} took too long to post it within the attempt's time: nothing sent`,
+          'PostDeadlinePassed',
+        );
       const outcome = await post(record, { url, secret }, input.attempt, at);
       if (!outcome.ok) metrics.webhookAttempt(record.type, 'failed');
       else {

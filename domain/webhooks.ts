@@ -33,6 +33,19 @@ export const webhookMaxAttempts = webhookAttemptOffsetsMs.length;
 export const webhookAcknowledgeTimeoutMs = 10_000;
 
 /**
+ * How long one run of an attempt may take: reading the event and its account, then the POST and its 10 s.
+ * A run that fails before it posts (MongoDB failing over, a read slower than this allows) is run again as
+ * the same attempt; it is no attempt of the schedule, since nothing was sent.
+ */
+export const webhookAttemptTimeoutMs = 15_000;
+
+/**
+ * How long into its run an attempt may still post: the POST's 10 s and a second to spare must fit in what is
+ * left, so that a run never times out with its POST under way (run again, it would post the attempt twice).
+ */
+export const webhookPostDeadlineMs = webhookAttemptTimeoutMs - webhookAcknowledgeTimeoutMs - 1_000;
+
+/**
  * How long a delivery can run, counted from its first attempt: the schedule's 24 h and 3 h to spare (slow
  * receivers, workers down for a while). A delivery older than that has ended, whatever it recorded.
  */
@@ -139,6 +152,60 @@ export function isStranded(
   const latest = event.deliveries.at(-1);
   if (event.deliveryStatus !== 'pending' || !latest || latest.attempts.length > 0) return false;
   return now.getTime() - latest.startedAt.getTime() >= strandedAfterMs;
+}
+
+/**
+ * How long the outbox check follows a process's events once told (the process tells it before recording
+ * them, `outboxWatchRenewMs` before this runs out): it looks for stranded events until those recorded in
+ * that time could all be stranded, then rests until told again.
+ */
+export const outboxWatchMs = 2 * 60_000;
+
+/** How long before its word to the outbox check runs out a recording process tells it again. */
+export const outboxWatchRenewMs = 30_000;
+
+/** The least time between two looks of the outbox check while events go on being recorded. */
+export const outboxLookEveryMs = 60_000;
+
+/**
+ * Allowance between the clock of the process that records an event (its `startedAt`) and the check's
+ * (Temporal's), and for the word reaching the check: an event is looked for this much later.
+ */
+const outboxClockSlackMs = 60_000;
+
+/**
+ * What the outbox check knows, in its clock: events recorded from `since` on may not have been looked for,
+ * more may be recorded until `until`, and it last looked at `lookedAt`. Null while no process is recording.
+ */
+export interface OutboxWatch {
+  since: number;
+  until: number;
+  lookedAt: number | null;
+}
+
+/** The watch once a process said at `nowMs` that it is recording events. */
+export function outboxTold(watch: OutboxWatch | null, nowMs: number): OutboxWatch {
+  const until = nowMs + outboxWatchMs;
+  return watch ? { ...watch, until: Math.max(watch.until, until) } : { since: nowMs, until, lookedAt: null };
+}
+
+/**
+ * When the check looks next: once the first event not yet looked for could be stranded, and no sooner than
+ * `outboxLookEveryMs` after the last look.
+ */
+export function nextOutboxLookAt(watch: OutboxWatch): number {
+  const stranded = watch.since + strandedAfterMs + outboxClockSlackMs;
+  return watch.lookedAt === null ? stranded : Math.max(stranded, watch.lookedAt + outboxLookEveryMs);
+}
+
+/**
+ * The watch after a look as of `asOfMs`, which found every event stranded that was recorded up to
+ * `strandedAfterMs` (and the slack) before: null once that covers all that may be recorded under it.
+ */
+export function outboxLooked(watch: OutboxWatch, asOfMs: number): OutboxWatch | null {
+  const covered = asOfMs - strandedAfterMs - outboxClockSlackMs;
+  if (watch.until <= covered) return null;
+  return { since: Math.max(watch.since, covered), until: watch.until, lookedAt: asOfMs };
 }
 
 /** True for an absolute https:// URL: the only kind that receives events. */

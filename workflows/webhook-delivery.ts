@@ -1,7 +1,7 @@
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { AttemptOutcome } from '../activities/webhooks.js';
-import { webhookAttemptOffsetsMs, webhookMaxAttempts } from '../domain/webhooks.js';
+import { webhookAttemptOffsetsMs, webhookAttemptTimeoutMs, webhookMaxAttempts } from '../domain/webhooks.js';
 
 /** One delivery of one stored event: ids only, the activity loads the body and the secret. */
 export interface WebhookDeliveryInput {
@@ -12,13 +12,17 @@ export interface WebhookDeliveryInput {
   deliveryIndex: number;
 }
 
-// One POST per activity run: the workflow owns the schedule, so Temporal must never repeat a POST itself.
+// One POST per attempt: the workflow owns the schedule. Temporal runs an attempt again only when a run
+// failed before posting (the event or account could not be read: MongoDB failing over), until the
+// database answers: such a failure uses up no attempt, and the receiver first sees the attempt under its
+// own number. A run posts only while the POST's 10 s still fit in its timeout (`webhookPostDeadlineMs`),
+// so no run times out, to be run again, mid-POST.
 // A local activity: the POST leaves in the workflow task that schedules it, with no wait for an activity
 // task to be dispatched. A worker that dies during the POST sends it again when the workflow resumes, as
 // the same attempt (receivers deduplicate by eventId: delivery is at least once either way).
 const { deliverWebhook } = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { maximumAttempts: 1 },
+  startToCloseTimeout: webhookAttemptTimeoutMs,
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
 // Bookkeeping in MongoDB: idempotent, retried until the database answers. Local activities, so recording
@@ -28,7 +32,10 @@ const { recordWebhookAttempt, markEventStatus } = proxyLocalActivities<Activitie
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-/** Runs one attempt; an activity that failed or timed out is a failed attempt with no status code. */
+/**
+ * Runs one attempt. Only a failure that retrying cannot cure gets here (the event or its account is gone):
+ * it is a failed attempt with no status code, and recording it fails the workflow when the event is gone.
+ */
 async function attempt(input: WebhookDeliveryInput, n: number): Promise<AttemptOutcome> {
   const started = Date.now();
   try {
@@ -48,9 +55,9 @@ async function attempt(input: WebhookDeliveryInput, n: number): Promise<AttemptO
 
 /**
  * Delivers an event on the schedule of the spec: attempts at 0 s, 2 s, 8 s, 1 m, 5 m, 30 m, 2 h and 24 h
- * from the first, never overlapping (an attempt due while the previous one still runs follows it at
- * once). Only a 200 acknowledges; after the last failure the event is marked failed (the audit log's dead
- * letter) for a manual resend.
+ * from the first, never overlapping (an attempt due while the previous one still runs, or still waits for
+ * the database, follows it at once). Only a 200 acknowledges; after the last failure the event is marked
+ * failed (the audit log's dead letter) for a manual resend.
  */
 export async function webhookDeliveryWorkflow(
   input: WebhookDeliveryInput,
