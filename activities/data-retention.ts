@@ -18,9 +18,10 @@ export interface RetentionResult extends PurgeCounts, OperationalCounts {
 export function retentionActivities({ stores, log, events }: ActivityDeps) {
   /**
    * Starts the delivery of every event left pending on one that was recorded but never started (the
-   * process that recorded it died first, and its publisher, e.g. an API request, never publishes that
-   * eventId again), heartbeating after each. Republishing starts only a delivery that made no attempt, under its
-   * own workflow id: one already started (running or ended) is never started twice.
+   * process that recorded it died first, or Temporal refused the start, and its publisher, e.g. an API
+   * request, never publishes that eventId again), heartbeating after each. Republishing starts only a
+   * delivery that made no attempt, under its own workflow id: one already started (running or ended) is
+   * never started twice.
    */
   async function resumeStranded(asOf: Date): Promise<number> {
     let resumed = 0;
@@ -36,6 +37,17 @@ export function retentionActivities({ stores, log, events }: ActivityDeps) {
   }
 
   return {
+    /**
+     * The outbox check's look (minutes after a process said it was recording events): starts the
+     * deliveries of the events stranded as of `asOf` (epoch ms, the workflow's clock), as the daily run
+     * does; returns how many. A retry looks again: a delivery already started is not started again.
+     */
+    async resumeStrandedEvents(input: { asOf: number }): Promise<number> {
+      const resumed = await resumeStranded(new Date(input.asOf));
+      if (resumed > 0) log.info({ resumedEvents: resumed }, 'stranded events resumed');
+      return resumed;
+    },
+
     /**
      * Deletes, for every account with a `dataRetentionDays`, its records older than that as of `asOf`
      * (epoch ms, the workflow's clock), heartbeating after each account, then the records that only serve

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  ServiceError,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import { z } from 'zod';
+import { dataRetentionWorkflowId } from '../domain/card-health.js';
 import { EventPayloadSchema, type EventPayload, type StoredEvent } from '../domain/events.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import {
@@ -8,12 +14,15 @@ import {
   deliveryIdOf,
   deliveryWorkflowId,
   mayBeUnderWay,
+  outboxWatchMs,
+  outboxWatchRenewMs,
   webhookWorkflowId,
   type DeliveryStatus,
 } from '../domain/webhooks.js';
 import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import type { TaskQueues } from '../worker/task-queues.js';
+import { eventsRecordedSignal } from '../workflows/data-retention.js';
 import { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
 
 /** No event has this id. */
@@ -43,8 +52,10 @@ export const notSentReason = {
 
 export interface EventPublisher {
   /**
-   * Validates, stores and hands an event to its delivery workflow. Publishing the same `eventId` again is
-   * a no-op that returns the stored outcome, so callers that may retry should pass a stable `eventId`.
+   * Validates, stores and hands an event to its delivery workflow, having told the outbox check first (a
+   * delivery this process never gets to start is started within minutes). Publishing the same `eventId`
+   * again is a no-op that returns the stored outcome, so callers that may retry should pass a stable
+   * `eventId`.
    */
   publish(
     accountId: string,
@@ -54,8 +65,8 @@ export interface EventPublisher {
   /**
    * Publishes a stored event again, as `publish` with its own payload and eventId would: starts its latest
    * delivery if that was recorded but never started (a crash, or Temporal refusing the start, came in
-   * between); the daily data retention run does so for every event stranded pending. Null when no event
-   * has this id.
+   * between); the outbox check and the daily data retention run do so for every event stranded pending.
+   * Null when no event has this id.
    */
   republish(eventId: string): Promise<{ eventId: string; deliveryStatus: DeliveryStatus } | null>;
   /** Delivers a stored event again (same body and eventId, signed at send time) in a new delivery. */
@@ -77,8 +88,42 @@ export function createEventPublisher(deps: {
     return account.settings;
   }
 
-  /** Starts the delivery recorded as `deliveryId`, the `index`-th of the event's deliveries. */
-  async function startDelivery(record: EventRecord, index: number, deliveryId: string): Promise<void> {
+  /** Until when, in this process's clock, the outbox check follows the events this process records. */
+  let toldUntil = 0;
+
+  /**
+   * Tells the outbox check (in the daily data retention workflow) that this process records events, before
+   * it stores one: should the process die before starting the event's delivery, or Temporal refuse the
+   * start, the check starts it within minutes. Tells it at most once per `outboxWatchMs -
+   * outboxWatchRenewMs`. False when it cannot be told (Temporal unreachable, or no worker started the daily
+   * workflows yet): the event is stored and published all the same, and the daily run is its net.
+   */
+  async function tellOutboxCheck(): Promise<boolean> {
+    const now = clock().getTime();
+    if (now < toldUntil) return true;
+    try {
+      await temporal.workflow
+        .getHandle(dataRetentionWorkflowId(queues.recovery))
+        .signal(eventsRecordedSignal);
+    } catch (error) {
+      // No check to tell, or no Temporal to tell it through: the start that follows fails by itself then.
+      if (error instanceof WorkflowNotFoundError || error instanceof ServiceError) return false;
+      throw error;
+    }
+    toldUntil = now + outboxWatchMs - outboxWatchRenewMs;
+    return true;
+  }
+
+  /**
+   * Starts the delivery recorded as `deliveryId`, the `index`-th of the event's deliveries. `checkTold`: the
+   * outbox check was told before the event was stored, so it starts the delivery if Temporal refuses.
+   */
+  async function startDelivery(
+    record: EventRecord,
+    index: number,
+    deliveryId: string,
+    checkTold = false,
+  ): Promise<void> {
     try {
       await temporal.workflow.start(webhookDeliveryWorkflow, {
         workflowId: deliveryWorkflowId(record._id, deliveryId),
@@ -94,10 +139,11 @@ export function createEventPublisher(deps: {
       });
     } catch (error) {
       if (error instanceof WorkflowExecutionAlreadyStartedError) return;
-      // Left pending, the event would wait for ever on a delivery nothing runs, and a caller that cannot
-      // publish it again under the same eventId (an API request the merchant retries) never would: dead-
-      // lettered, it is listed as failed and a resend starts it (as does a retried publish of that eventId).
-      await stores.events.setStatus(record._id, 'failed', ['pending']);
+      // Left pending, the outbox check told of it starts it within minutes. Untold, it would wait for the
+      // daily run, and a caller that cannot publish it again under the same eventId (an API request the
+      // merchant retries) never would: dead-lettered, it is listed as failed and a resend starts it (as does
+      // a retried publish of that eventId).
+      if (!checkTold) await stores.events.setStatus(record._id, 'failed', ['pending']);
       throw error;
     }
   }
@@ -110,11 +156,12 @@ export function createEventPublisher(deps: {
     record: EventRecord,
     index: number,
     deliveryId: string,
+    checkTold = false,
   ): Promise<DeliveryStatus> {
     const revived =
       record.deliveryStatus === 'failed' &&
       (await stores.events.setStatus(record._id, 'pending', ['failed'], record.deliveries.length));
-    await startDelivery(record, index, deliveryId);
+    await startDelivery(record, index, deliveryId, checkTold);
     return revived ? 'pending' : record.deliveryStatus;
   }
 
@@ -135,12 +182,15 @@ export function createEventPublisher(deps: {
    * ran and is left alone: Temporal forgets an ended workflow after its retention, and starting its id
    * again would post a second delivery beside whatever runs now (a resend).
    */
-  async function resume(record: EventRecord): Promise<{ eventId: string; deliveryStatus: DeliveryStatus }> {
+  async function resume(
+    record: EventRecord,
+    checkTold = false,
+  ): Promise<{ eventId: string; deliveryStatus: DeliveryStatus }> {
     const index = record.deliveries.length - 1;
     const latest = record.deliveries[index];
     if (!latest || latest.attempts.length > 0)
       return { eventId: record._id, deliveryStatus: record.deliveryStatus };
-    const deliveryStatus = await startRecorded(record, index, latest.deliveryId);
+    const deliveryStatus = await startRecorded(record, index, latest.deliveryId, checkTold);
     return { eventId: record._id, deliveryStatus };
   }
 
@@ -150,6 +200,8 @@ export function createEventPublisher(deps: {
       if (!parsed.success)
         throw new Error(`Invalid ${String(payload.event)} event: ${z.prettifyError(parsed.error)}`);
       const block = deliveryBlock(parsed.data.event, await settingsOf(accountId));
+      // Before the event is stored: from then on its delivery would be stranded were this process to die.
+      const checkTold = block === null && (await tellOutboxCheck());
       const now = clock();
       const eventId = opts.eventId ?? randomUUID();
       const stored: StoredEvent = { ...parsed.data, eventId, createdAt: now.toISOString() };
@@ -164,7 +216,7 @@ export function createEventPublisher(deps: {
         deliveries: block ? [] : [{ deliveryId: deliveryIdOf(), startedAt: now, attempts: [] }],
       });
       // Also when the event already existed: its delivery may not have started before a crash.
-      return resume(record);
+      return resume(record, checkTold);
     },
 
     async republish(eventId) {

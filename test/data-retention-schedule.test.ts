@@ -1,22 +1,33 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { outboxWatchMs, outboxWatchRenewMs, strandedAfterMs } from '../domain/webhooks.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
+import { createEventPublisher } from '../services/events.js';
+import { poll } from './support/poll.js';
+import { sampleEvent } from './support/sample-events.js';
 import { call, type Stack } from './support/stack.js';
 import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
+import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 
 // The daily data retention on Temporal's time-skipping server: three months of days in seconds, with the
 // real workers, activities and FerretDB.
 
 let env: TestWorkflowEnvironment;
 let stack: Stack;
+let receiver: Receiver;
 const day = 86_400_000;
+const minute = 60_000;
 
 beforeAll(async () => {
   env = await startTimeSkipping();
   stack = await stackOnTimeSkipping(env);
+  receiver = await startReceiver({ now: () => env.currentTimeMs() });
 });
 afterAll(async () => {
   await stack?.close();
+  await receiver?.close();
   await env?.teardown();
 });
 
@@ -47,4 +58,117 @@ describe('the daily data retention', () => {
     expect(await kept(limited)).toEqual({ recovery: false, events: 0 });
     expect(await kept(unlimited)).toEqual({ recovery: true, events: 1 });
   }, 180_000);
+});
+
+/**
+ * A publisher of this stack whose process dies as it starts a delivery (`start` never answers), or whose
+ * start Temporal refuses; its clock is the server's (as a deployment's is Temporal's) unless given one.
+ * Counts the times it tells the outbox check that it records events.
+ */
+async function publisherWhoseStart(start: 'dies' | 'is refused', clock?: () => Date) {
+  const told = { times: 0 };
+  const temporal = new Client({
+    connection: env.connection,
+    interceptors: {
+      workflow: [
+        {
+          signal: (input, next) => {
+            told.times += 1;
+            return next(input);
+          },
+        },
+      ],
+    },
+  });
+  temporal.workflow.start = () =>
+    start === 'dies' ? new Promise(() => {}) : Promise.reject(new Error('Temporal refused the start'));
+  const offset = (await env.currentTimeMs()) - Date.now();
+  const events = createEventPublisher({
+    stores: stack.stores,
+    temporal,
+    queues: stack.queues,
+    clock: clock ?? (() => new Date(Date.now() + offset)),
+  });
+  return { events, told };
+}
+
+/** Noon (UTC) of the next day on the server: hours away from the daily run at 06:00. */
+async function skipToNoon(): Promise<void> {
+  const now = await env.currentTimeMs();
+  await skipTo(env, (Math.floor(now / day) + 1) * day + 12 * 3_600_000);
+}
+
+/** The event's POSTs to the receiver: when each came (server time) and the attempt it carried. */
+const postsOf = (eventId: string) =>
+  receiver.received
+    .filter((r) => r.headers['x-service-event-id'] === eventId)
+    .map((r) => ({ at: r.receivedAt, attempt: r.headers['x-service-delivery-attempt'] }));
+
+describe('an event stored while its delivery never started', () => {
+  it('is delivered within minutes when the process that stored it died before starting it', async () => {
+    await skipToNoon();
+    await ensureDailyWorkflows(env.client, stack.queues);
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url });
+    const { events } = await publisherWhoseStart('dies');
+    const eventId = randomUUID();
+    void events.publish(account.id, sampleEvent('recovery.success'), { eventId });
+    const stored = await poll(
+      () => stack.stores.events.get(eventId),
+      (e) => e !== null,
+    );
+    expect(stored).toMatchObject({ deliveryStatus: 'pending' });
+
+    await env.sleep(10 * minute);
+    const record = await poll(
+      () => stack.stores.events.get(eventId),
+      (e) => e?.deliveryStatus === 'delivered',
+    );
+    expect(record?.deliveryStatus).toBe('delivered');
+    const posts = postsOf(eventId);
+    expect(posts.map((p) => p.attempt)).toEqual(['1']);
+    // Started by the outbox check, once the event could count as stranded (5 minutes), and no later.
+    expect(posts[0]!.at - stored!.createdAt.getTime()).toBeGreaterThanOrEqual(strandedAfterMs);
+    expect(posts[0]!.at - stored!.createdAt.getTime()).toBeLessThanOrEqual(10 * minute);
+  });
+
+  it('is delivered within minutes when Temporal refused its start, not dead-lettered', async () => {
+    await skipToNoon();
+    await ensureDailyWorkflows(env.client, stack.queues);
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url });
+    const { events } = await publisherWhoseStart('is refused');
+    const eventId = randomUUID();
+    await expect(events.publish(account.id, sampleEvent('recovery.success'), { eventId })).rejects.toThrow(
+      'refused',
+    );
+    const stored = await stack.stores.events.get(eventId);
+    // The check, told before the event was stored, is what starts it: it stays pending meanwhile.
+    expect(stored).toMatchObject({ deliveryStatus: 'pending' });
+
+    await env.sleep(10 * minute);
+    const record = await poll(
+      () => stack.stores.events.get(eventId),
+      (e) => e?.deliveryStatus === 'delivered',
+    );
+    expect(record?.deliveryStatus).toBe('delivered');
+    const posts = postsOf(eventId);
+    expect(posts.map((p) => p.attempt)).toEqual(['1']);
+    // Started by the outbox check, once the event could count as stranded (5 minutes), and no later.
+    expect(posts[0]!.at - stored!.createdAt.getTime()).toBeGreaterThanOrEqual(strandedAfterMs);
+    expect(posts[0]!.at - stored!.createdAt.getTime()).toBeLessThanOrEqual(10 * minute);
+  });
+
+  it('a publisher tells the check once for all it records in a while, and again before that runs out', async () => {
+    await ensureDailyWorkflows(env.client, stack.queues);
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url });
+    let now = await env.currentTimeMs();
+    const { events, told } = await publisherWhoseStart('is refused', () => new Date(now));
+    const publish = () => events.publish(account.id, sampleEvent('recovery.success')).catch(() => null);
+    await publish();
+    now += outboxWatchMs - outboxWatchRenewMs - 1;
+    await publish();
+    expect(told.times).toBe(1);
+    now += 1;
+    await publish();
+    expect(told.times).toBe(2);
+  });
 });

@@ -6,7 +6,11 @@ import {
   isHttpsUrl,
   isStranded,
   mayBeUnderWay,
+  nextOutboxLookAt,
+  outboxLooked,
+  outboxTold,
   type DeliveryStatus,
+  type OutboxWatch,
 } from '../domain/webhooks.js';
 import { signWebhook, verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { sampleEvent, sampleEvents } from './support/sample-events.js';
@@ -259,5 +263,43 @@ describe('whether a delivery is still under way', () => {
     ['dead-lettered because Temporal refused the start: listed as failed', 'failed', begun(1, []), false],
   ] as const)('stranded: %s is %s', (_name, deliveryStatus: DeliveryStatus, latest, stranded) => {
     expect(isStranded({ deliveryStatus, deliveries: [latest] }, now)).toBe(stranded);
+  });
+});
+
+describe('when the outbox check looks for stranded events', () => {
+  const minute = 60_000;
+  /** The minutes (from 0) at which the check looks, told at each of `toldAt` and looking whenever due. */
+  function looksWhenTold(toldAt: number[]): number[] {
+    const told = [...toldAt];
+    const looks: number[] = [];
+    let watch: OutboxWatch | null = null;
+    while (told.length > 0 || watch) {
+      const due = watch ? nextOutboxLookAt(watch) / minute : Infinity;
+      if (told.length > 0 && told[0]! <= due) watch = outboxTold(watch, told.shift()! * minute);
+      else if (watch) {
+        looks.push(due);
+        watch = outboxLooked(watch, due * minute);
+      }
+    }
+    return looks;
+  }
+
+  it.each([
+    // Told once: the first look once an event recorded then could be stranded (5 minutes, and a minute
+    // for the clocks), then a look a minute until all recorded in the 2 minutes the word holds are covered.
+    ['told once', [0], [6, 7, 8]],
+    // Told again before that ran out (a process recording all along): a look a minute while it lasts.
+    ['told every 90 s for 6 minutes', [0, 1.5, 3, 4.5, 6], [6, 7, 8, 9, 10, 11, 12, 13, 14]],
+    // Told long after it rested: it starts over, with no look in between.
+    ['told, then an hour later', [0, 60], [6, 7, 8, 66, 67, 68]],
+  ])('%s: looks at minutes %j', (_name, toldAt, looks) => {
+    expect(looksWhenTold(toldAt)).toEqual(looks);
+  });
+
+  it('every event recorded while told is looked for once it could be stranded', () => {
+    // Recorded at 1.9 minutes, under the word given at 0: the look at 8 covers what was recorded up to 2.
+    const watch = outboxTold(null, 0);
+    expect(outboxLooked(watch, 7 * minute)).not.toBeNull();
+    expect(outboxLooked(watch, 8 * minute)).toBeNull();
   });
 });
