@@ -17,6 +17,7 @@ import { createLinkOutcomes } from '../services/link-outcomes.js';
 import { recoveryInputOf } from '../services/recovery-start.js';
 import { amountDueSignal, paidElsewhereSignal } from '../workflows/recovery-definitions.js';
 import { cardOnFile } from './support/cards.js';
+import { sampleEvent } from './support/sample-events.js';
 import { call, type Stack } from './support/stack.js';
 import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
 
@@ -214,7 +215,7 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
   /** The deployment's daily card health sweep, two days of it (it runs for ever: a history in progress). */
   'card-health-sweep-daily': async (stack, env) =>
     (await dailyWorkflowsAfterTwoDays(stack, env)).cardHealthSweep,
-  /** The deployment's daily data retention, two days of it. */
+  /** The deployment's daily data retention, two days of it, with an outbox check after an event published. */
   'data-retention-daily': async (stack, env) => (await dailyWorkflowsAfterTwoDays(stack, env)).dataRetention,
   /** recovery.failed to the test account's unreachable endpoint: the whole retry schedule, then given up. */
   'webhook-delivery-exhausted': async (stack) => {
@@ -271,8 +272,10 @@ async function sweptAccount(stack: Stack): Promise<{ accountId: string }> {
 let daily: Promise<{ cardHealthSweep: string; dataRetention: string }> | undefined;
 function dailyWorkflowsAfterTwoDays(stack: Stack, env: TestWorkflowEnvironment) {
   daily ??= (async () => {
-    await sweptAccount(stack);
+    const { accountId } = await sweptAccount(stack);
     const ids = await ensureDailyWorkflows(stack.temporal, stack.queues);
+    // An event published now tells the outbox check (since 2026-11-26), which looks minutes later.
+    await stack.events.publish(accountId, sampleEvent('recovery.success'));
     await env.sleep(2 * 86_400_000);
     return ids;
   })();
