@@ -269,6 +269,18 @@ export function resumeAfterWait(
   return { ...state, waited: true, options, stats: o.stats };
 }
 
+/**
+ * Takes up again a recovery about to end uncollected, with the customer's new card, which came while its
+ * last attempt was under way: the card's options replace the old card's, as after a wait, and the planner
+ * plans them (a card never charged is tried at once, within the budget and window left).
+ */
+export function reopenWithNewCard(
+  state: LoopState,
+  o: { stats: OutcomeStats; newCard: readonly PlanOption[] },
+): LoopState {
+  return { ...resumeAfterWait(state, o), slot: null, pending: null };
+}
+
 /** The account updater's answer for the token of the pending refresh: a fresh token, or null. */
 export function refreshed(state: LoopState, fresh: string | null): LoopState {
   const pending = state.pending;

@@ -446,6 +446,41 @@ describe('a card update while the recovery’s attempt is under way', () => {
   }, 90_000);
 });
 
+describe('a card update while the last attempt is under way', () => {
+  it('the new card is tried before the recovery ends on the old one', async () => {
+    const { apiKey, account } = await stack.createAccount({}, [
+      { name: 'slow', kind: 'test', test: true, credentials: { latencyMs: '3000' } },
+    ]);
+    // A trial conversion is charged at once; its card has expired, and the updater has nothing newer.
+    const old = 'tok_decline_expired_card';
+    const answer = call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: old,
+        originalDeclineCode: 'insufficient_funds',
+        isTrialConversion: true,
+        amount: amount(),
+      },
+    });
+    // The customer saves a new card while that charge is under way.
+    await poll(
+      () => stack.stores.sandbox.countForToken('slow', old),
+      (charges) => charges > 0,
+      { everyMs: 20 },
+    );
+    const link = await cardLink(apiKey, { paymentMethodToken: old });
+    expect((await submitPage(onServer(stack.baseUrl, link.body.url), goodCard)).status).toBe(200);
+
+    const res = await answer;
+    expect(res).toMatchObject({ status: 200, body: { success: true } });
+    const doc = await stack.stores.recoveries.find(account.id, String(res.body.transactionId));
+    expect(doc).toMatchObject({ state: 'succeeded' });
+    expect(doc!.paymentMethodToken).not.toBe(old);
+    expect(await stack.stores.sandbox.countForToken('slow', doc!.paymentMethodToken)).toBe(1);
+    expect(await stack.stores.sandbox.countForToken('slow', old)).toBe(1);
+  });
+});
+
 describe('another account', () => {
   it("cannot reach a link's recoveries: another account's queued recovery on the same token is not retried", async () => {
     const a = await stack.createAccount();

@@ -6,6 +6,7 @@ import {
   nextStep,
   observe,
   refreshed,
+  reopenWithNewCard,
   resumeAfterWait,
   startLoop,
   type ChargeResult,
@@ -197,6 +198,28 @@ describe('the recovery loop', () => {
       kind: 'finish',
       outcome: { kind: 'failed', ai: { score: 0 } },
     });
+  });
+
+  it('takes up again, with the customer’s new card, a recovery about to end on the old one', () => {
+    const box = { s: startLoop(setup('try_again_later')) };
+    step(box, failedAt);
+    charge(box, declined('stolen_card'), failedAt);
+    expect(step(box, failedAt)).toMatchObject({ kind: 'finish', outcome: { kind: 'blocked' } });
+    const newCard: PlanOption = { gateway: 'main', token: 'tok_new', role: 'primary' };
+    box.s = reopenWithNewCard(box.s, { stats: emptyStats(), newCard: [newCard] });
+    expect(step(box, failedAt)).toMatchObject({ kind: 'attempt', option: newCard, attemptNo: 2 });
+    charge(box, approved, failedAt);
+    expect(step(box, failedAt)).toMatchObject({ kind: 'finish', outcome: { kind: 'succeeded' } });
+  });
+
+  it('a new card gets no attempt past the budget', () => {
+    const box = { s: startLoop(setup('try_again_later', { maxAttempts: 1 })) };
+    step(box, failedAt);
+    charge(box, declined('try_again_later'), failedAt);
+    expect(step(box, failedAt)).toMatchObject({ kind: 'finish', outcome: { kind: 'failed' } });
+    const newCard: PlanOption = { gateway: 'main', token: 'tok_new', role: 'primary' };
+    box.s = reopenWithNewCard(box.s, { stats: emptyStats(), newCard: [newCard] });
+    expect(step(box, failedAt)).toMatchObject({ kind: 'finish', outcome: { kind: 'failed' } });
   });
 
   it('fails with the latest decline of any card, and the primary card’s for the recommended action', () => {

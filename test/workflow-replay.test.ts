@@ -15,7 +15,11 @@ import { serverClock } from '../scripts/time-skipping.js';
 import { ensureDailyWorkflows, runCardSweep } from '../services/card-sweep.js';
 import { createLinkOutcomes } from '../services/link-outcomes.js';
 import { recoveryInputOf } from '../services/recovery-start.js';
-import { amountDueSignal, paidElsewhereSignal } from '../workflows/recovery-definitions.js';
+import {
+  amountDueSignal,
+  cardUpdatedSignal,
+  paidElsewhereSignal,
+} from '../workflows/recovery-definitions.js';
 import { cardOnFile } from './support/cards.js';
 import { sampleEvent } from './support/sample-events.js';
 import { call, type Stack } from './support/stack.js';
@@ -202,6 +206,33 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
     await handle.signal(paidElsewhereSignal);
     await handle.result();
     return workflowId;
+  },
+  /**
+   * A trial conversion on an expired card (a gateway answering in 1.5 s); the customer's new card comes while
+   * that charge is under way: it is tried before the recovery ends (since 2026-11-26; before, it ended).
+   */
+  'recovery-card-updated-last-attempt': async (stack) => {
+    const { apiKey, account } = await stack.createAccount({}, [
+      { name: 'slow', kind: 'test', test: true, credentials: { latencyMs: '1500' } },
+    ]);
+    const old = 'tok_decline_expired_card';
+    const answer = call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        amount: 3300,
+        paymentMethodToken: old,
+        originalDeclineCode: 'insufficient_funds',
+        isTrialConversion: true,
+      },
+    });
+    while ((await stack.stores.sandbox.countForToken('slow', old)) === 0)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    const [doc] = await stack.stores.recoveries.underWayOnToken(account.id, old);
+    const handle = stack.temporal.workflow.getHandle(doc!.workflowId);
+    await handle.signal(cardUpdatedSignal, { newToken: 'tok_mastercard', paymentMethodType: 'card' });
+    await answer;
+    await handle.result();
+    return doc!.workflowId;
   },
   /** Queued, then the customer's new card from a hosted link is charged at once. */
   'recovery-card-updated': async (stack) => (await cardUpdated(stack)).recovery,

@@ -16,6 +16,7 @@ import {
   nextStep,
   observe,
   refreshed,
+  reopenWithNewCard,
   resumeAfterWait,
   startLoop,
   type LoopOutcome,
@@ -70,6 +71,9 @@ const notOwedStopsPatch = 'not-owed-stops';
  */
 const chargeDecidedPatch = 'charge-decided-before-sent';
 
+/** Workflow version: a new card that came while the last attempt was under way is tried before the end. */
+const lateCardUpdatePatch = 'late-card-update';
+
 /** A regular activity: the task that decided the attempt ends, and the decision is in the history. */
 const { attemptDecided } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -81,6 +85,12 @@ const { resolveCharge } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '30 seconds', backoffCoefficient: 2, maximumInterval: '1 hour' },
 });
+
+/** The customer's new card, from a hosted link or the billing platform. */
+interface CardUpdate {
+  newToken: string;
+  paymentMethodType: PaymentMethodType;
+}
 
 /**
  * One recovery, from intake to outcome: screen → plan → attempt → (sleep until the planned time →
@@ -102,7 +112,7 @@ async function recover(ctx: RecoveryContext): Promise<void> {
   const failedAt = Date.now();
   const r = input.request;
   const { workflowId } = workflowInfo();
-  let cardUpdate: { newToken: string; paymentMethodType: PaymentMethodType } | undefined;
+  let cardUpdate: CardUpdate | undefined;
   setHandler(cardUpdatedSignal, (update) => void (cardUpdate = update));
   // Stopped before it started: nothing is screened or charged (no earlier run took this branch).
   if (input.stopBeforeStart) return stop(ctx, input.stopBeforeStart);
@@ -191,6 +201,20 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     return next;
   }
 
+  /** Takes the customer's new card on: recorded first, then routed to each gateway that can charge it. */
+  async function takeCardUpdate(update: CardUpdate): Promise<PlanOption[]> {
+    const { newToken } = update;
+    paymentMethodType = update.paymentMethodType;
+    cardUpdate = undefined;
+    await ctx.record('processing', { paymentMethodToken: newToken, nextAttemptAt: null });
+    return routeNewCard({
+      accountId: input.accountId,
+      token: newToken,
+      paymentMethodType,
+      currency: r.currency,
+    });
+  }
+
   for (;;) {
     const next = nextStep(loop, Date.now());
     loop = next.state;
@@ -198,7 +222,17 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     // Part of the payment made elsewhere meanwhile: what is still due is what the next step works with. Not
     // when a charge has just collected: it took the amount it was sent with, and that is what is recorded.
     if (step.kind !== 'finish' || step.outcome.kind !== 'succeeded') await ctx.takeAmountDue();
-    if (step.kind === 'finish') return finish(ctx, screen, step.outcome);
+    if (step.kind === 'finish') {
+      // The customer's new card came while the last attempt was under way (or being looked up): it is tried
+      // before the recovery ends on the old card, within the retry budget and window that are left.
+      // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
+      if (cardUpdate && step.outcome.kind !== 'succeeded' && patched(lateCardUpdatePatch)) {
+        const newCard = await takeCardUpdate(cardUpdate);
+        loop = reopenWithNewCard(loop, { stats: await loadStats(input.accountId), newCard });
+        continue;
+      }
+      return finish(ctx, screen, step.outcome);
+    }
     // Stopped by the merchant or the billing platform: nothing more is charged.
     const stopReason = ctx.stopRequested;
     if (stopReason) return stop(ctx, stopReason);
@@ -226,19 +260,9 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       const stopped = ctx.stopRequested;
       if (stopped) return stop(ctx, stopped);
       let newCard: PlanOption[] | undefined;
-      if (cardUpdate) {
-        // The customer's new card replaces the old one and is tried at once, on each gateway that takes it.
-        const { newToken } = cardUpdate;
-        paymentMethodType = cardUpdate.paymentMethodType;
-        cardUpdate = undefined;
-        await ctx.record('processing', { paymentMethodToken: newToken, nextAttemptAt: null });
-        newCard = await routeNewCard({
-          accountId: input.accountId,
-          token: newToken,
-          paymentMethodType,
-          currency: r.currency,
-        });
-      } else if (patched(processingStatePatch)) await ctx.record('processing', { nextAttemptAt: null });
+      // The customer's new card replaces the old one and is tried at once, on each gateway that takes it.
+      if (cardUpdate) newCard = await takeCardUpdate(cardUpdate);
+      else if (patched(processingStatePatch)) await ctx.record('processing', { nextAttemptAt: null });
 
       const stats = await loadStats(input.accountId);
       loop = resumeAfterWait(loop, { stats, ...(newCard ? { newCard } : {}) });
