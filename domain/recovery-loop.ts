@@ -271,14 +271,15 @@ export function resumeAfterWait(
 
 /**
  * Takes up again a recovery about to end uncollected, with the customer's new card, which came while its
- * last attempt was under way: the card's options replace the old card's, as after a wait, and the planner
- * plans them (a card never charged is tried at once, within the budget and window left).
+ * last attempt was under way: the new card's options replace every other (the old card, and the fallback
+ * cards, which an ending of the old card leaves untried), and the planner plans them (a card never charged
+ * is tried at once, within the budget and window left).
  */
 export function reopenWithNewCard(
   state: LoopState,
   o: { stats: OutcomeStats; newCard: readonly PlanOption[] },
 ): LoopState {
-  return { ...resumeAfterWait(state, o), slot: null, pending: null };
+  return { ...state, options: o.newCard, stats: o.stats, slot: null, pending: null };
 }
 
 /** The account updater's answer for the token of the pending refresh: a fresh token, or null. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { recoveryWorkflowId } from '../domain/recovery.js';
+import { recoveryWorkflowId, statusOf } from '../domain/recovery.js';
 import { Settings } from '../domain/settings.js';
 import { sha256 } from '../runtime/crypto.js';
 import type { Account } from '../store/accounts.js';
@@ -447,22 +447,24 @@ describe('a card update while the recovery’s attempt is under way', () => {
 });
 
 describe('a card update while the last attempt is under way', () => {
-  it('the new card is tried before the recovery ends on the old one', async () => {
-    const { apiKey, account } = await stack.createAccount({}, [
+  /**
+   * Executes a trial conversion (charged at once) on `old` at a gateway answering in 3 s, and has the
+   * customer save a new card while that charge is under way; returns the answer and the recovery.
+   */
+  async function updatedMidCharge(old: string, settings: Record<string, unknown> = {}) {
+    const { apiKey, account } = await stack.createAccount(settings, [
       { name: 'slow', kind: 'test', test: true, credentials: { latencyMs: '3000' } },
     ]);
-    // A trial conversion is charged at once; its card has expired, and the updater has nothing newer.
-    const old = 'tok_decline_expired_card';
     const answer = call(stack.baseUrl, 'POST', '/api/recovery/execute', {
       key: apiKey,
       body: {
         paymentMethodToken: old,
+        fallbackPaymentMethodTokens: ['tok_second_card'],
         originalDeclineCode: 'insufficient_funds',
         isTrialConversion: true,
         amount: amount(),
       },
     });
-    // The customer saves a new card while that charge is under way.
     await poll(
       () => stack.stores.sandbox.countForToken('slow', old),
       (charges) => charges > 0,
@@ -470,14 +472,44 @@ describe('a card update while the last attempt is under way', () => {
     );
     const link = await cardLink(apiKey, { paymentMethodToken: old });
     expect((await submitPage(onServer(stack.baseUrl, link.body.url), goodCard)).status).toBe(200);
-
     const res = await answer;
+    const id = String(res.body.transactionId).replace(/^FAILED_API_/, '');
+    const doc = await poll(
+      () => stack.stores.recoveries.find(account.id, id),
+      (d) => d !== null && statusOf(d.state) !== 'unknown',
+    );
+    const charged = async (token: string) => stack.stores.sandbox.countForToken('slow', token);
+    return { res, doc: doc!, charged };
+  }
+
+  it('the new card is tried before the recovery ends on the old one, expired', async () => {
+    const old = 'tok_decline_expired_card';
+    const { res, doc, charged } = await updatedMidCharge(old);
     expect(res).toMatchObject({ status: 200, body: { success: true } });
-    const doc = await stack.stores.recoveries.find(account.id, String(res.body.transactionId));
+    expect(res.body.strategyUsed).not.toBe('smart_retry');
     expect(doc).toMatchObject({ state: 'succeeded' });
-    expect(doc!.paymentMethodToken).not.toBe(old);
-    expect(await stack.stores.sandbox.countForToken('slow', doc!.paymentMethodToken)).toBe(1);
-    expect(await stack.stores.sandbox.countForToken('slow', old)).toBe(1);
+    expect(doc.paymentMethodToken).not.toBe(old);
+    expect(await charged(doc.paymentMethodToken)).toBe(1);
+    expect(await charged(old)).toBe(1);
+    // The fallback card, left untried by the old card's ending, stays so.
+    expect(await charged('tok_second_card')).toBe(0);
+  });
+
+  it('not when the ending concerns the payment (a possible duplicate), nor past the budget', async () => {
+    const duplicate = await updatedMidCharge('tok_decline_duplicate_transaction');
+    expect(duplicate.res.body).toMatchObject({ success: false, recommendedAction: 'monitor' });
+    expect(duplicate.doc).toMatchObject({
+      paymentMethodToken: 'tok_decline_duplicate_transaction',
+      lastDeclineCode: 'duplicate_transaction',
+    });
+
+    const spent = await updatedMidCharge('tok_decline_expired_card', {
+      retryPolicy: { maxAttempts: 1, maxDays: 21 },
+    });
+    // The ending it was to have: the card expired, the customer to update it (which they did).
+    expect(spent.res.body).toMatchObject({ success: false, recommendedAction: 'request_card_update' });
+    expect(spent.doc.paymentMethodToken).toBe('tok_decline_expired_card');
+    expect(spent.doc.state).not.toBe('succeeded');
   });
 });
 

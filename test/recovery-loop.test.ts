@@ -200,16 +200,18 @@ describe('the recovery loop', () => {
     });
   });
 
-  it('takes up again, with the customer’s new card, a recovery about to end on the old one', () => {
-    const box = { s: startLoop(setup('try_again_later')) };
+  it('takes up again, with the customer’s new card only, a recovery about to end on the old one', () => {
+    const box = { s: startLoop(setup('try_again_later', { options: [primary, fallback] })) };
     step(box, failedAt);
-    charge(box, declined('stolen_card'), failedAt);
+    charge(box, declined('authentication_required'), failedAt);
     expect(step(box, failedAt)).toMatchObject({ kind: 'finish', outcome: { kind: 'blocked' } });
     const newCard: PlanOption = { gateway: 'main', token: 'tok_new', role: 'primary' };
     box.s = reopenWithNewCard(box.s, { stats: emptyStats(), newCard: [newCard] });
     expect(step(box, failedAt)).toMatchObject({ kind: 'attempt', option: newCard, attemptNo: 2 });
-    charge(box, approved, failedAt);
-    expect(step(box, failedAt)).toMatchObject({ kind: 'finish', outcome: { kind: 'succeeded' } });
+    charge(box, declined('insufficient_funds'), failedAt);
+    // The fallback card, which the old card's ending left untried, is not brought back.
+    const next = step(box, failedAt);
+    expect(next.kind === 'attempt' && next.option.token).not.toBe('tok_second');
   });
 
   it('a new card gets no attempt past the budget', () => {

@@ -201,18 +201,20 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     return next;
   }
 
-  /** Takes the customer's new card on: recorded first, then routed to each gateway that can charge it. */
-  async function takeCardUpdate(update: CardUpdate): Promise<PlanOption[]> {
-    const { newToken } = update;
-    paymentMethodType = update.paymentMethodType;
-    cardUpdate = undefined;
-    await ctx.record('processing', { paymentMethodToken: newToken, nextAttemptAt: null });
-    return routeNewCard({
+  /** The customer's new card, routed to each gateway that can charge it. */
+  const routeCard = (update: CardUpdate) =>
+    routeNewCard({
       accountId: input.accountId,
-      token: newToken,
-      paymentMethodType,
+      token: update.newToken,
+      paymentMethodType: update.paymentMethodType,
       currency: r.currency,
     });
+
+  /** Takes the customer's new card on: the read model shows it, and later attempts send its type. */
+  async function takeCard(update: CardUpdate): Promise<void> {
+    paymentMethodType = update.paymentMethodType;
+    cardUpdate = undefined;
+    await ctx.record('processing', { paymentMethodToken: update.newToken, nextAttemptAt: null });
   }
 
   for (;;) {
@@ -226,10 +228,16 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       // The customer's new card came while the last attempt was under way (or being looked up): it is tried
       // before the recovery ends on the old card, within the retry budget and window that are left.
       // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
-      if (cardUpdate && step.outcome.kind !== 'succeeded' && patched(lateCardUpdatePatch)) {
-        const newCard = await takeCardUpdate(cardUpdate);
-        loop = reopenWithNewCard(loop, { stats: await loadStats(input.accountId), newCard });
-        continue;
+      if (cardUpdate && asksForNewCard(step.outcome) && patched(lateCardUpdatePatch)) {
+        const update = cardUpdate;
+        const newCard = await routeCard(update);
+        const reopened = reopenWithNewCard(loop, { stats: await loadStats(input.accountId), newCard });
+        // Nothing the new card could do (the budget or the window is spent): it ends as it was to.
+        if (nextStep(reopened, Date.now()).step.kind !== 'finish') {
+          await takeCard(update);
+          loop = reopened;
+          continue;
+        }
       }
       return finish(ctx, screen, step.outcome);
     }
@@ -261,8 +269,11 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       if (stopped) return stop(ctx, stopped);
       let newCard: PlanOption[] | undefined;
       // The customer's new card replaces the old one and is tried at once, on each gateway that takes it.
-      if (cardUpdate) newCard = await takeCardUpdate(cardUpdate);
-      else if (patched(processingStatePatch)) await ctx.record('processing', { nextAttemptAt: null });
+      if (cardUpdate) {
+        const update = cardUpdate;
+        await takeCard(update);
+        newCard = await routeCard(update);
+      } else if (patched(processingStatePatch)) await ctx.record('processing', { nextAttemptAt: null });
 
       const stats = await loadStats(input.accountId);
       loop = resumeAfterWait(loop, { stats, ...(newCard ? { newCard } : {}) });
@@ -292,6 +303,27 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       }
       loop = await charge(step);
     }
+  }
+}
+
+/**
+ * Whether an ending asks the customer for another card (the card expired, needs replacing or
+ * re-authenticating, or is too unlikely to be charged): a new card that came during its last attempt
+ * answers it. Not an ending about the payment (a possible duplicate, nothing owed) or a fraud signal.
+ */
+function asksForNewCard(outcome: LoopOutcome): boolean {
+  switch (outcome.kind) {
+    case 'succeeded':
+      return false;
+    case 'expired':
+      return true;
+    case 'blocked':
+      return outcome.action === 'request_card_update';
+    case 'failed':
+      return (
+        outcome.stopReason === 'high_risk' ||
+        classifyInWorkflow(outcome.declineCode).recommendedAction === 'request_card_update'
+      );
   }
 }
 
