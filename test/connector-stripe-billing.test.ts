@@ -195,6 +195,22 @@ describe('Stripe Billing connector: invoice.payment_failed', () => {
     expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toBeNull();
   });
 
+  it('a first invoice whose subscription the key may not read is ignored with the permission to grant, not answered 5xx for ever', async () => {
+    const account = await connectedAccount();
+    const { invoice, event } = failedInvoice(['approve'], { billingReason: 'subscription_create' });
+    stripe.denySubscriptionReads(true);
+    try {
+      const res = await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+      expect(res).toMatchObject({
+        status: 200,
+        body: { action: 'ignored', reason: expect.stringContaining('Subscriptions read') },
+      });
+      expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toBeNull();
+    } finally {
+      stripe.denySubscriptionReads(false);
+    }
+  });
+
   it('an ISK invoice, in Stripe’s hundredths of a króna, is recovered in ISO units and charged in Stripe’s', async () => {
     const account = await connectedAccount();
     // 5,000 kr: Stripe writes ISK with two decimals that are always 00.

@@ -96,12 +96,18 @@ function subscriptionOf(invoice: Stripe.Invoice): string | null {
  * subscription lifecycle). Recovering it off-session would charge someone who abandoned signup, and the
  * write-back (paid out of band) would activate the subscription.
  */
-async function abandonedSignup(stripe: Stripe, invoice: Stripe.Invoice): Promise<boolean> {
+async function abandonedSignup(stripe: Stripe, invoice: Stripe.Invoice): Promise<boolean | 'unreadable'> {
   if (invoice.billing_reason !== 'subscription_create') return false;
   const id = subscriptionOf(invoice);
   if (!id) return false;
-  const { status } = await stripe.subscriptions.retrieve(id);
-  return status === 'incomplete' || status === 'incomplete_expired';
+  try {
+    const { status } = await stripe.subscriptions.retrieve(id);
+    return status === 'incomplete' || status === 'incomplete_expired';
+  } catch (error) {
+    // A restricted key without Subscriptions read: no redelivery would read it either.
+    if (error instanceof Stripe.errors.StripePermissionError) return 'unreadable';
+    throw error;
+  }
 }
 
 /**
@@ -117,7 +123,12 @@ async function paymentFailed(stripe: Stripe, reported: Stripe.Invoice): Promise<
   if (invoice.status !== 'open')
     return ignored(`The invoice is ${invoice.status ?? 'unknown'} at Stripe, no longer due for collection`);
   if (invoice.amount_remaining <= 0) return ignored('The invoice is paid at Stripe, nothing is owed');
-  if (await abandonedSignup(stripe, invoice))
+  const signup = await abandonedSignup(stripe, invoice);
+  if (signup === 'unreadable')
+    return ignored(
+      "The invoice is the first of a subscription, which the connector's key may not read (grant it Subscriptions read): Recoup does not charge off-session what may be a signup the customer abandoned",
+    );
+  if (signup)
     return ignored(
       "The invoice is the first of a subscription still incomplete: the customer's payment at signup failed, and Recoup does not charge it off-session",
     );

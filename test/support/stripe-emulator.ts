@@ -142,6 +142,8 @@ export interface StripeEmulator {
    * lost: the connection drops before the reply.
    */
   loseInvoicePayAnswers(on: boolean): void;
+  /** While on, subscription reads answer 403, as for a restricted key without Subscriptions read. */
+  denySubscriptionReads(on: boolean): void;
   /**
    * Invoice pay calls (write-backs) answer 500 until `until` (epoch ms, the emulator's clock), and with
    * `reads`, invoice reads too; null ends the outage.
@@ -294,6 +296,7 @@ export async function startStripeEmulator(
   // Stripe keeps the answer to a pay call under its idempotency key and replays it to every retry.
   const payReplies = new Map<string, { status: number; body: unknown }>();
   let losePayAnswers = false;
+  let subscriptionReadsDenied = false;
   let outage: { until: number; reads: boolean } | null = null;
 
   function listInvoicePayments(query: URLSearchParams) {
@@ -435,6 +438,12 @@ export async function startStripeEmulator(
       return send(res, 200, listInvoicePayments(url.searchParams));
     const subscriptionPath = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'GET' && subscriptionPath) {
+      if (subscriptionReadsDenied)
+        return send(
+          res,
+          403,
+          invalid('The provided key does not have the required permissions for this endpoint.'),
+        );
       const id = decodeURIComponent(subscriptionPath[1]!);
       const found = subscriptions.get(id);
       return found
@@ -652,6 +661,7 @@ export async function startStripeEmulator(
     },
     invoicePays: () => [...pays],
     loseInvoicePayAnswers: (on) => void (losePayAnswers = on),
+    denySubscriptionReads: (on) => void (subscriptionReadsDenied = on),
     invoiceOutage: (until, scope = 'pay') =>
       void (outage = until === null ? null : { until, reads: scope === 'reads' }),
     creations: () => [...creations],
