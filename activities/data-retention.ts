@@ -21,16 +21,22 @@ export function retentionActivities({ stores, log, events }: ActivityDeps) {
    * process that recorded it died first, or Temporal refused the start, and its publisher, e.g. an API
    * request, never publishes that eventId again), heartbeating after each. Republishing starts only a
    * delivery that made no attempt, under its own workflow id: one already started (running or ended) is
-   * never started twice.
+   * never started twice. One that cannot be started (Temporal refuses it, which dead-letters it; it cannot
+   * be read) is logged and passed over: it holds up none of the others.
    */
   async function resumeStranded(asOf: Date): Promise<number> {
     let resumed = 0;
+    heartbeat();
     for (const { eventId, createdAt } of await stores.events.stranded(asOf)) {
-      // Days old, its news is stale (a recovery.failed of a payment settled since): dead-lettered as failed,
-      // where `?status=failed` and resend find it, so that sending it is the merchant's choice.
-      if (asOf.getTime() - createdAt.getTime() > strandedResumedWithinMs)
-        await stores.events.setStatus(eventId, 'failed', ['pending']);
-      else if (await events.republish(eventId)) resumed += 1;
+      try {
+        // Days old, its news is stale (a recovery.failed of a payment settled since): dead-lettered as
+        // failed, where `?status=failed` and resend find it, so that sending it is the merchant's choice.
+        if (asOf.getTime() - createdAt.getTime() > strandedResumedWithinMs)
+          await stores.events.setStatus(eventId, 'failed', ['pending']);
+        else if (await events.republish(eventId)) resumed += 1;
+      } catch (error) {
+        log.warn({ eventId, err: error }, 'stranded event not resumed');
+      }
       heartbeat(eventId);
     }
     return resumed;

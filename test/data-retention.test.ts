@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { Settings } from '../domain/settings.js';
 import { webhookMaxAttempts, webhookWorkflowId } from '../domain/webhooks.js';
 import { purgeAccountData } from '../services/data-retention.js';
 import { collections } from '../store/collections.js';
-import type { Delivery, DeliveryAttempt, EventRecord } from '../store/events.js';
+import { createEventStore, type Delivery, type DeliveryAttempt, type EventRecord } from '../store/events.js';
 import { storeEvent } from './support/events.js';
 import { onServer } from './support/pages.js';
 import { poll } from './support/poll.js';
@@ -456,6 +456,24 @@ describe('events left pending with nothing delivering them', () => {
     expect(await handle.describe()).toMatchObject({ runId, status: { name: 'COMPLETED' } });
     expect(postsOf(stranded)).toHaveLength(1);
     await stack.stores.events.remove([fresh, stranded]);
+  });
+
+  it('one that cannot be started (sealed under a master key since lost) holds up none of the others', async () => {
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url });
+    const lostKey = createEventStore(stack.stores.db, randomBytes(32));
+    const unreadable = await storeEvent(lostKey, account.id, {
+      type: 'recovery.skipped_high_risk',
+      createdAt: ago(20 * 60_000),
+    });
+    const stranded = await storeEvent(stack.stores.events, account.id, { createdAt: ago(10 * 60_000) });
+    await dailyRun(Date.now());
+    const delivered = await poll(
+      () => stack.stores.events.get(stranded),
+      (e) => e?.deliveryStatus === 'delivered',
+    );
+    expect(delivered?.deliveryStatus).toBe('delivered');
+    expect(postsOf(unreadable)).toHaveLength(0);
+    await stack.stores.events.remove([unreadable, stranded]);
   });
 
   it("marks one stranded for days failed instead of sending its stale news (resend is the merchant's choice)", async () => {

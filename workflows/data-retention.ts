@@ -25,8 +25,12 @@ const { purgeExpiredData } = proxyActivities<Activities>({
   },
 });
 
-/** A look for stranded events is retried until the database answers: they wait on it. */
+/**
+ * A look for stranded events is retried while the database does not answer, for up to half an hour: then
+ * the next look (or the daily run) finds them still, and the check is never held up for longer.
+ */
 const { resumeStrandedEvents } = proxyActivities<Activities>({
+  scheduleToCloseTimeout: '30 minutes',
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '1 minute' },
