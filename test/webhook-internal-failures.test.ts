@@ -148,6 +148,18 @@ describe('a failure inside Recoup before the POST', () => {
     expect(offsets[3]).toBeLessThan(62);
   });
 
+  it('an attempt that cannot read its event for 10 minutes counts as failed, and the schedule goes on', async () => {
+    const { receiver, accountId } = await merchant([200]);
+    const { result, attemptHeaders, audit } = await deliverThroughTrouble(
+      accountId,
+      receiver,
+      Array.from({ length: 40 }, () => 'fail' as const),
+    );
+    expect(attemptHeaders.length).toBeGreaterThan(0);
+    expect(audit?.[0]).toEqual([1, null]);
+    expect(result).toMatchObject({ delivered: true });
+  }, 60_000);
+
   it('a read that outlasts the attempt’s run is run again as attempt 1, and attempt 1 is posted once', async () => {
     // The first read answers after 16 s: its run has timed out (15 s) and been run again by then, and when
     // the read finally answers it is too late for that run to post.

@@ -13,16 +13,24 @@ export interface WebhookDeliveryInput {
 }
 
 // One POST per attempt: the workflow owns the schedule. Temporal runs an attempt again only when a run
-// failed before posting (the event or account could not be read: MongoDB failing over), until the
-// database answers: such a failure uses up no attempt, and the receiver first sees the attempt under its
-// own number. A run posts only while the POST's 10 s still fit in its timeout (`webhookPostDeadlineMs`),
+// failed before posting (the event or account could not be read: MongoDB failing over), for about 10
+// minutes: such a failure uses up no attempt, and the receiver first sees the attempt under its own
+// number. Past that (an event that can never be read: sealed under a lost master key) the attempt counts
+// as failed, with no status code, so that the schedule still ends and the event is dead-lettered. A run posts only while the POST's 10 s still fit in its timeout (`webhookPostDeadlineMs`),
 // so no run times out, to be run again, mid-POST.
 // A local activity: the POST leaves in the workflow task that schedules it, with no wait for an activity
 // task to be dispatched. A worker that dies during the POST sends it again when the workflow resumes, as
 // the same attempt (receivers deduplicate by eventId: delivery is at least once either way).
 const { deliverWebhook } = proxyLocalActivities<Activities>({
   startToCloseTimeout: webhookAttemptTimeoutMs,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  // A retry waits on a workflow timer, not in the worker holding the workflow task. 16 tries: 10 minutes.
+  localRetryThreshold: '1 second',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 16,
+  },
 });
 
 // Bookkeeping in MongoDB: idempotent, retried until the database answers. Local activities, so recording
@@ -33,8 +41,9 @@ const { recordWebhookAttempt, markEventStatus } = proxyLocalActivities<Activitie
 });
 
 /**
- * Runs one attempt. Only a failure that retrying cannot cure gets here (the event or its account is gone):
- * it is a failed attempt with no status code, and recording it fails the workflow when the event is gone.
+ * Runs one attempt. Only a failure that retrying did not cure gets here (the event or its account is gone,
+ * or 10 minutes of retries): it is a failed attempt with no status code, and recording it fails the
+ * workflow when the event is gone.
  */
 async function attempt(input: WebhookDeliveryInput, n: number): Promise<AttemptOutcome> {
   const started = Date.now();
