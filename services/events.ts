@@ -1,10 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  ServiceError,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-  type Client,
-} from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { dataRetentionWorkflowId } from '../domain/card-health.js';
 import { EventPayloadSchema, type EventPayload, type StoredEvent } from '../domain/events.js';
@@ -24,6 +19,9 @@ import type { Stores } from '../store/index.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import { eventsRecordedSignal } from '../workflows/data-retention.js';
 import { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
+
+/** How long a publisher waits to tell the outbox check before storing its event without having told it. */
+const outboxTellMs = 2_000;
 
 /** No event has this id. */
 export class EventNotFoundError extends Error {
@@ -90,25 +88,31 @@ export function createEventPublisher(deps: {
 
   /** Until when, in this process's clock, the outbox check follows the events this process records. */
   let toldUntil = 0;
+  /** Until when, after telling it failed, this process does not try again (Temporal down: no wait each time). */
+  let untoldUntil = 0;
 
   /**
    * Tells the outbox check (in the daily data retention workflow) that this process records events, before
    * it stores one: should the process die before starting the event's delivery, or Temporal refuse the
    * start, the check starts it within minutes. Tells it at most once per `outboxWatchMs -
-   * outboxWatchRenewMs`. False when it cannot be told (Temporal unreachable, or no worker started the daily
-   * workflows yet): the event is stored and published all the same, and the daily run is its net.
+   * outboxWatchRenewMs`, within `outboxTellMs`. False when it cannot be told (Temporal unreachable, or no
+   * worker started the daily workflows yet; not tried again for `outboxWatchRenewMs` then, so that an
+   * outage costs publishing no more than that wait now and then): the event is stored and published all
+   * the same, and the daily run is its net.
    */
   async function tellOutboxCheck(): Promise<boolean> {
     const now = clock().getTime();
     if (now < toldUntil) return true;
+    if (now < untoldUntil) return false;
     try {
-      await temporal.workflow
-        .getHandle(dataRetentionWorkflowId(queues.recovery))
-        .signal(eventsRecordedSignal);
-    } catch (error) {
-      // No check to tell, or no Temporal to tell it through: the start that follows fails by itself then.
-      if (error instanceof WorkflowNotFoundError || error instanceof ServiceError) return false;
-      throw error;
+      await temporal.withDeadline(Date.now() + outboxTellMs, () =>
+        temporal.workflow.getHandle(dataRetentionWorkflowId(queues.recovery)).signal(eventsRecordedSignal),
+      );
+    } catch {
+      // No check to tell, or no Temporal to tell it through (in time): the start that follows fails by
+      // itself then, or the daily run finds the event.
+      untoldUntil = now + outboxWatchRenewMs;
+      return false;
     }
     toldUntil = now + outboxWatchMs - outboxWatchRenewMs;
     return true;

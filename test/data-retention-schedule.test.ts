@@ -65,7 +65,11 @@ describe('the daily data retention', () => {
  * start Temporal refuses; its clock is the server's (as a deployment's is Temporal's) unless given one.
  * Counts the times it tells the outbox check that it records events.
  */
-async function publisherWhoseStart(start: 'dies' | 'is refused', clock?: () => Date) {
+async function publisherWhoseStart(
+  start: 'dies' | 'is refused',
+  clock?: () => Date,
+  signals: 'reach the check' | 'fail' = 'reach the check',
+) {
   const told = { times: 0 };
   const temporal = new Client({
     connection: env.connection,
@@ -74,7 +78,7 @@ async function publisherWhoseStart(start: 'dies' | 'is refused', clock?: () => D
         {
           signal: (input, next) => {
             told.times += 1;
-            return next(input);
+            return signals === 'fail' ? Promise.reject(new Error('Temporal unreachable')) : next(input);
           },
         },
       ],
@@ -168,6 +172,24 @@ describe('an event stored while its delivery never started', () => {
     await publish();
     expect(told.times).toBe(1);
     now += 1;
+    await publish();
+    expect(told.times).toBe(2);
+  });
+
+  it('a publisher that cannot tell the check tries again only a while later, and dead-letters meanwhile', async () => {
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url });
+    let now = await env.currentTimeMs();
+    const { events, told } = await publisherWhoseStart('is refused', () => new Date(now), 'fail');
+    const publish = async () => {
+      const eventId = randomUUID();
+      await events.publish(account.id, sampleEvent('recovery.success'), { eventId }).catch(() => null);
+      return (await stack.stores.events.get(eventId))?.deliveryStatus;
+    };
+    // Untold, a start Temporal refuses is dead-lettered as before, where resend finds it.
+    expect(await publish()).toBe('failed');
+    expect(await publish()).toBe('failed');
+    expect(told.times).toBe(1);
+    now += outboxWatchRenewMs;
     await publish();
     expect(told.times).toBe(2);
   });
