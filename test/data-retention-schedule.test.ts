@@ -108,6 +108,23 @@ const postsOf = (eventId: string) =>
     .filter((r) => r.headers['x-service-event-id'] === eventId)
     .map((r) => ({ at: r.receivedAt, attempt: r.headers['x-service-delivery-attempt'] }));
 
+/**
+ * Ten minutes on, the event was delivered by one attempt, started by the outbox check once it could count
+ * as stranded (5 minutes after it was stored), and no later.
+ */
+async function expectStartedByTheCheck(eventId: string, storedAt: Date): Promise<void> {
+  await env.sleep(10 * minute);
+  const record = await poll(
+    () => stack.stores.events.get(eventId),
+    (e) => e?.deliveryStatus === 'delivered',
+  );
+  expect(record?.deliveryStatus).toBe('delivered');
+  const posts = postsOf(eventId);
+  expect(posts.map((p) => p.attempt)).toEqual(['1']);
+  expect(posts[0]!.at - storedAt.getTime()).toBeGreaterThanOrEqual(strandedAfterMs);
+  expect(posts[0]!.at - storedAt.getTime()).toBeLessThanOrEqual(10 * minute);
+}
+
 describe('an event stored while its delivery never started', () => {
   it('is delivered within minutes when the process that stored it died before starting it', async () => {
     await skipToNoon();
@@ -122,17 +139,7 @@ describe('an event stored while its delivery never started', () => {
     );
     expect(stored).toMatchObject({ deliveryStatus: 'pending' });
 
-    await env.sleep(10 * minute);
-    const record = await poll(
-      () => stack.stores.events.get(eventId),
-      (e) => e?.deliveryStatus === 'delivered',
-    );
-    expect(record?.deliveryStatus).toBe('delivered');
-    const posts = postsOf(eventId);
-    expect(posts.map((p) => p.attempt)).toEqual(['1']);
-    // Started by the outbox check, once the event could count as stranded (5 minutes), and no later.
-    expect(posts[0]!.at - stored!.createdAt.getTime()).toBeGreaterThanOrEqual(strandedAfterMs);
-    expect(posts[0]!.at - stored!.createdAt.getTime()).toBeLessThanOrEqual(10 * minute);
+    await expectStartedByTheCheck(eventId, stored!.createdAt);
   });
 
   it('is delivered within minutes when Temporal refused its start, not dead-lettered', async () => {
@@ -148,17 +155,7 @@ describe('an event stored while its delivery never started', () => {
     // The check, told before the event was stored, is what starts it: it stays pending meanwhile.
     expect(stored).toMatchObject({ deliveryStatus: 'pending' });
 
-    await env.sleep(10 * minute);
-    const record = await poll(
-      () => stack.stores.events.get(eventId),
-      (e) => e?.deliveryStatus === 'delivered',
-    );
-    expect(record?.deliveryStatus).toBe('delivered');
-    const posts = postsOf(eventId);
-    expect(posts.map((p) => p.attempt)).toEqual(['1']);
-    // Started by the outbox check, once the event could count as stranded (5 minutes), and no later.
-    expect(posts[0]!.at - stored!.createdAt.getTime()).toBeGreaterThanOrEqual(strandedAfterMs);
-    expect(posts[0]!.at - stored!.createdAt.getTime()).toBeLessThanOrEqual(10 * minute);
+    await expectStartedByTheCheck(eventId, stored!.createdAt);
   });
 
   it('a publisher tells the check once for all it records in a while, and again before that runs out', async () => {
