@@ -1,25 +1,16 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Db, MongoClient } from 'mongodb';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createActivities } from '../activities/index.js';
-import { createWorkerMetrics } from '../activities/metrics.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Settings } from '../domain/settings.js';
 import { webhookPostDeadlineMs, webhookWorkflowId } from '../domain/webhooks.js';
-import { createLogger } from '../runtime/logger.js';
-import { createEventPublisher, type EventPublisher } from '../services/events.js';
-import { createStores, type Stores } from '../store/index.js';
-import { ensureIndexes } from '../store/indexes.js';
-import { connectMongo } from '../store/mongo.js';
-import { taskQueues } from '../worker/task-queues.js';
+import type { EventPublisher } from '../services/events.js';
+import type { Stores } from '../store/index.js';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
 import { storeEvent } from './support/events.js';
-import { RecordingMeter } from './support/recording-meter.js';
 import { sampleEvent } from './support/sample-events.js';
-import { startTimeSkipping } from './support/time-skipping.js';
 import { startReceiver, type Answer, type Receiver } from './support/webhook-receiver.js';
+import { startWebhookWorker, type WebhookWorker } from './support/webhook-worker.js';
 
 // A failure inside Recoup before anything is posted (the event cannot be read while MongoDB fails over, a
 // read so slow that the attempt's run times out) is no attempt of the spec's eight: the attempt is made
@@ -47,50 +38,20 @@ function troubledStores(stores: Stores): Stores {
 }
 
 let env: TestWorkflowEnvironment;
-let mongo: MongoClient;
-let db: Db;
 let stores: Stores;
 let events: EventPublisher;
-let activities: ReturnType<typeof createActivities>;
-let worker: Worker;
-let running: Promise<void>;
+let activities: WebhookWorker['activities'];
+let bench: WebhookWorker | undefined;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  env = await startTimeSkipping();
-  const suffix = randomUUID().slice(0, 8);
-  ({ client: mongo, db } = await connectMongo(`${inject('mongoUri')}ts_${suffix}`));
-  await ensureIndexes(db);
-  stores = createStores(db, randomBytes(32));
-  const queues = taskQueues(`ts-${suffix}`);
-  const clock = () => new Date();
-  events = createEventPublisher({ stores, temporal: env.client, queues, clock });
-  activities = createActivities({
-    stores: troubledStores(stores),
-    temporal: env.client,
-    queues,
-    log: createLogger('silent', 'test'),
-    clock,
-    publicBaseUrl: 'http://127.0.0.1',
-    events,
-    metrics: createWorkerMetrics(new RecordingMeter()),
-  });
-  worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue: queues.webhooks,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities,
-  });
-  running = worker.run();
+  bench = await startWebhookWorker({ storesOf: troubledStores });
+  ({ env, stores, events, activities } = bench);
 });
 
 afterAll(async () => {
-  worker?.shutdown();
-  await running;
   await Promise.all(receivers.map((r) => r.close()));
-  await db?.dropDatabase();
-  await mongo?.close();
-  await env?.teardown();
+  await bench?.close();
 });
 
 /** An account whose receiver answers the n-th request with `statuses[n]` (200 past the end). */

@@ -1,83 +1,43 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import type { MongoClient, Db } from 'mongodb';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createActivities } from '../activities/index.js';
-import { createWorkerMetrics } from '../activities/metrics.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Settings } from '../domain/settings.js';
 import { webhookMaxAttempts, webhookWorkflowId } from '../domain/webhooks.js';
 import type { webhookDeliveryWorkflow } from '../workflows/webhook-delivery.js';
-import { createLogger } from '../runtime/logger.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
-import { createEventPublisher, type EventPublisher } from '../services/events.js';
+import type { EventPublisher } from '../services/events.js';
 import type { DeliveryAttempt } from '../store/events.js';
-import { createStores, type Stores } from '../store/index.js';
-import { ensureIndexes } from '../store/indexes.js';
-import { connectMongo } from '../store/mongo.js';
-import { taskQueues } from '../worker/task-queues.js';
+import type { Stores } from '../store/index.js';
 import { storeEvent } from './support/events.js';
 import { poll } from './support/poll.js';
 import { sampleEvent } from './support/sample-events.js';
 import { RecordingMeter } from './support/recording-meter.js';
-import { startTimeSkipping } from './support/time-skipping.js';
 import {
   startReceiver,
   type Answer,
   type ReceivedRequest,
   type Receiver,
 } from './support/webhook-receiver.js';
+import { startWebhookWorker, type WebhookWorker } from './support/webhook-worker.js';
 
 // The delivery schedule on Temporal's time-skipping test server: a day of retries runs in seconds, and
 // each attempt is timed by the receiver with the server's clock (the workflow's time), not the wall clock.
 
 const meter = new RecordingMeter();
 let env: TestWorkflowEnvironment;
-let mongo: MongoClient;
-let db: Db;
 let stores: Stores;
 let events: EventPublisher;
-let activities: ReturnType<typeof createActivities>;
-let worker: Worker;
-let running: Promise<void>;
+let activities: WebhookWorker['activities'];
+let bench: WebhookWorker | undefined;
 const receivers: Receiver[] = [];
 
 beforeAll(async () => {
-  env = await startTimeSkipping();
-  const suffix = randomUUID().slice(0, 8);
-  ({ client: mongo, db } = await connectMongo(`${inject('mongoUri')}ts_${suffix}`));
-  await ensureIndexes(db);
-  stores = createStores(db, randomBytes(32));
-  const queues = taskQueues(`ts-${suffix}`);
-  const clock = () => new Date();
-  events = createEventPublisher({ stores, temporal: env.client, queues, clock });
-  const log = createLogger('silent', 'test');
-  activities = createActivities({
-    stores,
-    temporal: env.client,
-    queues,
-    log,
-    clock,
-    publicBaseUrl: 'http://127.0.0.1',
-    events,
-    metrics: createWorkerMetrics(meter),
-  });
-  worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue: queues.webhooks,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities,
-  });
-  running = worker.run();
+  bench = await startWebhookWorker({ meter });
+  ({ env, stores, events, activities } = bench);
 });
 
 afterAll(async () => {
-  worker?.shutdown();
-  await running;
   await Promise.all(receivers.map((r) => r.close()));
-  await db?.dropDatabase();
-  await mongo?.close();
-  await env?.teardown();
+  await bench?.close();
 });
 
 /** A receiver timed by the test server's clock, and an account whose webhooks go to it. */
