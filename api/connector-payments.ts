@@ -65,7 +65,7 @@ export function createPaymentNotices(
     if (statusOf(recovery.state) !== 'unknown') {
       if (!recovery.paidOnTheirOwnAt) {
         const now = clock();
-        await stores.recoveries.update(recovery._id, { paidOnTheirOwnAt: now }, now);
+        await stores.recoveries.settle(recovery._id, { paidOnTheirOwnAt: now }, now);
       }
       const action = recovery.state === 'holdout' ? 'control_paid' : 'paid_after_end';
       return { action, transactionId: recovery.publicId };

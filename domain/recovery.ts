@@ -50,10 +50,15 @@ export function statusOf(state: RecoveryState): RecoveryStatus {
 
 /**
  * Whether the customer still owes the payment of a recovery (the paywall's past due): not when it was paid
- * (by Recoup or elsewhere, a Proof Mode control included) or written off.
+ * (by Recoup or elsewhere, a Proof Mode control included) or written off, while it ran or after it ended.
  */
-export function stillOwed(r: { state: RecoveryState; paidOnTheirOwnAt?: Date }): boolean {
-  return statusOf(r.state) !== 'succeeded' && r.state !== 'stopped' && r.paidOnTheirOwnAt === undefined;
+export function stillOwed(r: {
+  state: RecoveryState;
+  paidOnTheirOwnAt?: Date;
+  writtenOffAt?: Date;
+}): boolean {
+  if (r.paidOnTheirOwnAt !== undefined || r.writtenOffAt !== undefined) return false;
+  return statusOf(r.state) !== 'succeeded' && r.state !== 'stopped';
 }
 
 /** What the recovery workflow is started with: ids and request data, never secrets. */

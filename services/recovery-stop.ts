@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, WorkflowUpdateStage, type Client } from '@temporalio/client';
-import { statusOf, type StopReason } from '../domain/recovery.js';
+import { statusOf, stillOwed, type StopReason } from '../domain/recovery.js';
 import { within } from '../runtime/within.js';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
@@ -47,6 +47,23 @@ async function askToStop(temporal: Client, doc: RecoveryDoc, reason: StopReason)
 }
 
 /**
+ * A recovery that had ended when the stop came: one that collected the payment ends as it did; one that
+ * ended without it (failed, blocked, stopped, a Proof Mode control) keeps its outcome, and the stop records
+ * that the customer paid on their own (`paid_elsewhere`: the report counts it collected, as a billing
+ * platform's notice does) or no longer owes it (`not_owed`). Either way the paywall no longer holds the
+ * customer past due for it. A payment is written off once; word that it was paid stands over a write-off.
+ */
+async function settleEnded(stores: Stores, doc: RecoveryDoc, reason: StopReason): Promise<StopOutcome> {
+  if (statusOf(doc.state) === 'succeeded') return { kind: 'ended', doc };
+  const now = new Date();
+  if (reason === 'paid_elsewhere' && doc.paidOnTheirOwnAt === undefined)
+    await stores.recoveries.settle(doc._id, { paidOnTheirOwnAt: now }, now);
+  if (reason === 'not_owed' && stillOwed(doc))
+    await stores.recoveries.settle(doc._id, { writtenOffAt: now }, now);
+  return { kind: 'stopped', doc: (await stores.recoveries.find(doc.accountId, doc.publicId)) ?? doc };
+}
+
+/**
  * Stops one of an account's recoveries before any further attempt: the payment was made elsewhere or is no
  * longer owed. A recovery whose workflow never started (its intake died, or its start failed and nobody
  * retried) is stopped by starting that workflow told to stop (startStopped). Used by `POST
@@ -61,7 +78,7 @@ export async function stopRecovery(
   const { recoveries } = deps.stores;
   const doc = await findRecovery(deps.stores, accountId, ref);
   if (!doc) return { kind: 'not_found' };
-  if (statusOf(doc.state) !== 'unknown') return { kind: 'ended', doc };
+  if (statusOf(doc.state) !== 'unknown') return settleEnded(deps.stores, doc, reason);
   let asked = await askToStop(deps.temporal, doc, reason);
   let now = (await recoveries.find(accountId, doc.publicId)) ?? doc;
   if (asked === 'no_workflow' && statusOf(now.state) === 'unknown') {

@@ -72,10 +72,16 @@ export interface RecoveryDoc {
   endedAt?: Date;
   /**
    * A recovery that ended without the payment — a Proof Mode control (`holdout`: Recoup made no attempt),
-   * or one that failed, was blocked or stopped — whose invoice the billing platform reports paid: when it
-   * said so. The customer no longer owes it, and the report counts the payment collected.
+   * or one that failed, was blocked or stopped — whose invoice the billing platform reports paid, or that
+   * the merchant stopped as `paid_elsewhere` after it ended: when it was said. The customer no longer owes
+   * it, and the report counts the payment collected.
    */
   paidOnTheirOwnAt?: Date;
+  /**
+   * A recovery that ended without the payment (failed, blocked, a Proof Mode control) that the merchant
+   * stopped as `not_owed` after it ended: when. The customer no longer owes it; the payment stays uncollected.
+   */
+  writtenOffAt?: Date;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -114,6 +120,7 @@ export type RecoveryPatch = Partial<
     | 'inProofMode'
     | 'endedAt'
     | 'paidOnTheirOwnAt'
+    | 'writtenOffAt'
   >
 >;
 
@@ -163,22 +170,28 @@ const done: Filter<RecoveryDoc> = {
   $or: [
     { state: { $in: endedStates.filter((state) => !stillOwed({ state })) } },
     { state: { $in: endedStates }, paidOnTheirOwnAt: { $exists: true } },
+    { state: { $in: endedStates }, writtenOffAt: { $exists: true } },
     { state: { $in: endedStates }, paymentMethodToken: erasedToken },
   ],
 };
 
 /**
- * Ended recoveries settled before `cutoff`: when the customer paid on their own, else when the recovery
- * ended (an erased one still owed included). Not updatedAt, which later writes (a write-back, an erasure)
- * move; only a recovery that ended before endedAt was recorded falls back to it.
+ * Ended recoveries settled before `cutoff`: when the customer paid on their own or the merchant wrote the
+ * payment off after it ended, else when the recovery ended (an erased one still owed included). Not
+ * updatedAt, which later writes (a write-back, an erasure) move; only a recovery that ended before endedAt
+ * was recorded falls back to it.
  */
-const settledBefore = (cutoff: Date): Filter<RecoveryDoc> => ({
-  $or: [
-    { paidOnTheirOwnAt: { $lt: cutoff } },
-    { paidOnTheirOwnAt: { $exists: false }, endedAt: { $lt: cutoff } },
-    { paidOnTheirOwnAt: { $exists: false }, endedAt: { $exists: false }, updatedAt: { $lt: cutoff } },
-  ],
-});
+const settledBefore = (cutoff: Date): Filter<RecoveryDoc> => {
+  const unsettled = { paidOnTheirOwnAt: { $exists: false }, writtenOffAt: { $exists: false } };
+  return {
+    $or: [
+      { paidOnTheirOwnAt: { $lt: cutoff } },
+      { writtenOffAt: { $lt: cutoff } },
+      { ...unsettled, endedAt: { $lt: cutoff } },
+      { ...unsettled, endedAt: { $exists: false }, updatedAt: { $lt: cutoff } },
+    ],
+  };
+};
 
 const customerPrefix = (accountId: string, email: string) => `${accountId}:${sha256(email).slice(0, 32)}`;
 
@@ -320,6 +333,25 @@ export function createRecoveryStore(db: Db) {
 
     async update(transactionId: string, patch: RecoveryPatch, now: Date): Promise<void> {
       await recoveries.updateOne({ _id: transactionId }, { $set: { ...patch, updatedAt: now } });
+    },
+
+    /**
+     * Records that an ended recovery's payment was settled outside it: paid on the customer's own (once),
+     * or written off (once, and not after it was paid).
+     */
+    async settle(
+      transactionId: string,
+      settled: { paidOnTheirOwnAt: Date } | { writtenOffAt: Date },
+      now: Date,
+    ): Promise<void> {
+      const unsettled =
+        'paidOnTheirOwnAt' in settled
+          ? { paidOnTheirOwnAt: { $exists: false } }
+          : { paidOnTheirOwnAt: { $exists: false }, writtenOffAt: { $exists: false } };
+      await recoveries.updateOne(
+        { _id: transactionId, state: { $in: endedStates }, ...unsettled },
+        { $set: { ...settled, updatedAt: now } },
+      );
     },
 
     /**

@@ -92,19 +92,8 @@ describe('POST /api/recovery/stop: a queued recovery stops before its next attem
     expect((await paywall(key, q.email)).body).toMatchObject({ isPastDue: false });
   });
 
-  it('a recovery that has ended is not stopped: 409 naming its outcome, for a stopped one and a recovered one', async () => {
-    const q = await queued();
-    const key = q.account.apiKey;
-    expect((await stop(key, { transactionId: q.transactionId, reason: 'not_owed' })).status).toBe(200);
-    expect(await stop(key, { transactionId: q.transactionId, reason: 'paid_elsewhere' })).toMatchObject({
-      status: 409,
-      body: {
-        error: 'Recovery has ended',
-        existingTransactionId: q.transactionId,
-        existingStatus: 'failed',
-        existingRecovered: false,
-      },
-    });
+  it('a recovery that collected the payment is not stopped: 409 naming its outcome', async () => {
+    const key = (await stack.createAccount()).apiKey;
     const recovered = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
       key,
       body: { paymentMethodToken: 'tok_visa', amount: 3100, originalDeclineCode: 'processing_error' },
@@ -114,8 +103,105 @@ describe('POST /api/recovery/stop: a queued recovery stops before its next attem
       await stop(key, { transactionId: String(recovered.body.transactionId), reason: 'not_owed' }),
     ).toMatchObject({
       status: 409,
-      body: { existingStatus: 'succeeded', existingRecovered: true },
+      body: {
+        error: 'Recovery has ended',
+        existingTransactionId: recovered.body.transactionId,
+        existingStatus: 'succeeded',
+        existingRecovered: true,
+      },
     });
+  });
+});
+
+describe('POST /api/recovery/stop on a recovery that ended without the payment: its outcome stands, the customer is settled', () => {
+  /** A recovery that failed at once (expired card), for a customer with an email. */
+  async function failed(account?: Account) {
+    const acct = account ?? (await stack.createAccount());
+    n += 1;
+    const email = `ended${n}@example.com`;
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: acct.apiKey,
+      body: {
+        paymentMethodToken: 'tok_decline_expired_card',
+        amount: 4000 + n,
+        originalDeclineCode: 'processing_error',
+        customerEmail: email,
+        idempotencyKey: `inv-ended-${n}`,
+      },
+    });
+    expect(res).toMatchObject({ status: 200, body: { success: false } });
+    const transactionId = String(res.body.transactionId);
+    const record = (await status(acct.apiKey, transactionId)).body;
+    expect(record).toMatchObject({ status: 'failed', recovered: false });
+    return { account: acct, transactionId, email, record };
+  }
+  const stored = (f: Awaited<ReturnType<typeof failed>>) =>
+    stack.stores.recoveries.find(f.account.account.id, f.transactionId);
+
+  it('paid_elsewhere: 200 with the record unchanged, no longer past due, recorded as paid on their own (once)', async () => {
+    const f = await failed();
+    const key = f.account.apiKey;
+    expect((await paywall(key, f.email)).body).toMatchObject({ isPastDue: true, failedPaymentCount: 1 });
+
+    const res = await stop(key, { transactionId: f.transactionId, reason: 'paid_elsewhere' });
+    expect(res).toMatchObject({ status: 200, body: f.record });
+    expect((await paywall(key, f.email)).body).toMatchObject({
+      isPastDue: false,
+      failedPaymentCount: 0,
+      totalOwedCents: 0,
+    });
+    const paidAt = (await stored(f))!.paidOnTheirOwnAt;
+    expect(paidAt).toBeInstanceOf(Date);
+    expect((await stored(f))!.writtenOffAt).toBeUndefined();
+
+    // Asked again, either way: still 200, and the first word that it was paid stands.
+    expect((await stop(key, { transactionId: f.transactionId, reason: 'paid_elsewhere' })).status).toBe(200);
+    expect((await stop(key, { transactionId: f.transactionId, reason: 'not_owed' })).status).toBe(200);
+    expect(await stored(f)).toMatchObject({ paidOnTheirOwnAt: paidAt, state: 'failed' });
+    expect((await stored(f))!.writtenOffAt).toBeUndefined();
+    // No webhook for the stop: only what the failure itself sent.
+    const sent = (
+      await eventsOf(stack, f.account.account.id, ['recovery.failed', 'recovery.card_expired'])
+    ).map((e) => e.type);
+    expect(sent.sort()).toEqual(['recovery.card_expired', 'recovery.failed']);
+  });
+
+  it('not_owed: written off, no longer past due; word that it was paid after all is still recorded', async () => {
+    const f = await failed();
+    const key = f.account.apiKey;
+    const res = await stop(key, { transactionId: f.transactionId, reason: 'not_owed' });
+    expect(res).toMatchObject({ status: 200, body: f.record });
+    expect((await paywall(key, f.email)).body).toMatchObject({ isPastDue: false });
+    const doc = await stored(f);
+    expect(doc!.writtenOffAt).toBeInstanceOf(Date);
+    expect(doc!.paidOnTheirOwnAt).toBeUndefined();
+
+    expect((await stop(key, { transactionId: f.transactionId, reason: 'paid_elsewhere' })).status).toBe(200);
+    expect(await stored(f)).toMatchObject({ writtenOffAt: doc!.writtenOffAt, state: 'failed' });
+    expect((await stored(f))!.paidOnTheirOwnAt).toBeInstanceOf(Date);
+  });
+
+  it('a recovery stopped while queued, then paid elsewhere after all: 200, recorded as paid', async () => {
+    const q = await queued();
+    const key = q.account.apiKey;
+    expect((await stop(key, { transactionId: q.transactionId, reason: 'not_owed' })).status).toBe(200);
+    const res = await stop(key, { transactionId: q.transactionId, reason: 'paid_elsewhere' });
+    expect(res).toMatchObject({ status: 200, body: { status: 'failed', state: 'stopped' } });
+    expect(
+      (await stack.stores.recoveries.find(q.account.account.id, q.transactionId))!.paidOnTheirOwnAt,
+    ).toBeInstanceOf(Date);
+  });
+
+  it('data retention deletes a written-off recovery once settled long enough, and keeps an unsettled one', async () => {
+    const account = await stack.createAccount();
+    const settled = await failed(account);
+    const owed = await failed(account);
+    await stop(account.apiKey, { transactionId: settled.transactionId, reason: 'not_owed' });
+    const later = new Date(Date.now() + 60_000);
+    const purged = await stack.stores.recoveries.purgeSettledBefore(account.account.id, later);
+    expect(purged).toBe(1);
+    expect(await stored(settled)).toBeNull();
+    expect(await stored(owed)).not.toBeNull();
   });
 });
 
@@ -197,7 +283,7 @@ describe('POST /api/recovery/stop while an ambiguous charge is being looked up',
 describe('recoup recoveries stop: the operator’s way to stop a recovery', () => {
   const recoup = (...args: string[]) => runCli(['recoveries', 'stop', ...args], cliEnvOf(stack, masterKey));
 
-  it('stops a queued recovery by idempotency key and says so; a second stop exits 1 naming its end', async () => {
+  it('stops a queued recovery by idempotency key and says so; a stop of a recovered one exits 1 naming its end', async () => {
     const q = await queued();
     const clientId = q.account.account.id;
     const run = await recoup(
@@ -215,9 +301,19 @@ describe('recoup recoveries stop: the operator’s way to stop a recovery', () =
       state: 'stopped',
     });
     expect((await status(q.account.apiKey, q.transactionId)).body).toMatchObject({ state: 'stopped' });
-    const again = await recoup(clientId, '--transaction-id', q.transactionId, '--reason', 'paid_elsewhere');
+    const recovered = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: q.account.apiKey,
+      body: { paymentMethodToken: 'tok_visa', amount: 3200, originalDeclineCode: 'processing_error' },
+    });
+    const again = await recoup(
+      clientId,
+      '--transaction-id',
+      String(recovered.body.transactionId),
+      '--reason',
+      'paid_elsewhere',
+    );
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/has ended \(stopped\); its outcome stands/);
+    expect(again.stderr).toMatch(/has ended \(succeeded\); its outcome stands/);
   });
 
   it.each([

@@ -17,7 +17,7 @@ interface Deps {
   queues: TaskQueues;
 }
 
-/** 409: the recovery had ended (or ended otherwise while being stopped); its outcome stands. */
+/** 409: the recovery collected the payment (before the stop, or while being stopped); its outcome stands. */
 function ended(doc: RecoveryDoc) {
   return conflict({
     error: 'Recovery has ended',
@@ -37,7 +37,7 @@ export function recoveryStopRoutes(deps: Deps) {
       tag: 'Recovery',
       summary: 'Stop a recovery before any further attempt',
       description:
-        'For a payment the customer paid outside Recoup (paid_elsewhere: status succeeded, not recovered) or that is no longer owed (not_owed: status failed, state stopped). Neither is past due on the paywall afterwards, and no webhook is sent. An attempt already under way (or the lookup of an ambiguous one) finishes first: the answer waits up to 5 s for it, then is 202; if it collected the payment, the answer is 409 with the recovery succeeded.',
+        'For a payment the customer paid outside Recoup (paid_elsewhere: status succeeded, not recovered) or that is no longer owed (not_owed: status failed, state stopped). Neither is past due on the paywall afterwards, and no webhook is sent. An attempt already under way (or the lookup of an ambiguous one) finishes first: the answer waits up to 5 s for it, then is 202; if it collected the payment, the answer is 409 with the recovery succeeded. A recovery that already ended without the payment (failed, blocked, stopped, or a Proof Mode control) keeps its outcome: the stop records that the customer paid on their own (paid_elsewhere; reports count the payment collected) or owes nothing (not_owed), and the customer is no longer past due for it (200 with the status record). A recovery that collected the payment is 409.',
       auth: 'secret',
       body: StopRequest,
       responses: {
