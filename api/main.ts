@@ -5,6 +5,7 @@ import { errorLine } from '../runtime/error-line.js';
 import { createLogger } from '../runtime/logger.js';
 import { createEventPublisher } from '../services/events.js';
 import { ensureIndexes } from '../store/indexes.js';
+import { checkMasterKey } from '../store/master-key-check.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
 import { taskQueues } from '../worker/task-queues.js';
@@ -17,6 +18,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel, 'api');
   const { client: mongo, db } = await connectMongo(config.mongoUri);
   await ensureIndexes(db);
+  await checkMasterKey(db, config.masterKey);
   const connection = await Connection.connect({ address: config.temporal.address });
   const temporal = new Client({ connection, namespace: config.temporal.namespace });
   const stores = createStores(db, config.masterKey, { cacheMs: config.accountCacheMs });

@@ -60,7 +60,11 @@ export interface Config {
 function loadMasterKey(fromEnv: string | undefined, dataDir: string, create: boolean): Buffer {
   if (fromEnv) return Buffer.from(fromEnv, 'base64');
   const file = join(dataDir, 'master.key');
-  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  if (existsSync(file)) {
+    const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+    if (key.length !== 32) throw new ConfigurationError(`${file} must hold 32 bytes, base64-encoded`);
+    return key;
+  }
   if (!create)
     throw new ConfigurationError(
       `No master key: RECOUP_MASTER_KEY is not set and ${file} does not exist. Set DATA_DIR to the service's data directory, or RECOUP_MASTER_KEY to its key.`,

@@ -27,4 +27,5 @@ export const collections = {
   erasures: 'erasures',
   answerClaims: 'answerClaims',
   attemptSends: 'attemptSends',
+  masterKeyCheck: 'masterKeyCheck',
 } as const;

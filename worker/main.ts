@@ -9,6 +9,7 @@ import { createLogger } from '../runtime/logger.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
 import { createEventPublisher } from '../services/events.js';
 import { ensureIndexes } from '../store/indexes.js';
+import { checkMasterKey } from '../store/master-key-check.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
 import { createWorkers, runWorkers, workflowsPath } from './create-worker.js';
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
   const meter = installTelemetry(config.metrics);
   const { client: mongo, db } = await connectMongo(config.mongoUri);
   await ensureIndexes(db);
+  await checkMasterKey(db, config.masterKey);
   const stores = createStores(db, config.masterKey, { cacheMs: config.accountCacheMs });
   const clientConnection = await Connection.connect({ address: config.temporal.address });
   const temporal = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
