@@ -18,10 +18,15 @@ interface Deps {
   firstPhaseDeadlineMs?: number;
 }
 
-/** Whether the workflow exists: true, false, or null when Temporal cannot say. */
+/** How long a request waits for Temporal to say whether a workflow exists. */
+const existsWithinMs = 5_000;
+
+/** Whether the workflow exists: true, false, or null when Temporal cannot say (within 5 s). */
 export async function workflowExists(temporal: Client, workflowId: string): Promise<boolean | null> {
   try {
-    await temporal.workflow.getHandle(workflowId).describe();
+    await temporal.withDeadline(Date.now() + existsWithinMs, () =>
+      temporal.workflow.getHandle(workflowId).describe(),
+    );
     return true;
   } catch (error) {
     return error instanceof WorkflowNotFoundError ? false : null;

@@ -42,32 +42,51 @@ export async function startRecovery(
     });
     return processing;
   }
+  const deadlineMs = opts.deadlineMs ?? firstPhaseDeadlineMs;
   const start = new WithStartWorkflowOperation(recoveryWorkflow, options);
-  const update = await temporal.workflow.startUpdateWithStart(executeUpdate, {
-    startWorkflowOperation: start,
-    updateId: input.transactionId,
-    waitForStage: 'ACCEPTED',
-  });
-  const outcome = await within(opts.deadlineMs ?? firstPhaseDeadlineMs, update.result());
+  // Until a worker accepts the update, the client sends it again and again: with no worker polling (all
+  // down, or far behind) the start would never answer. Past the deadline it fails instead, and the caller
+  // finds the workflow started (202, still processing) or not (503).
+  const update = await temporal.withDeadline(Date.now() + deadlineMs, () =>
+    temporal.workflow.startUpdateWithStart(executeUpdate, {
+      startWorkflowOperation: start,
+      updateId: input.transactionId,
+      waitForStage: 'ACCEPTED',
+    }),
+  );
+  const outcome = await bounded(temporal, deadlineMs, () => update.result());
   if (outcome) return outcome;
   // A workflow that has ended since takes no note: its first phase has answered the first update by then.
   // Bounded too: workers that take no task for this long cannot end the first phase either meanwhile.
-  const noted = temporal.workflow
-    .getHandle(workflowId)
-    .executeUpdate(answeredProcessingUpdate, { updateId: `${input.transactionId}/answered-processing` })
-    .catch(() => update.result())
-    .then((first) => ({ first }));
-  const note = await within(answeredNoteMs, noted);
+  const note = await bounded(temporal, answeredNoteMs, () =>
+    temporal.workflow
+      .getHandle(workflowId)
+      .executeUpdate(answeredProcessingUpdate, { updateId: `${input.transactionId}/answered-processing` })
+      .catch(() => update.result())
+      .then((first) => ({ first })),
+  );
   if (note) return note.first ?? processing;
   if (await opts.claimProcessing()) return processing;
   // The first phase failed first and claimed FAILED_API_: its answer is on its way, under that id.
   return (
-    (await within(answeredNoteMs, update.result())) ?? {
+    (await bounded(temporal, answeredNoteMs, () => update.result())) ?? {
       kind: 'processing',
       transactionId: `FAILED_API_${input.transactionId}`,
     }
   );
 }
+
+/**
+ * `call`'s value, or null once `ms` have passed. Its requests to Temporal stop a moment later: an update's
+ * result is polled for, and an update sent again, for as long as they are not answered, so a request
+ * given up on must not poll on in the background.
+ */
+function bounded<T>(temporal: Client, ms: number, call: () => Promise<T>): Promise<T | null> {
+  return within(ms, temporal.withDeadline(Date.now() + ms + givenUpAfterMs, call));
+}
+
+/** How long after `bounded` gives up its requests to Temporal are cut off (the race is decided by then). */
+const givenUpAfterMs = 1_000;
 
 /**
  * How long the note that the answer is "still processing" may take to reach the workflow: a charge under
