@@ -91,6 +91,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(readBody);
   app.use(hostedPages(deps));
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  // Not thrown: the router then names the path's methods in `Allow`, as a 405 must; errorHandler gives the body.
+  app.use(router.allowedMethods());
   return app;
 }

@@ -49,19 +49,28 @@ describe('errors', () => {
 
   it('answers a method no route has with a JSON 405 on a known path and 404 elsewhere, never a 5xx', async () => {
     const send = (method: string, path: string) =>
-      new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+      new Promise<{ status: number; body: unknown; allow?: string }>((resolve, reject) => {
         const req = request(`${stack.baseUrl}${path}`, { method }, (res) => {
           let text = '';
           res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: JSON.parse(text),
+              ...(res.headers.allow ? { allow: res.headers.allow } : {}),
+            }),
+          );
         });
         req.on('error', reject).end();
       });
+    // A 405 names the methods the path has (RFC 9110).
     for (const method of ['TRACE', 'PROPFIND', 'PUT', 'PATCH', 'DELETE'])
       expect(await send(method, '/api/health'), method).toEqual({
         status: 405,
         body: { error: 'Method Not Allowed' },
+        allow: 'HEAD, GET',
       });
+    expect(await send('GET', '/api/recovery/execute')).toMatchObject({ status: 405, allow: 'POST' });
     for (const method of ['TRACE', 'PROPFIND'])
       expect(await send(method, '/api/nope'), method).toEqual({ status: 404, body: { error: 'Not found' } });
   });

@@ -19,6 +19,10 @@ export async function errorHandler(ctx: AppContext, next: Next): Promise<void> {
       ctx.status = 404;
       ctx.body = { error: 'Not found' };
     }
+    if (ctx.status === 405 && ctx.body === undefined) {
+      ctx.status = 405;
+      ctx.body = { error: 'Method Not Allowed' };
+    }
   } catch (error) {
     if (error instanceof HttpError) {
       if (error.status >= 500 && error.cause !== undefined)
