@@ -5,9 +5,10 @@ import { customerTimeZone, scaCountries, utcOffsetMinutes } from '../domain/loca
 import { brandFromBin, type CardBrand } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import type { RecoveryInput } from '../domain/recovery.js';
-import { blockMemoryMs } from '../domain/risk.js';
+import type { CardRefusal } from '../domain/risk.js';
 import type { OutcomeStats } from '../domain/success-model.js';
 import { cardKeyOf } from '../runtime/crypto.js';
+import { cardRefusalOf } from '../services/card-refusal.js';
 import type { ActivityDeps } from './deps.js';
 import { routeOptions, routing } from './gateways/routing.js';
 
@@ -33,6 +34,22 @@ export interface Screen {
 /** The recovery to screen, and the workflow's clock at intake (epoch ms): the screen's time everywhere. */
 export type ScreenInput = RecoveryInput & { now: number };
 
+/** The screen's block of a card that is not charged at all. */
+function blockOf(refusal: CardRefusal): NonNullable<Screen['block']> {
+  if (refusal.kind === 'network_stop')
+    return {
+      declineCode: 'card_no_longer_chargeable',
+      reason: `Risk screen: Mastercard advised (merchant advice code ${refusal.advice}) never to charge this card again.`,
+      recommendedAction: 'request_card_update',
+    };
+  const code = refusal.declineCode;
+  return {
+    declineCode: code,
+    reason: `Risk screen: this card was blocked (${code}) on an earlier recovery, so it is not retried.`,
+    recommendedAction: classifyDecline(code).recommendedAction,
+  };
+}
+
 export function screenActivities(deps: ActivityDeps) {
   return {
     /** Screens a new recovery: decline group, risk, Proof Mode, routing and the customer's local clock. */
@@ -49,29 +66,11 @@ export function screenActivities(deps: ActivityDeps) {
       const simulate = account.testMode ? (r.simulateOutcome ?? null) : null;
 
       /** Why a card of the customer's is not charged at all: blocked before, or Mastercard's stop advice. */
-      async function refusalOf(token: string): Promise<Screen['block']> {
-        const card = cardKeyOf(account.id, token);
-        const earlier = await stores.recoveries.blockedCard(card, new Date(now.getTime() - blockMemoryMs));
-        if (earlier && earlier.transactionId !== input.transactionId) {
-          const code = earlier.declineCode;
-          return {
-            declineCode: code,
-            reason: `Risk screen: this card was blocked (${code}) on an earlier recovery, so it is not retried.`,
-            recommendedAction: classifyDecline(code).recommendedAction,
-          };
-        }
-        // Mastercard's "never again" (advice 03 or 21) on any earlier charge of the card.
-        const advice = await stores.cardBudgets.stopOf(card);
-        return advice
-          ? {
-              declineCode: 'card_no_longer_chargeable',
-              reason: `Risk screen: Mastercard advised (merchant advice code ${advice}) never to charge this card again.`,
-              recommendedAction: 'request_card_update',
-            }
-          : null;
-      }
+      const refusalOf = async (token: string) =>
+        cardRefusalOf(stores, cardKeyOf(account.id, token), now, input.transactionId);
 
-      const block: Screen['block'] =
+      // What the request itself says: the sandbox's simulated block, or a decline code that stops at once.
+      const requestBlock: Screen['block'] =
         simulate === 'blocked'
           ? {
               declineCode: 'fraudulent',
@@ -84,7 +83,28 @@ export function screenActivities(deps: ActivityDeps) {
                 reason: decline.reason,
                 recommendedAction: decline.recommendedAction,
               }
-            : await refusalOf(r.paymentMethodToken);
+            : null;
+
+      // A failure the request blocks gets no attempt whichever group it would be in, so no group is drawn
+      // for it. Any other is drawn before what Recoup learned of its card (intent to treat): a card is only
+      // learned to be blocked from a declined charge, which controls never make, so leaving the failures of
+      // such cards out would leave out treated payments alone.
+      const inProofMode = requestBlock === null && s.proofMode.enabled;
+      const holdout = inProofMode
+        ? await stores.holdouts.assign(
+            account.id,
+            r.customerEmail ?? r.paymentMethodToken,
+            () => randomInt(10_000) < s.proofMode.controlPercent * 100,
+            now,
+          )
+        : false;
+      // Marked before any outcome: the report compares only recoveries drawn while Proof Mode was on.
+      if (inProofMode) await stores.recoveries.update(input.transactionId, { inProofMode }, now);
+
+      // A control gets no attempt anyway; a treated payment on a refused card is blocked (and stays
+      // uncollected in the comparison).
+      const refusal = requestBlock || holdout ? null : await refusalOf(r.paymentMethodToken);
+      const block = requestBlock ?? (refusal && blockOf(refusal));
 
       // The card is remembered as blocked, for the risk screen of its later recoveries (unless the block
       // says the payment is no longer owed, nothing about the card, or is the sandbox's simulation).
@@ -98,19 +118,6 @@ export function screenActivities(deps: ActivityDeps) {
       const fallbacks: string[] = [];
       for (const token of block ? [] : (r.fallbackPaymentMethodTokens ?? []))
         if (!(await refusalOf(token))) fallbacks.push(token);
-
-      // A recovery blocked here gets no attempt either way, so it is drawn into no Proof Mode group.
-      const inProofMode = block === null && s.proofMode.enabled;
-      const holdout = inProofMode
-        ? await stores.holdouts.assign(
-            account.id,
-            r.customerEmail ?? r.paymentMethodToken,
-            () => randomInt(10_000) < s.proofMode.controlPercent * 100,
-            now,
-          )
-        : false;
-      // Marked before any outcome: the report compares only recoveries drawn while Proof Mode was on.
-      if (inProofMode) await stores.recoveries.update(input.transactionId, { inProofMode }, now);
 
       return {
         decline,

@@ -1,7 +1,8 @@
 import { quantileSorted } from 'simple-statistics';
 import { classifyDecline, type DeclineGroup } from './declines.js';
 import { statusOf, type Strategy } from './recovery.js';
-import { share, type ReportedRecovery } from './report.js';
+import { share } from './rates.js';
+import { addRevenue, treatedOf, type ReportedRecovery, type Revenue } from './report.js';
 
 const day = 86_400_000;
 
@@ -17,8 +18,6 @@ export interface BrokenDownRecovery extends ReportedRecovery {
   strategyUsed: Strategy | null;
   attempts: ReportedAttempt[];
 }
-
-type Revenue = Record<string, { failed: number; recovered: number }>;
 
 interface CodeRow {
   declineCode: string | null;
@@ -89,7 +88,7 @@ function daysToRecover(recovered: BrokenDownRecovery[]) {
  * each payment, by how many charges it took and how many days, and each gateway's approvals.
  */
 export function breakdownReport(input: { from: Date; to: Date; recoveries: BrokenDownRecovery[] }) {
-  const treated = input.recoveries.filter((r) => r.state !== 'holdout');
+  const treated = treatedOf(input.recoveries);
   const codes = tally<string | null, CodeRow>((declineCode) => ({
     declineCode,
     group: classifyDecline(declineCode).group,
@@ -123,10 +122,8 @@ export function breakdownReport(input: { from: Date; to: Date; recoveries: Broke
     code.failedPayments += 1;
     if (recovered) code.recovered += 1;
     if (statusOf(r.state) === 'unknown') code.inProgress += 1;
-    const revenue = (code.revenueByCurrency[r.currency] ??= { failed: 0, recovered: 0 });
-    revenue.failed += r.amount;
+    addRevenue(code.revenueByCurrency, r);
     if (recovered) {
-      revenue.recovered += r.amount;
       const strategy = strategies.row(r.strategyUsed);
       strategy.recovered += 1;
       strategy.recoveredByCurrency[r.currency] = (strategy.recoveredByCurrency[r.currency] ?? 0) + r.amount;

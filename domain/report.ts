@@ -1,12 +1,18 @@
+import { points, share } from './rates.js';
 import { statusOf, type RecoveryState } from './recovery.js';
+import {
+  collectedByOthers,
+  isCompared,
+  observationOf,
+  pulsesMatched,
+  type NamedPulse,
+} from './report-matching.js';
 import { compareProportions, type Comparison } from './two-proportions.js';
-
-const day = 86_400_000;
-/** How long a payment is watched before its outcome counts in the Proof Mode comparison. */
-export const observationDays = 30;
 
 /** A recovery as the report reads it. */
 export interface ReportedRecovery {
+  /** The recovery's stored id (the UUID): a pulse that names the failure it pays names it by this. */
+  _id: string;
   state: RecoveryState;
   amount: number;
   currency: string;
@@ -32,75 +38,35 @@ export interface ReportInput {
    * still watched in the range, so a pulse in it may be their own payment (`pulsesMatched`).
    */
   earlierRecoveries: ReportedRecovery[];
-  /** Pulses logged in [from, to): the organic successes, but for those that are a compared payment's own. */
+  /** Pulses logged in [from, to): the organic successes, but for those that pay a failure. */
   pulses: number;
   /**
-   * When each customer with a compared payment (in the range or earlier) paid on their own (pulse), by
-   * email: every pulse of theirs from `observationDays` before `from` until the observation window of the
-   * last failure in the range closes.
+   * The pulses that name the failure they pay, from `observationDays` before `from` until the observation
+   * window of the last failure in the range closes.
+   */
+  namedPulses: NamedPulse[];
+  /**
+   * When each customer with a compared payment (in the range or earlier) paid on their own, by email: every
+   * pulse of theirs that names no failure (nor says it pays none), over the same span as `namedPulses`.
    */
   paidOnTheirOwn: Map<string, Date[]>;
 }
 
-/** part ÷ whole to four decimals; null when there is nothing to divide by. */
-export const share = (part: number, whole: number) =>
-  whole > 0 ? Math.round((part / whole) * 10_000) / 10_000 : null;
+/** Revenue per currency: what failed and what Recoup recovered of it, in minor units. */
+export type Revenue = Record<string, { failed: number; recovered: number }>;
 
-/**
- * Whether a recovery is in the Proof Mode comparison: drawn into a group at intake (so Proof Mode was on and
- * it was not blocked there) and with a customer email. A control's outcome is seen only through a pulse
- * with its customer's email; whether there is an email is known before the draw, so leaving out payments
- * without one leaves the two groups alike.
- */
-export const isCompared = (r: ReportedRecovery) => r.inProofMode === true && !!r.customerEmail;
+/** The failures Recoup worked on: all but Proof Mode controls. */
+export const treatedOf = <R extends ReportedRecovery>(recoveries: R[]) =>
+  recoveries.filter((r) => r.state !== 'holdout');
 
-/** A payment's observation window: from its failure to `observationDays` later, both ends included. */
-function observationOf(r: ReportedRecovery) {
-  const opens = r.createdAt.getTime();
-  const closes = opens + observationDays * day;
-  return {
-    closes,
-    within: (t: Date | null | undefined) => !!t && t.getTime() >= opens && t.getTime() <= closes,
-  };
+/** Adds a failure to `revenue`: its amount failed, and recovered when Recoup recovered it. */
+export function addRevenue(revenue: Revenue, r: ReportedRecovery): void {
+  const c = (revenue[r.currency] ??= { failed: 0, recovered: 0 });
+  c.failed += r.amount;
+  if (r.state === 'succeeded') c.recovered += r.amount;
 }
 
-/** Collected within its window by Recoup, or reported paid by the billing platform: not by a pulse. */
-function collectedByOthers(r: ReportedRecovery, within: (t: Date | null | undefined) => boolean): boolean {
-  return (
-    (r.state === 'succeeded' && within(r.recoveredAt)) ||
-    (r.state === 'paid_elsewhere' && within(r.endedAt)) ||
-    within(r.paidOnTheirOwnAt)
-  );
-}
-
-/**
- * Which compared payments a pulse collected, and when: a pulse with the customer's email is one payment, so
- * it collects one failure at most. Each payment collected no other way (a control; a treated payment Recoup
- * did not collect and no platform reported paid), oldest first, takes the earliest pulse of its customer
- * within its observation window that no older payment took.
- */
-function pulsesMatched(payments: ReportedRecovery[], paidOnTheirOwn: Map<string, Date[]>) {
-  const unused = new Map(
-    [...paidOnTheirOwn].map(([email, times]) => [
-      email,
-      [...times].sort((a, b) => a.getTime() - b.getTime()),
-    ]),
-  );
-  const matched = new Map<ReportedRecovery, Date>();
-  const oldestFirst = payments
-    .filter(isCompared)
-    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
-  for (const r of oldestFirst) {
-    const { within } = observationOf(r);
-    if (collectedByOthers(r, within)) continue;
-    const pulses = unused.get(r.customerEmail ?? '') ?? [];
-    const pulse = pulses.find((t) => within(t));
-    if (!pulse) continue;
-    pulses.splice(pulses.indexOf(pulse), 1);
-    matched.set(r, pulse);
-  }
-  return matched;
-}
+type Matched = ReturnType<typeof pulsesMatched>;
 
 /**
  * Treatment against control on one outcome: the payment was collected within its observation window —
@@ -109,7 +75,7 @@ function pulsesMatched(payments: ReportedRecovery[], paidOnTheirOwn: Map<string,
  * last way, having no attempts to be recovered or stopped by. A payment counts once its window has closed,
  * collected or not.
  */
-function proofGroups(input: ReportInput, byPulse: Map<ReportedRecovery, Date>) {
+function proofGroups(input: ReportInput, byPulse: Matched) {
   const treatment = { trials: 0, successes: 0 };
   const control = { trials: 0, successes: 0 };
   for (const r of input.recoveries.filter(isCompared)) {
@@ -125,28 +91,28 @@ function proofGroups(input: ReportInput, byPulse: Map<ReportedRecovery, Date>) {
 }
 
 /**
- * How many pulses in [from, to) are a compared payment's own (matched to it): that payment is among the
- * failures of this range or an earlier one, so it is not a first-try success as well.
+ * How many pulses in [from, to) pay a failure, so are not first-try successes as well: every one that names
+ * the failure it pays, and every other matched to a compared payment (of this range or an earlier one).
  */
-function ownPaymentsPulsed(input: ReportInput, byPulse: Map<ReportedRecovery, Date>): number {
-  return [...byPulse.values()].filter((at) => at >= input.from && at < input.to).length;
+function paymentsOfFailures(input: ReportInput, byPulse: Matched): number {
+  const inRange = (at: Date) => at >= input.from && at < input.to;
+  const named = input.namedPulses.filter((p) => inRange(p.at)).length;
+  return named + [...byPulse.values()].filter((p) => !p.named && inRange(p.at)).length;
 }
 
 /** The summary report: what failed, what Recoup recovered, the organic baseline, lift and Proof Mode. */
 export function summaryReport(input: ReportInput) {
-  const treated = input.recoveries.filter((r) => r.state !== 'holdout');
+  const treated = treatedOf(input.recoveries);
   const recovered = treated.filter((r) => r.state === 'succeeded');
-  const revenue: Record<string, { failed: number; recovered: number }> = {};
-  for (const r of treated) {
-    const c = (revenue[r.currency] ??= { failed: 0, recovered: 0 });
-    c.failed += r.amount;
-    if (r.state === 'succeeded') c.recovered += r.amount;
-  }
-  const byPulse = pulsesMatched([...input.earlierRecoveries, ...input.recoveries], input.paidOnTheirOwn);
-  const organicSuccesses = input.pulses - ownPaymentsPulsed(input, byPulse);
+  const revenue: Revenue = {};
+  for (const r of treated) addRevenue(revenue, r);
+  const byPulse = pulsesMatched(
+    [...input.earlierRecoveries, ...input.recoveries],
+    input.namedPulses,
+    input.paidOnTheirOwn,
+  );
+  const organicSuccesses = input.pulses - paymentsOfFailures(input, byPulse);
   const payments = organicSuccesses + input.recoveries.length;
-  const organicRate = share(organicSuccesses, payments);
-  const withRecoup = share(organicSuccesses + recovered.length, payments);
   const groups = proofGroups(input, byPulse);
   const proof: Comparison & { treatment: number; control: number } = {
     treatment: groups.treatment.trials,
@@ -162,12 +128,10 @@ export function summaryReport(input: ReportInput) {
     recoveryRate: share(recovered.length, treated.length),
     revenueByCurrency: revenue,
     organicSuccesses,
-    organicSuccessRate: organicRate,
-    successRateWithRecoup: withRecoup,
-    liftPoints:
-      organicRate === null || withRecoup === null
-        ? null
-        : Math.round((withRecoup - organicRate) * 10_000) / 100,
+    organicSuccessRate: share(organicSuccesses, payments),
+    successRateWithRecoup: share(organicSuccesses + recovered.length, payments),
+    // With Recoup less without it is the share of all payments Recoup recovered: from the unrounded fraction.
+    liftPoints: payments > 0 ? points(recovered.length / payments) : null,
     proofMode: input.recoveries.some((r) => r.inProofMode === true) ? proof : null,
   };
 }

@@ -4,16 +4,21 @@ import { evidenceConfidence, paydayPrior, pseudoCount } from './success-model.js
 /** How long a card blocked in a recovery (lost, stolen, closed, …) counts against it. */
 export const blockMemoryMs = 180 * 24 * 3_600_000;
 
+/**
+ * Why a card is not charged at all: a decline that blocked it in an earlier recovery of the account (lost,
+ * stolen, closed, …), or Mastercard's merchant advice never to charge it again (03 or 21).
+ */
+export type CardRefusal =
+  { kind: 'blocked_before'; declineCode: string } | { kind: 'network_stop'; advice: string };
+
 /** What the risk model knows of a payment about to be charged: what the merchant sent and Recoup holds. */
 export interface RiskFacts {
   /** The customer's local clock when the charge is scheduled. */
   local: LocalParts;
   /** The scheduled month is past the card's expiry month. */
   expiredBy: boolean;
-  /** A decline that blocked this card in an earlier recovery of the account (lost, stolen, closed, …). */
-  blockedCode: string | null;
-  /** Mastercard's merchant advice never to charge this card again (03 or 21), from any earlier recovery. */
-  networkStop: string | null;
+  /** Why the card is not charged at all (blocked before, Mastercard's stop), from earlier recoveries. */
+  refusal: CardRefusal | null;
   /** The card's latest decline while a recovery of it is still waiting for a retry. */
   failingCode: string | null;
   /** The customer's unrecovered payments on other cards. */
@@ -67,17 +72,17 @@ const fromOdds = (o: number) => o / (1 + o);
 
 /** The decisive facts: a charge that cannot succeed. */
 function decisive(f: RiskFacts): RiskFactor | null {
-  if (f.blockedCode)
+  if (f.refusal?.kind === 'blocked_before')
     return {
       factor: 'card_blocked_before',
       effect: 1,
-      description: `The card was blocked (${f.blockedCode}) on an earlier recovery.`,
+      description: `The card was blocked (${f.refusal.declineCode}) on an earlier recovery.`,
     };
-  if (f.networkStop)
+  if (f.refusal?.kind === 'network_stop')
     return {
       factor: 'card_network_stop',
       effect: 1,
-      description: `Mastercard advised (merchant advice code ${f.networkStop}) never to charge this card again.`,
+      description: `Mastercard advised (merchant advice code ${f.refusal.advice}) never to charge this card again.`,
     };
   if (f.expiredBy)
     return {
@@ -134,6 +139,13 @@ function rawRisk(f: RiskFacts): { p: number; factors: RiskFactor[] } {
   factors.sort((a, b) => Math.abs(Math.log(b.effect)) - Math.abs(Math.log(a.effect)));
   return { p: Math.min(0.99, p), factors };
 }
+
+/**
+ * Whether a prediction's outcome is counted into its band's calibration: not one a decisive fact made
+ * (`block`, always risk 99 in band 9), whose failure says nothing of how the model's own band-9 risks fare.
+ */
+export const calibrates = (prediction: { recommendation: RiskRecommendation }) =>
+  prediction.recommendation !== 'block';
 
 /**
  * Predicts whether a scheduled charge will fail: decisive facts first (a card blocked before, one that

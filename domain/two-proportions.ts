@@ -1,4 +1,5 @@
 import { errorFunction } from 'simple-statistics';
+import { points, share } from './rates.js';
 
 /** Successes out of trials of one group. */
 export interface Group {
@@ -23,12 +24,11 @@ const minExpected = 5;
 const z95 = 1.959963984540054;
 
 const normalCdf = (z: number) => 0.5 * (1 + errorFunction(z / Math.SQRT2));
-const points = (x: number) => Math.round(x * 10_000) / 100;
 
 /**
- * Two-proportion comparison: the uplift of the treatment's success rate over the control's, a 95 %
- * Wald interval on that difference (unpooled standard error) and the two-sided p-value of the pooled
- * z-test. `insufficientData` when either group has fewer than 30 trials or fewer than 5 expected successes
+ * Two-proportion comparison: each group's success rate (to four decimals, as the report's other rates),
+ * the uplift of the treatment's rate over the control's, a 95 % Wald interval on that difference (unpooled
+ * standard error) and the two-sided p-value of the pooled z-test, all from the unrounded rates. `insufficientData` when either group has fewer than 30 trials or fewer than 5 expected successes
  * or failures under the pooled rate; the figures are still given when they can be computed.
  */
 export function compareProportions(treatment: Group, control: Group): Comparison {
@@ -40,10 +40,13 @@ export function compareProportions(treatment: Group, control: Group): Comparison
   const insufficientData = [treatment, control].some(
     (g) => g.trials < minTrials || g.trials * pooled < minExpected || g.trials * (1 - pooled) < minExpected,
   );
+  const rates = {
+    treatmentRate: share(treatment.successes, treatment.trials),
+    controlRate: share(control.successes, control.trials),
+  };
   if (pT === null || pC === null)
     return {
-      treatmentRate: pT,
-      controlRate: pC,
+      ...rates,
       upliftPoints: null,
       confidenceInterval95: null,
       pValue: null,
@@ -54,8 +57,7 @@ export function compareProportions(treatment: Group, control: Group): Comparison
   const pooledSe = Math.sqrt(pooled * (1 - pooled) * (1 / treatment.trials + 1 / control.trials));
   const pValue = pooledSe > 0 ? 2 * (1 - normalCdf(Math.abs(diff) / pooledSe)) : diff === 0 ? 1 : 0;
   return {
-    treatmentRate: pT,
-    controlRate: pC,
+    ...rates,
     upliftPoints: points(diff),
     confidenceInterval95: [points(diff - z95 * se), points(diff + z95 * se)],
     pValue: Math.min(1, Math.max(0, Math.round(pValue * 1e6) / 1e6)),

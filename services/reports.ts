@@ -1,5 +1,6 @@
 import { breakdownReport } from '../domain/report-breakdown.js';
-import { isCompared, observationDays, summaryReport, type ReportedRecovery } from '../domain/report.js';
+import { summaryReport, type ReportedRecovery } from '../domain/report.js';
+import { isCompared, observationDays } from '../domain/report-matching.js';
 import { rangeOf, type ReportWindow } from '../domain/report-window.js';
 import type { Stores } from '../store/index.js';
 
@@ -17,23 +18,34 @@ const comparedEmailsOf = (recoveries: ReportedRecovery[]) => [
 export async function summaryOf(stores: Stores, accountId: string, window: ReportWindow, now: Date) {
   const { from, to } = rangeOf(window, now);
   const watched = observationDays * day;
-  const [recoveries, earlierRecoveries, pulses] = await Promise.all([
+  // From the earliest failure watched (an older payment takes its pulse first) until the last one's window
+  // closes.
+  const span = [new Date(from.getTime() - watched), new Date(to.getTime() + watched)] as const;
+  const [recoveries, earlierRecoveries, pulses, namedPulses] = await Promise.all([
     stores.recoveries.createdBetween(accountId, from, to),
     // Failures of the 30 days before the range are still watched in it: a pulse in the range may be their
     // payment, not an organic one.
-    stores.recoveries.createdBetween(accountId, new Date(from.getTime() - watched), from),
+    stores.recoveries.createdBetween(accountId, span[0], from),
     stores.pulses.countBetween(accountId, from, to),
+    stores.pulses.namedBetween(accountId, ...span),
   ]);
   // Either group's customer may pay on their own: the comparison reads both the same way. The pulses of
-  // compared customers also tell which pulses in the range are a compared payment's own, not organic; from
-  // the earliest failure watched, since an older payment takes its pulse first.
+  // compared customers also tell which pulses in the range are a compared payment's own, not organic.
   const paidOnTheirOwn = await stores.pulses.paidBy(
     accountId,
     comparedEmailsOf([...earlierRecoveries, ...recoveries]),
-    new Date(from.getTime() - watched),
-    new Date(to.getTime() + watched),
+    ...span,
   );
-  return summaryReport({ from, to, now, recoveries, earlierRecoveries, pulses, paidOnTheirOwn });
+  return summaryReport({
+    from,
+    to,
+    now,
+    recoveries,
+    earlierRecoveries,
+    pulses,
+    namedPulses,
+    paidOnTheirOwn,
+  });
 }
 
 /**

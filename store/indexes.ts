@@ -45,6 +45,8 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   answerClaims: [],
   // One per attempt by its _id (the attempt key); the daily purge reads by age, across accounts.
   attemptSends: [[{ at: 1 }]],
+  // One document for the deployment, read by its _id.
+  masterKeyCheck: [],
 };
 
 /** Creates all indexes (idempotent). FerretDB has no TTL indexes, so expiry is checked on read. */

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { BandTally, RiskRecommendation } from '../domain/risk.js';
+import { calibrates, type BandTally, type RiskRecommendation } from '../domain/risk.js';
 import { collections } from './collections.js';
 import { isDuplicateKey, upsert } from './mongo.js';
 
@@ -9,7 +9,7 @@ export type PredictionOutcome = 'succeeded' | 'failed' | 'blocked';
 export interface PredictionDoc {
   _id: string; // predictionId
   accountId: string;
-  /** The model's raw risk band (tenths): the outcome is counted under it. */
+  /** The model's raw risk band (tenths): the outcome is counted under it, unless a decisive fact made it. */
   band: number;
   riskScore: number;
   recommendation: RiskRecommendation;
@@ -33,7 +33,10 @@ interface CalibrationDoc {
 /**
  * Risk predictions and what became of them. An outcome is logged once (insert-only, keyed by the
  * prediction) and only then counted into the account's calibration tallies (outcomes and failures per
- * band), as the engine's learning store does.
+ * band) with `$inc`, as the engine's learning store does; the outcome of a prediction a decisive fact made
+ * is logged but counted nowhere (`calibrates`). On MongoDB the counts are exact; on FerretDB, whose
+ * updates are not atomic, two outcomes of one account counted at the same instant may lose one count, as
+ * may a process that dies between the two writes: calibration tolerates that, as the engine's statistics do.
  */
 export function createPredictionStore(db: Db) {
   const predictions = db.collection<PredictionDoc>(collections.predictions);
@@ -62,6 +65,7 @@ export function createPredictionStore(db: Db) {
         if (!isDuplicateKey(error)) throw error;
         return (await outcomes.findOne({ _id: prediction._id })) ?? doc;
       }
+      if (!calibrates(prediction)) return doc;
       const failed = outcome.outcome === 'succeeded' ? 0 : 1;
       const inc = { [`bands.${prediction.band}.n`]: 1, [`bands.${prediction.band}.failed`]: failed };
       await upsert(() =>

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { randomUUID } from 'node:crypto';
+import type { NamedPulse } from '../domain/report-matching.js';
 import { sha256 } from '../runtime/crypto.js';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
@@ -12,6 +13,12 @@ export interface PulseDoc {
   amount: number;
   currency: string;
   customerEmail: string | null;
+  /**
+   * The failed payment this one pays, as the merchant named it: the recovery's stored id (the UUID), or
+   * null when the merchant said it pays none. Absent when the merchant did not say: the report then
+   * matches the pulse to a failure by its customer's email.
+   */
+  paysTransactionId?: string | null;
   occurredAt: Date;
   createdAt: Date;
 }
@@ -25,12 +32,20 @@ export function createPulseStore(db: Db) {
       return pulses.countDocuments({ accountId, occurredAt: { $gte: from, $lt: to } });
     },
 
-    /** When each of these customers paid on their own in [from, to), by email. */
+    /**
+     * When each of these customers paid on their own in [from, to), by email: the pulses that do not say
+     * which failed payment they pay, if any.
+     */
     async paidBy(accountId: string, emails: string[], from: Date, to: Date): Promise<Map<string, Date[]>> {
       const paid = new Map<string, Date[]>();
       if (emails.length === 0) return paid;
       const found = pulses.find(
-        { accountId, customerEmail: { $in: emails }, occurredAt: { $gte: from, $lt: to } },
+        {
+          accountId,
+          customerEmail: { $in: emails },
+          occurredAt: { $gte: from, $lt: to },
+          paysTransactionId: { $exists: false },
+        },
         { projection: { customerEmail: 1, occurredAt: 1 } },
       );
       for await (const p of found) {
@@ -39,6 +54,19 @@ export function createPulseStore(db: Db) {
         paid.set(p.customerEmail ?? '', list);
       }
       return paid;
+    },
+
+    /** The account's pulses in [from, to) that name the failed payment they pay. */
+    async namedBetween(accountId: string, from: Date, to: Date): Promise<NamedPulse[]> {
+      const found = await pulses
+        .find(
+          { accountId, occurredAt: { $gte: from, $lt: to }, paysTransactionId: { $exists: true, $ne: null } },
+          { projection: { paysTransactionId: 1, occurredAt: 1 } },
+        )
+        .toArray();
+      return found.flatMap((p) =>
+        p.paysTransactionId ? [{ pays: p.paysTransactionId, at: p.occurredAt }] : [],
+      );
     },
 
     /** The account's pulses of these customers, oldest first (a customer's data export). */

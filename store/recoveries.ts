@@ -64,8 +64,8 @@ export interface RecoveryDoc {
   ai: Prediction | null;
   /**
    * Drawn into a Proof Mode group at intake (the control's state is `holdout`): only these take part in the
-   * report's comparison. Absent when Proof Mode was off, the recovery was blocked at intake, or it was
-   * screened before this mark was recorded.
+   * report's comparison. Absent when Proof Mode was off, its request blocked it at intake (a decline code
+   * that stops at once, a simulated block), or it was screened before this mark was recorded.
    */
   inProofMode?: boolean;
   /** When it reached its final state; unlike updatedAt, not moved by later writes (write-back, erasure). */
@@ -134,6 +134,7 @@ export interface BlockedCardDoc {
 
 /** What the summary report reads of a recovery; the breakdown also reads how it went. */
 const summaryFields = [
+  '_id',
   'state',
   'amount',
   'currency',

@@ -114,6 +114,23 @@ describe('POST /api/predict/risk', () => {
     expect(prediction(afterStop).factors).toEqual([]);
   });
 
+  it('a card blocked (lost_card) on an earlier recovery is blocked, as the recovery’s own risk screen would block it', async () => {
+    // Mastercard's stop advice, the other memory both share, is tested in card-network-recoveries.test.ts.
+    const { apiKey } = await stack.createAccount();
+    const token = 'tok_decline_lost_card';
+    const earlier = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { paymentMethodToken: token, amount: amount(), originalDeclineCode: 'try_again_later' },
+    });
+    expect(earlier.status).toBe(403);
+    const res = await predict(apiKey, { paymentMethodToken: token, scheduledDate: '2026-12-09' });
+    expect(prediction(res)).toMatchObject({ riskScore: 99, recommendation: 'block' });
+    expect(prediction(res).factors.map((f) => f.factor)).toEqual(['card_blocked_before']);
+    // Another card of the account is not.
+    const other = await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: '2026-12-09' });
+    expect(prediction(other).recommendation).toBe('proceed');
+  });
+
   it("the account's riskAlertThreshold decides delay and the predict.risk.high webhook", async () => {
     const { apiKey, account } = await stack.createAccount({ riskAlertThreshold: 5 });
     const res = await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: '2026-12-09' });
@@ -259,6 +276,18 @@ describe('POST /api/predict/outcome', () => {
       recommendation: 'proceed',
       predictionMatched: true,
     });
+  });
+
+  it('the outcome of a prediction a decisive fact made is kept but calibrates no band', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const expired = prediction(
+      await predict(apiKey, { paymentMethodToken: 'tok_visa', expiryMonth: 1, expiryYear: 2020 }),
+    );
+    expect(expired).toMatchObject({ riskScore: 99, recommendation: 'block' });
+    const res = await report(apiKey, { predictionId: expired.predictionId, outcome: 'failed' });
+    expect(res.body).toMatchObject({ outcome: 'failed', predictionMatched: true });
+    // A block always fails (risk 99, band 9): counted there, it would raise every ordinary band-9 risk.
+    expect(await stack.stores.predictions.calibration(account.id)).toEqual({});
   });
 
   it("another account's prediction and an unknown one are 404", async () => {

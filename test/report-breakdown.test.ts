@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   breakdownReport,
@@ -13,6 +14,7 @@ const declined = (gateway = 'stripe'): ReportedAttempt => ({ gateway, outcome: '
 const approved = (gateway = 'stripe'): ReportedAttempt => ({ gateway, outcome: 'approved' });
 
 const recovery = (r: Partial<BrokenDownRecovery>): BrokenDownRecovery => ({
+  _id: randomUUID(),
   state: 'failed',
   amount: 1000,
   currency: 'USD',

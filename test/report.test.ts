@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { summaryReport, type ReportedRecovery, type ReportInput } from '../domain/report.js';
 import { compareProportions } from '../domain/two-proportions.js';
@@ -16,6 +17,18 @@ describe('two-proportion comparison (Proof Mode)', () => {
       confidenceInterval95: [6.42, 33.58],
       pValue: 0.004678,
       insufficientData: false,
+    });
+  });
+
+  it('rates are given to four decimals, as the report’s others; the uplift comes from the unrounded rates', () => {
+    expect(compareProportions({ trials: 3, successes: 2 }, { trials: 3, successes: 1 })).toMatchObject({
+      treatmentRate: 0.6667,
+      controlRate: 0.3333,
+      upliftPoints: 33.33,
+    });
+    expect(compareProportions({ trials: 7, successes: 1 }, { trials: 0, successes: 0 })).toMatchObject({
+      treatmentRate: 0.1429,
+      controlRate: null,
     });
   });
 
@@ -47,6 +60,7 @@ describe('two-proportion comparison (Proof Mode)', () => {
 });
 
 const recovery = (r: Partial<ReportedRecovery>): ReportedRecovery => ({
+  _id: randomUUID(),
   state: 'failed',
   amount: 1000,
   currency: 'USD',
@@ -65,6 +79,7 @@ const report = (input: Partial<ReportInput>) =>
     recoveries: [],
     earlierRecoveries: [],
     pulses: 0,
+    namedPulses: [],
     paidOnTheirOwn: new Map(),
     ...input,
   });
@@ -91,6 +106,19 @@ describe('summary report', () => {
       organicSuccessRate: 0.75,
       successRateWithRecoup: 0.85,
       liftPoints: 10,
+    });
+  });
+
+  it('lift is the share of all payments Recoup recovered, rounded once: not the difference of rounded rates', () => {
+    // 1 organic and 2 failures, 1 recovered: 1/3 and 2/3 round to 0.3333 and 0.6667, 0.3334 apart.
+    const summary = report({
+      recoveries: [recovery({ state: 'succeeded', recoveredAt: at(1) }), recovery({ state: 'failed' })],
+      pulses: 1,
+    });
+    expect(summary).toMatchObject({
+      organicSuccessRate: 0.3333,
+      successRateWithRecoup: 0.6667,
+      liftPoints: 33.33,
     });
   });
 
@@ -513,6 +541,122 @@ describe('a payment that failed in the 30 days before the range is watched into 
       organicSuccesses: 0,
       organicSuccessRate: null,
       proofMode: null,
+    });
+  });
+});
+
+/**
+ * A report over days 0–40 as of day 70 of these recoveries, with pulses that name the failure they pay
+ * (`named`: [id, day]) and pulses of `email`'s customer that name none (`unnamedOn`: days); every pulse is
+ * in the range unless its day says otherwise.
+ */
+function withNamed(
+  recoveries: ReportedRecovery[],
+  named: Array<[string, number]>,
+  unnamedOn: number[] = [],
+  earlierRecoveries: ReportedRecovery[] = [],
+) {
+  const days = [...named.map(([, d]) => d), ...unnamedOn];
+  return report({
+    to: at(40),
+    now: at(70),
+    recoveries,
+    earlierRecoveries,
+    pulses: days.filter((d) => d >= 0 && d < 40).length,
+    namedPulses: named.map(([pays, d]) => ({ pays, at: at(d) })),
+    paidOnTheirOwn: new Map([[email, unnamedOn.map(at)]]),
+  });
+}
+
+describe('a pulse that names the failure it pays (paysTransactionId)', () => {
+  const named = (id: string, failedOn: number, r: Partial<ReportedRecovery> = {}) =>
+    control(failedOn, { _id: id, ...r });
+
+  it('collects that failure alone, and is not organic', () => {
+    // Another customer's email: the name decides, not the email.
+    const summary = withNamed(
+      [named('a', 0, { customerEmail: 'other@example.com' }), control(5)],
+      [['a', 3]],
+    );
+    expect(summary).toMatchObject({ organicSuccesses: 0, proofMode: { control: 2, controlRate: 0.5 } });
+  });
+
+  it('a renewal the merchant says pays no failure (null) does not collect the customer’s unpaid control: it is organic', () => {
+    // Named nothing, the day-20 renewal is taken as the day-0 control's payment (the rule for such pulses).
+    expect(withNamed([named('a', 0)], [], [20])).toMatchObject({
+      organicSuccesses: 0,
+      proofMode: { controlRate: 1 },
+    });
+    // Said to pay none, it is among the range's pulses and nothing else.
+    const summary = report({ to: at(40), now: at(70), recoveries: [named('a', 0)], pulses: 1 });
+    expect(summary).toMatchObject({ organicSuccesses: 1, proofMode: { control: 1, controlRate: 0 } });
+  });
+
+  it.each<[string, ReportedRecovery[], Array<[string, number]>, number[], number, number]>([
+    // [case, recoveries, named pulses, unnamed pulse days, organic successes, control rate]
+    ['named after its failure’s 30 days: collects nothing', [named('a', 0)], [['a', 31]], [], 0, 0],
+    ['named before its failure: collects nothing', [named('a', 10)], [['a', 5]], [], 0, 0],
+    [
+      'two pulses naming one failure: one payment collects it',
+      [named('a', 0)],
+      [
+        ['a', 3],
+        ['a', 4],
+      ],
+      [],
+      0,
+      1,
+    ],
+    [
+      'an unnamed pulse goes to the customer’s other failure, not the named one',
+      [named('a', 0), named('b', 5)],
+      [['b', 8]],
+      [9],
+      0,
+      1,
+    ],
+    [
+      'an unnamed pulse left over once the named one collected its failure is organic',
+      [named('a', 0)],
+      [['a', 8]],
+      [9],
+      1,
+      1,
+    ],
+    [
+      'naming a failure outside Proof Mode: collects nothing and is not organic',
+      [named('a', 0), recovery({ _id: 'x', state: 'failed', customerEmail: email })],
+      [['x', 3]],
+      [],
+      0,
+      0,
+    ],
+    [
+      'naming a failure of before the 30 days before the range (not loaded): not organic',
+      [named('a', 0)],
+      [['long-ago', 3]],
+      [],
+      0,
+      0,
+    ],
+  ])('%s', (_, recoveries, namedPulses, unnamedOn, organic, controlRate) => {
+    expect(withNamed(recoveries, namedPulses, unnamedOn)).toMatchObject({
+      organicSuccesses: organic,
+      proofMode: { controlRate },
+    });
+  });
+
+  it('naming a treated payment Recoup recovered: not organic, and it counts once', () => {
+    const recovered = recovery({
+      _id: 't',
+      state: 'succeeded',
+      inProofMode: true,
+      customerEmail: email,
+      recoveredAt: at(1),
+    });
+    expect(withNamed([recovered], [['t', 2]])).toMatchObject({
+      organicSuccesses: 0,
+      proofMode: { treatment: 1, treatmentRate: 1 },
     });
   });
 });

@@ -110,7 +110,7 @@ describe('GET /api/reports/summary', () => {
       treatment: 16 - holdouts.length,
       control: holdouts.length,
       treatmentRate: 1,
-      controlRate: paid.length / holdouts.length,
+      controlRate: Math.round((paid.length / holdouts.length) * 10_000) / 10_000,
       insufficientData: true,
     });
     // The pulses were those controls' own payments, already among the failures: none is organic.
@@ -118,6 +118,59 @@ describe('GET /api/reports/summary', () => {
       failedPayments: 18,
       recovered: 16 - holdouts.length + anonymousRecovered,
       organicSuccesses: 0,
+    });
+  });
+
+  it('draws a failure on a card blocked on an earlier recovery into a group too: a control is held out, a treated one blocked and uncollected', async () => {
+    offsetMs = 0;
+    const settings = { proofMode: { enabled: true, controlPercent: 0 } };
+    const { account, apiKey } = await stack.createAccount(settings);
+    const token = 'tok_decline_lost_card';
+    // A treated payment whose charge the issuer declines as lost: Recoup remembers the card as blocked. Only a
+    // charge teaches that, and controls are never charged.
+    const first = await execute(apiKey, {
+      paymentMethodToken: token,
+      originalDeclineCode: 'try_again_later',
+      customerEmail: 'first-owner@example.com',
+    });
+    expect(first.status).toBe(403);
+    await stack.stores.accounts.updateSettings(account.id, {
+      ...account.settings,
+      proofMode: { enabled: true, controlPercent: 50 },
+    });
+    const controls: string[] = [];
+    const treated: string[] = [];
+    for (let i = 0; i < 12; i += 1) {
+      const email = `lost-card${i}@example.com`;
+      const res = await execute(apiKey, {
+        paymentMethodToken: token,
+        originalDeclineCode: 'try_again_later',
+        customerEmail: email,
+      });
+      if (res.body.holdout === true) {
+        expect(res.body).toMatchObject({ success: false, strategyUsed: 'holdout' });
+        controls.push(email);
+      } else {
+        // The risk screen blocks it before any charge.
+        expect(res.status).toBe(403);
+        expect(res.body.recommendation).toContain('blocked (lost_card) on an earlier recovery');
+        treated.push(email);
+      }
+    }
+    // Drawn per customer (chance of failing: 2 in 4096).
+    expect(controls.length).toBeGreaterThan(0);
+    expect(treated.length).toBeGreaterThan(0);
+    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(1);
+    // One control customer pays on their own.
+    await pulse(apiKey, { customerEmail: controls[0] });
+
+    offsetMs = 31 * day;
+    const from = encodeURIComponent(new Date(Date.now() - day).toISOString());
+    expect((await summary(apiKey, `?from=${from}`)).body.proofMode).toMatchObject({
+      treatment: 1 + treated.length,
+      control: controls.length,
+      treatmentRate: 0,
+      controlRate: Math.round(10_000 / controls.length) / 10_000,
     });
   });
 
@@ -168,6 +221,51 @@ describe('GET /api/reports/summary', () => {
     });
   });
 
+  it('matches a pulse that names the failure it pays to that failure alone, and one that pays none to none', async () => {
+    offsetMs = 0;
+    const { apiKey } = await stack.createAccount({ proofMode: { enabled: true, controlPercent: 0 } });
+    const fail = (customerEmail: string) =>
+      execute(apiKey, {
+        paymentMethodToken: 'tok_decline_insufficient_funds',
+        originalDeclineCode: 'insufficient_funds',
+        customerEmail,
+      });
+    const paid = await fail('named-payer@example.com');
+    const unpaid = await fail('renewing@example.com');
+    expect([paid.status, unpaid.status]).toEqual([202, 202]);
+    // The first customer's payment, named; the second's renewal, which pays no failure: unnamed, it would be
+    // taken as the payment of their unpaid failure.
+    const named = await pulse(apiKey, {
+      customerEmail: 'named-payer@example.com',
+      paysTransactionId: paid.body.transactionId,
+    });
+    const renewal = await pulse(apiKey, { customerEmail: 'renewing@example.com', paysTransactionId: null });
+    expect([named.status, renewal.status]).toEqual([200, 200]);
+    // A failure the account does not have is refused, and nothing is logged.
+    const other = await stack.createAccount();
+    const elsewhere = await execute(other.apiKey, {
+      paymentMethodToken: 'tok_visa',
+      originalDeclineCode: 'try_again_later',
+    });
+    for (const paysTransactionId of [
+      '3f1c9a52-4a8e-4b59-9d2c-0d1e2f3a4b5c',
+      elsewhere.body.transactionId,
+      '',
+    ]) {
+      const refused = await pulse(apiKey, { paysTransactionId });
+      expect(refused.status).toBe(400);
+      expect(Object.keys(refused.body.details as object)).toEqual(['paysTransactionId']);
+    }
+    expect((await summary(apiKey)).body).toMatchObject({ failedPayments: 2, organicSuccesses: 1 });
+
+    offsetMs = 31 * day;
+    const from = encodeURIComponent(new Date(Date.now() - day).toISOString());
+    expect((await summary(apiKey, `?from=${from}`)).body).toMatchObject({
+      organicSuccesses: 1,
+      proofMode: { treatment: 2, control: 0, treatmentRate: 0.5 },
+    });
+  });
+
   it.each([
     ['?from=2026-03-01T00:00:00Z&to=2026-02-01T00:00:00Z', 'to'],
     ['?from=2024-01-01T00:00:00Z&to=2026-01-01T00:00:00Z', 'to'],
@@ -180,6 +278,19 @@ describe('GET /api/reports/summary', () => {
     const res = await summary(apiKey, query);
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body.details)).toContain(field);
+  });
+
+  it('checks the window against the clock the report is computed with, and names a bad date alone', async () => {
+    offsetMs = 31 * day;
+    const { apiKey } = await stack.createAccount();
+    // After the wall clock, but 21 days before the service's.
+    const from = new Date(Date.now() + 10 * day).toISOString();
+    const res = await summary(apiKey, `?from=${encodeURIComponent(from)}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ from, failedPayments: 0 });
+    const bad = await summary(apiKey, '?from=yesterday');
+    expect(bad.status).toBe(400);
+    expect(bad.body.details).toEqual({ from: ['Invalid ISO datetime'] });
   });
 
   it('counts a pulse in the window its occurredAt falls in, not the one it was logged in', async () => {

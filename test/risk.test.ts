@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { assessRisk, type RiskFacts } from '../domain/risk.js';
+import { assessRisk, calibrates, type RiskFacts } from '../domain/risk.js';
 
 /** A Wednesday the 10th at 14:00, no payday near, nothing known against the card. */
 const quiet: RiskFacts = {
   local: { hour: 14, dayOfMonth: 10, weekday: 2, daysInMonth: 30 },
   expiredBy: false,
-  blockedCode: null,
-  networkStop: null,
+  refusal: null,
   failingCode: null,
   pastDueElsewhere: 0,
   billingCycleDay: null,
@@ -22,14 +21,25 @@ describe('risk prediction before a charge', () => {
   });
 
   it.each([
-    ['a card blocked on an earlier recovery', { blockedCode: 'stolen_card' }, 'card_blocked_before'],
-    ['a card Mastercard advised never to charge again', { networkStop: '21' }, 'card_network_stop'],
+    [
+      'a card blocked on an earlier recovery',
+      { refusal: { kind: 'blocked_before', declineCode: 'stolen_card' } },
+      'card_blocked_before',
+    ],
+    [
+      'a card Mastercard advised never to charge again',
+      { refusal: { kind: 'network_stop', advice: '21' } },
+      'card_network_stop',
+    ],
     ['a card that expires before the charge', { expiredBy: true }, 'card_expires_before_charge'],
-  ])('%s is blocked with a 99 risk score', (_, facts, factor) => {
-    const risk = assess(facts);
-    expect(risk).toMatchObject({ riskScore: 99, recommendation: 'block', confidence: 95 });
-    expect(risk.factors.map((f) => f.factor)).toEqual([factor]);
-  });
+  ] satisfies Array<[string, Partial<RiskFacts>, string]>)(
+    '%s is blocked with a 99 risk score',
+    (_, facts, factor) => {
+      const risk = assess(facts);
+      expect(risk).toMatchObject({ riskScore: 99, recommendation: 'block', confidence: 95 });
+      expect(risk.factors.map((f) => f.factor)).toEqual([factor]);
+    },
+  );
 
   it('a card whose recovery is still waiting for a retry will most likely fail again: delay', () => {
     const risk = assess({ failingCode: 'insufficient_funds' });
@@ -71,5 +81,19 @@ describe('risk prediction before a charge', () => {
     expect(many.riskScore).toBeCloseTo(((250 + 25 * 0.08) / 525) * 100, 1);
     expect(many.confidence).toBeGreaterThan(few.confidence);
     expect(otherBand.riskScore).toBe(80);
+  });
+
+  it('a decisive fact’s block calibrates no band; every other prediction calibrates its own', () => {
+    const blocked = assess({ expiredBy: true });
+    expect(blocked).toMatchObject({ band: 9, recommendation: 'block' });
+    expect(calibrates(blocked)).toBe(false);
+    // The most the model itself predicts (risk capped at 99, band 9) does count there.
+    const worst = assess({
+      failingCode: 'do_not_honor',
+      pastDueElsewhere: 1,
+      local: { ...quiet.local, hour: 3 },
+    });
+    expect(worst).toMatchObject({ band: 9, recommendation: 'delay' });
+    expect(calibrates(worst)).toBe(true);
   });
 });

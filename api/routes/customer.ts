@@ -69,6 +69,18 @@ function paywallStatus(recoveries: RecoveryDoc[], fallbackCurrency: string) {
   };
 }
 
+/**
+ * The stored id of the failed payment a pulse says it pays (null: none); 400 unless it is a recovery of
+ * the account, so a pulse that names a failure always names one of its own.
+ */
+async function paidFailure(stores: Stores, accountId: string, named: string | null): Promise<string | null> {
+  if (named === null) return null;
+  const failure = await stores.recoveries.find(accountId, named);
+  if (!failure)
+    throw badRequest({ paysTransactionId: ['no recovery of this account has this transactionId'] });
+  return failure._id;
+}
+
 /** Organic-success logging (pulse), the paywall lookup, and a customer's data: its export and erasure. */
 export function customerRoutes({ stores, temporal, clock }: Deps) {
   return [
@@ -89,13 +101,17 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
           throw badRequest({
             occurredAt: [`must not be more than ${pulseClockSkewMinutes} minutes in the future`],
           });
+        const accountId = accountOf(ctx).id;
         const pulse = await stores.pulses.log(
           {
-            accountId: accountOf(ctx).id,
+            accountId,
             merchantTransactionId: body.transactionId ?? null,
             amount: body.amount,
             currency: body.currency,
             customerEmail: body.customerEmail ?? null,
+            ...(body.paysTransactionId === undefined
+              ? {}
+              : { paysTransactionId: await paidFailure(stores, accountId, body.paysTransactionId) }),
             occurredAt,
           },
           now,

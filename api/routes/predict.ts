@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { customerTimeZone, localParts, utcOffsetMinutes } from '../../domain/local-time.js';
 import { stillOwed } from '../../domain/recovery.js';
-import { assessRisk, blockMemoryMs, type RiskFacts } from '../../domain/risk.js';
+import { assessRisk, type RiskFacts } from '../../domain/risk.js';
 import { cardKeyOf } from '../../runtime/crypto.js';
+import { cardRefusalOf } from '../../services/card-refusal.js';
 import type { EventPublisher } from '../../services/events.js';
 import type { Account } from '../../store/accounts.js';
 import type { Stores } from '../../store/index.js';
@@ -32,10 +33,8 @@ async function factsOf(stores: Stores, account: Account, body: RiskRequest, now:
   const at = scheduledAt(body.scheduledDate, zone, now);
   const local = localParts(at, utcOffsetMinutes(zone, at));
   const date = new Date(at + utcOffsetMinutes(zone, at) * 60_000);
-  const cardKey = cardKeyOf(account.id, body.paymentMethodToken);
-  const [blocked, networkStop, queued, customer, calibration] = await Promise.all([
-    stores.recoveries.blockedCard(cardKey, new Date(now.getTime() - blockMemoryMs)),
-    stores.cardBudgets.stopOf(cardKey),
+  const [refusal, queued, customer, calibration] = await Promise.all([
+    cardRefusalOf(stores, cardKeyOf(account.id, body.paymentMethodToken), now),
     stores.recoveries.queuedOnToken(account.id, body.paymentMethodToken),
     body.customerEmail ? stores.recoveries.forCustomer(account.id, body.customerEmail) : [],
     stores.predictions.calibration(account.id),
@@ -47,8 +46,7 @@ async function factsOf(stores: Stores, account: Account, body: RiskRequest, now:
       body.expiryYear !== undefined &&
       body.expiryMonth !== undefined &&
       date.getUTCFullYear() * 12 + date.getUTCMonth() + 1 > body.expiryYear * 12 + body.expiryMonth,
-    blockedCode: blocked?.declineCode ?? null,
-    networkStop,
+    refusal,
     failingCode: latest ? (latest.lastDeclineCode ?? latest.originalDeclineCode ?? 'unknown') : null,
     pastDueElsewhere: customer.filter((r) => stillOwed(r) && r.paymentMethodToken !== body.paymentMethodToken)
       .length,

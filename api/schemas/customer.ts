@@ -15,6 +15,15 @@ export const PulseRequest = z
       "The merchant's own id; re-sending it returns the same service id",
     ),
     customerEmail: CustomerEmail.optional(),
+    paysTransactionId: z
+      .string()
+      .min(1)
+      .max(200)
+      .nullable()
+      .optional()
+      .describe(
+        'The failed payment this payment pays: the transactionId execute answered with (either form), of this account; null when it pays none (a renewal). Omitted, the report takes a pulse with the customerEmail of an unpaid Proof Mode failure within its 30 days as that failure’s payment',
+      ),
     occurredAt: z.iso
       .datetime({ offset: true })
       .optional()

@@ -17,17 +17,22 @@ export const Summary = z.object({
   organicSuccesses: z
     .int()
     .describe(
-      'Payments logged with POST /api/recovery/pulse in the range, less those that are a Proof Mode compared payment’s own (a customer paying on their own)',
+      'Payments logged with POST /api/recovery/pulse in the range, less those that pay a failure: those that name one (paysTransactionId), and those that are a Proof Mode compared payment’s own (a customer paying on their own)',
     ),
   organicSuccessRate: rate.describe('Organic successes over all payments (organic + failed)'),
   successRateWithRecoup: rate.describe('Organic successes plus recoveries over all payments'),
-  liftPoints: z.number().nullable().describe('successRateWithRecoup − organicSuccessRate, percentage points'),
+  liftPoints: z
+    .number()
+    .nullable()
+    .describe(
+      'successRateWithRecoup − organicSuccessRate, percentage points (two decimals, from the unrounded rates)',
+    ),
   proofMode: z
     .object({
       treatment: z.int().describe('Decided payments Recoup worked on'),
       control: z.int().describe('Decided payments of the control group (no attempts)'),
-      treatmentRate: rate,
-      controlRate: rate,
+      treatmentRate: rate.describe('0–1, four decimals; null when the group is empty'),
+      controlRate: rate.describe('0–1, four decimals; null when the group is empty'),
       upliftPoints: z.number().nullable(),
       confidenceInterval95: z.tuple([z.number(), z.number()]).nullable(),
       pValue: z.number().nullable(),
