@@ -57,7 +57,8 @@ export function retentionActivities({ stores, log, events }: ActivityDeps) {
     /**
      * Deletes, for every account with a `dataRetentionDays`, its records older than that as of `asOf`
      * (epoch ms, the workflow's clock), heartbeating after each account, then the records that only serve
-     * running recoveries, past their fixed age in every account. Last, starts the deliveries of the events
+     * running recoveries, past their fixed age in every account, and the uses of hosted links whose link is
+     * gone. Last, starts the deliveries of the events
      * stranded pending: after the purge, so that one older than its account's retention is deleted, not sent
      * late. A retry starts over: deleting what is already gone changes nothing, and a delivery already
      * started is not started again.
@@ -71,8 +72,12 @@ export function retentionActivities({ stores, log, events }: ActivityDeps) {
         pulses: 0,
         links: 0,
         platformEvents: 0,
+        learnedAttempts: 0,
+        unlinked: 0,
+        proofModeGroups: 0,
         adyenAuthorisations: 0,
         attemptSends: 0,
+        orphanedLinkUses: 0,
         resumedEvents: 0,
       };
       for (const account of await stores.accounts.withRetention()) {

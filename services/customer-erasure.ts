@@ -1,18 +1,18 @@
 import type { Client } from '@temporalio/client';
 import type { CustomerIdentity } from '../domain/customer-identity.js';
 import { statusOf } from '../domain/recovery.js';
-import { deliveryWorkflowId, mayBeUnderWay } from '../domain/webhooks.js';
 import type { EventRecord } from '../store/events.js';
 import type { Stores } from '../store/index.js';
 import { erasedToken, type RecoveryDoc } from '../store/recoveries.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import { customerFootprint, type Footprint } from './customer-footprint.js';
+import { beingDelivered, removeDelivered, removeWrittenMeanwhile } from './erasure-events.js';
 import { deleteHistory, running } from './workflow-history.js';
 
 /**
  * Something of the customer is still being worked on: the erasure is not done. `partly` when it erased what
- * it found before recoveries admitted while it ran turned up (run it again once they end); else nothing was
- * changed.
+ * it found before recoveries admitted while it ran, or webhook events about the customer published while
+ * it ran and still being delivered, turned up (run it again once they end); else nothing was changed.
  */
 type InFlight = { kind: 'in_flight'; transactionIds: string[]; eventIds: string[]; partly: boolean };
 
@@ -29,21 +29,6 @@ export type ErasureOutcome =
       links: number;
       workflowHistories: number;
     };
-
-/** How long a new event may wait for its delivery workflow to start (the publisher inserts it first). */
-const deliveryStartGraceMs = 60_000;
-
-/**
- * Whether a delivery of the event is under way: its latest delivery may still run and its workflow runs,
- * or it was recorded too recently for that workflow to have started. A delivery that never started (the
- * publisher died before starting it) or ended without saying so is not, and does not block an erasure.
- */
-async function beingDelivered(temporal: Client, event: EventRecord, now: Date): Promise<boolean> {
-  const latest = event.deliveries.at(-1);
-  if (!latest || !mayBeUnderWay(event.deliveryStatus, latest)) return false;
-  if (now.getTime() - latest.startedAt.getTime() < deliveryStartGraceMs) return true;
-  return running(temporal, deliveryWorkflowId(event._id, latest.deliveryId));
-}
 
 /** The customer's recoveries and event deliveries under way (nothing may change while they run), or null. */
 async function workUnderWay(
@@ -132,9 +117,12 @@ async function forgetCardClaims(
  * no longer name the recoveries. Refuses while a recovery of theirs or a delivery
  * of one of their events is under way. A payment they still owed is no longer held for the paywall: data
  * retention deletes it as a settled one. A recovery of theirs admitted while it runs is left as it is and
- * answered as under way: the erasure is not finished until it is run again once that recovery ends.
- * Safe to run again after an interruption: it finishes what is left. Used by `POST /api/customers/erase`
- * and `recoup customers erase`.
+ * answered as under way: the erasure is not finished until it is run again once that recovery ends. What
+ * else names them and was written while it ran (a link minted, an event published) is looked for once the
+ * records are pseudonymised and deleted; such an event still being delivered is answered as under way.
+ * Safe to run again after an interruption, as the same request or one naming any identifier the first
+ * found: it finishes what is left, under the same pseudonym. Used by `POST /api/customers/erase` and
+ * `recoup customers erase`.
  */
 export async function eraseCustomer(
   deps: { stores: Stores; temporal: Client; clock: () => Date },
@@ -150,40 +138,62 @@ export async function eraseCustomer(
     request.customerId ?? null,
     [...new Set(request.paymentMethodTokens ?? [])].toSorted(),
   ]);
-  const earlier = await stores.erasures.underWay(accountId, who);
+  // Or begun by a request naming them otherwise, that found what this one names.
+  const named = {
+    emails: request.customerEmail ? [request.customerEmail] : [],
+    tokens: request.paymentMethodTokens ?? [],
+    customerIds: request.customerId ? [request.customerId] : [],
+  };
+  const earlier = await stores.erasures.underWay(accountId, who, named);
   const footprint = await customerFootprint(stores, accountId, request, earlier?.refs);
   const underWay = await workUnderWay(temporal, footprint, now);
   if (underWay) return underWay;
 
   const { refs, recoveries, links, events } = footprint;
   const { emails, tokens, customerIds } = refs;
-  const pseudonym = await stores.erasures.begin(accountId, who, { emails, tokens, customerIds }, now);
+  const pseudonym = await stores.erasures.begin(
+    accountId,
+    who,
+    earlier,
+    { emails, tokens, customerIds },
+    now,
+  );
   // Histories first, then what leads to the records, then the records: a run interrupted anywhere still
   // finds what is left when run again, from what it recorded above and the recoveries, changed last.
-  const workflowIds = [
-    ...recoveries.map((r) => r.workflowId),
-    ...events.flatMap((e) => e.deliveries.map((d) => deliveryWorkflowId(e._id, d.deliveryId))),
-  ];
   let workflowHistories = 0;
-  for (const id of workflowIds) if (await deleteHistory(temporal, id)) workflowHistories++;
-  const removedEvents = await stores.events.remove(events.map((e) => e._id));
+  for (const r of recoveries) if (await deleteHistory(temporal, r.workflowId)) workflowHistories++;
+  const removed = await removeDelivered(temporal, stores, events, now);
+  workflowHistories += removed.histories;
   const removedLinks = await stores.links.remove(links.map(({ link }) => link._id));
   const pulses = await stores.pulses.pseudonymise(accountId, refs.emails, pseudonym);
   await forgetCustomer(stores, accountId, footprint);
   await forgetCardClaims(stores, accountId, refs.tokens, recoveries, now);
   for (const r of recoveries) await stores.recoveries.pseudonymise(r, pseudonym, now);
   // Unfinished, the erasure is run again with the same pseudonym and what it recorded above.
+  const unfinished = (transactionIds: string[], delivering: EventRecord[]): InFlight => ({
+    kind: 'in_flight',
+    transactionIds,
+    // One kept by the first look is found again by the second.
+    eventIds: [...new Set(delivering.map((e) => e._id))],
+    partly: true,
+  });
   const admitted = await admittedMeanwhile(stores, accountId, footprint);
   if (admitted.length > 0)
-    return { kind: 'in_flight', transactionIds: admitted.map((r) => r.publicId), eventIds: [], partly: true };
-  await stores.erasures.finish(accountId, who);
+    return unfinished(
+      admitted.map((r) => r.publicId),
+      removed.delivering,
+    );
+  const late = await removeWrittenMeanwhile(temporal, stores, accountId, refs, now);
+  const delivering = [...removed.delivering, ...late.delivering];
+  if (delivering.length > 0) return unfinished([], delivering);
+  await stores.erasures.finish(accountId, who, earlier);
   return {
     kind: 'erased',
     erasedAt: now,
     recoveries: recoveries.length,
     pulses,
-    events: removedEvents,
-    links: removedLinks,
-    workflowHistories,
+    events: removed.events + late.events,
+    links: removedLinks + late.links,
+    workflowHistories: workflowHistories + late.histories,
   };
 }

@@ -1,5 +1,6 @@
 import { minRetentionDays } from '../domain/settings.js';
 import type { Stores } from '../store/index.js';
+import { unlinkPurgedRecoveries } from '../store/recovery-traces.js';
 
 const dayMs = 86_400_000;
 
@@ -11,21 +12,32 @@ const dayMs = 86_400_000;
  */
 const operationalRecordDays = minRetentionDays;
 
-/** What one account's purge deleted. */
+/** What one account's purge deleted, or changed so that it names no one. */
 export interface PurgeCounts {
   recoveries: number;
   events: number;
   pulses: number;
   links: number;
   platformEvents: number;
+  /** Attempts logged for the learned statistics (what they taught stays in the account's counts). */
+  learnedAttempts: number;
+  /**
+   * Records derived from old payments that no longer name them, as after an erasure: the cards' attempt
+   * budgets, the 5-minute duplicate claims, the customer index, the cards' blocks, retention notices.
+   */
+  unlinked: number;
+  /** Proof Mode groups of customers no recovery read within the retention (drawn afresh next time). */
+  proofModeGroups: number;
 }
 
 /**
  * Deletes an account's records older than its `dataRetentionDays` as of `asOf`: recoveries settled
  * before the cutoff (a payment still owed stays: the paywall reads it), webhook events whose delivery can
  * no longer run (a resend may still be under way on an old event), pulses, hosted links that expired
- * before it and billing-platform events. Temporal's own histories follow the namespace's retention.
- * Safe to repeat; the daily data retention workflow's activity runs it for each account.
+ * before it, billing-platform events and the attempts logged for the learned statistics; then unlinks what
+ * was derived from them (`unlinked`) and forgets the Proof Mode groups of customers not seen since. Temporal's
+ * own histories follow the namespace's retention. Safe to repeat; the daily data retention workflow's
+ * activity runs it for each account.
  */
 export async function purgeAccountData(
   stores: Stores,
@@ -33,26 +45,41 @@ export async function purgeAccountData(
   asOf: Date,
 ): Promise<PurgeCounts> {
   const cutoff = new Date(asOf.getTime() - account.days * dayMs);
+  const recoveries = await stores.recoveries.purgeSettledBefore(account.id, cutoff);
+  // After the recoveries: what names one that is gone is found by that.
+  const unlinked =
+    (await stores.cardBudgets.forgetAttemptsBefore(account.id, cutoff)) +
+    (await unlinkPurgedRecoveries(stores.db, account.id, cutoff)) +
+    (await stores.retentionNotices.forgetBefore(account.id, cutoff));
   return {
-    recoveries: await stores.recoveries.purgeSettledBefore(account.id, cutoff),
+    recoveries,
     events: await stores.events.purgeBefore(account.id, cutoff, asOf),
     pulses: await stores.pulses.purgeBefore(account.id, cutoff),
     links: await stores.links.purgeExpiredBefore(account.id, cutoff),
     platformEvents: await stores.connectorEvents.purgeBefore(account.id, cutoff),
+    learnedAttempts: await stores.learning.purgeBefore(account.id, cutoff),
+    unlinked,
+    proofModeGroups: await stores.holdouts.forgetUnseenSince(account.id, cutoff),
   };
 }
 
-/** What the purge of the records that only serve running recoveries deleted. */
+/** What the purge of the records that only serve running recoveries, or serve nothing any more, deleted. */
 export interface OperationalCounts {
   adyenAuthorisations: number;
   attemptSends: number;
+  /** Uses of hosted links whose link is gone (each names the card saved through it). */
+  orphanedLinkUses: number;
 }
 
-/** Deletes, across accounts, the records that only serve running recoveries, `operationalRecordDays` old. */
+/**
+ * Deletes, across accounts, the records that only serve running recoveries, `operationalRecordDays` old,
+ * and the uses of hosted links whose link is gone, whatever their age.
+ */
 export async function purgeOperationalRecords(stores: Stores, asOf: Date): Promise<OperationalCounts> {
   const cutoff = new Date(asOf.getTime() - operationalRecordDays * dayMs);
   return {
     adyenAuthorisations: await stores.adyenAuthorisations.purgeBefore(cutoff),
     attemptSends: await stores.attemptSends.purgeBefore(cutoff),
+    orphanedLinkUses: await stores.links.purgeOrphanedUses(),
   };
 }

@@ -6,6 +6,7 @@ import {
   type NetworkDecision,
   type NetworkRules,
 } from '../domain/network-rules.js';
+import { idsOfAccount } from './account-data.js';
 import { collections } from './collections.js';
 import { upsert } from './mongo.js';
 import { sequence, type SequenceDoc } from './sequence.js';
@@ -153,6 +154,28 @@ export function createCardBudgetStore(db: Db) {
       for (const c of erasedOnes)
         await claims.updateOne({ _id: c._id }, { $set: { attemptKey: `${erasedAttempt}${c.n}` } });
       return erasedOnes.length;
+    },
+
+    /**
+     * Forgets which recovery made each attempt the account's cards claimed before `cutoff` (data retention),
+     * as `forgetAttempts` does for an erasure: the claims keep their numbers and times, and their attempt
+     * keys become `erased:<n>`. `cutoff` lies further back than any network rule counts and any recovery
+     * runs, so no retry of those attempts can look for its claim. Returns how many claims changed.
+     */
+    async forgetAttemptsBefore(accountId: string, cutoff: Date): Promise<number> {
+      const old = await claims
+        .find(
+          { _id: { $regex: idsOfAccount(accountId) }, at: { $lt: cutoff } },
+          { projection: { attemptKey: 1, n: 1 } },
+        )
+        .toArray();
+      // The card's stop (no attempt key, no number) stays as it is; so does a claim forgotten before.
+      const named = old.filter(
+        (c) => typeof c.attemptKey === 'string' && !c.attemptKey.startsWith(erasedAttempt),
+      );
+      for (const c of named)
+        await claims.updateOne({ _id: c._id }, { $set: { attemptKey: `${erasedAttempt}${c.n}` } });
+      return named.length;
     },
 
     /** Epoch ms of the card's claimed attempts after `since`, oldest first. */

@@ -43,14 +43,23 @@ export interface EventRecord {
   createdAt: Date;
   deliveryStatus: DeliveryStatus;
   deliveries: Delivery[];
+  /**
+   * Its link fields and body were sealed under a master key this deployment no longer has: they read as
+   * `unreadableField`, and it can be neither sent nor exported as it was. Only on events listed or found
+   * for a customer; `get` throws for such an event instead.
+   */
+  unreadable?: true;
 }
+
+/** What the link fields and body of an unreadable event read as. */
+export const unreadableField = '[sealed under a master key this deployment no longer has]';
 
 /**
  * Payload fields that carry a hosted link's token. Links are stored hashed, so that a database dump opens
  * none of them (decisions.md); the events that carry one (and the body posted with it) are kept sealed
- * with the master key, and opened only to be listed, resent or exported.
+ * with the master key, and opened only to be listed or sent (an export withholds the links).
  */
-const linkFields = ['cardUpdateUrl', 'cancelFlowUrl', 'cancelFlowToken'] as const;
+export const linkFields = ['cardUpdateUrl', 'cancelFlowUrl', 'cancelFlowToken'] as const;
 
 /** An event as stored: `sealed` when its payload carries a link, whose fields and body are then sealed. */
 type EventDoc = EventRecord & { sealed?: true };
@@ -80,6 +89,26 @@ function openLinks(masterKey: Buffer, doc: EventDoc): EventRecord {
   return { ...record, payload: { ...record.payload, ...opened }, body: unseal<string>(masterKey, doc.body) };
 }
 
+/**
+ * The event opened, or, when it was sealed under another master key (a lost key), the event with its link
+ * fields and body read as `unreadableField`: a listing or an erasure must never fail on one such event.
+ */
+function openOrMark(masterKey: Buffer, doc: EventDoc): EventRecord {
+  try {
+    return openLinks(masterKey, doc);
+  } catch {
+    // The seal does not open (wrong key, or tampered with): said on the record instead of thrown.
+    const { sealed: _sealed, ...record } = doc;
+    const payload: Record<string, unknown> = record.payload;
+    const marked = Object.fromEntries(
+      linkFields
+        .filter((field) => typeof payload[field] === 'string')
+        .map((field) => [field, unreadableField]),
+    );
+    return { ...record, payload: { ...record.payload, ...marked }, body: unreadableField, unreadable: true };
+  }
+}
+
 /** Filters and order of the audit log listing. */
 export interface EventQuery {
   accountId?: string;
@@ -103,6 +132,7 @@ export interface EventQuery {
 export function createEventStore(db: Db, masterKey: Buffer) {
   const events = db.collection<EventDoc>(collections.events);
   const open = (doc: EventDoc) => openLinks(masterKey, doc);
+  const readable = (doc: EventDoc) => openOrMark(masterKey, doc);
 
   async function get(eventId: string): Promise<EventRecord | null> {
     const doc = await events.findOne({ _id: eventId });
@@ -218,7 +248,7 @@ export function createEventStore(db: Db, masterKey: Buffer) {
     /**
      * The account's events that name the customer in their body: an email, a payment-method token, one
      * of their recoveries or their customer id. Scans the account's events: export and erasure only. An
-     * event sealed under another master key (a lost key) is given as stored: erasure must never fail.
+     * event sealed under another master key (a lost key) comes marked `unreadable`: erasure must never fail.
      */
     async ofCustomer(accountId: string, who: CustomerRefs): Promise<EventRecord[]> {
       const naming = (fields: string[], values: string[]) =>
@@ -234,13 +264,7 @@ export function createEventStore(db: Db, masterKey: Buffer) {
           ],
         })
         .toArray();
-      return docs.map((doc) => {
-        try {
-          return open(doc);
-        } catch {
-          return doc;
-        }
-      });
+      return docs.map(readable);
     },
 
     /**
@@ -287,7 +311,10 @@ export function createEventStore(db: Db, masterKey: Buffer) {
       return (await events.deleteMany({ _id: { $in: eventIds } })).deletedCount;
     },
 
-    /** The audit log, newest first (or oldest first), filtered. */
+    /**
+     * The audit log, newest first (or oldest first), filtered. An event sealed under another master key
+     * comes marked `unreadable`, as `ofCustomer` gives it: one such event never fails the page it is on.
+     */
     async list(query: EventQuery = {}): Promise<EventRecord[]> {
       const order = query.order ?? newestFirst;
       const filter: Filter<EventDoc> = {};
@@ -305,7 +332,7 @@ export function createEventStore(db: Db, masterKey: Buffer) {
         .sort(order)
         .limit(query.limit ?? 50)
         .toArray();
-      return docs.map(open);
+      return docs.map(readable);
     },
   };
 }

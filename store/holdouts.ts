@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { sha256 } from '../runtime/crypto.js';
+import { idsOfAccount } from './account-data.js';
 import { collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
 
@@ -7,9 +8,14 @@ interface HoldoutDoc {
   _id: string; // `${accountId}:${hash of the customer (email, else token)}`
   control: boolean;
   createdAt: Date;
+  /** When a recovery of the customer last read the group (to the day); absent until one did after it was drawn. */
+  seenAt?: Date;
 }
 
 const idOf = (accountId: string, customer: string) => `${accountId}:${sha256(customer)}`;
+
+/** How stale `seenAt` may grow before a read of the group writes it again (one write a day at most). */
+const seenEveryMs = 86_400_000;
 
 /** Proof Mode assignments: drawn once per customer, then sticky (the first insert wins). */
 export function createHoldoutStore(db: Db) {
@@ -19,7 +25,11 @@ export function createHoldoutStore(db: Db) {
     async assign(accountId: string, customer: string, draw: () => boolean, now: Date): Promise<boolean> {
       const _id = idOf(accountId, customer);
       const existing = await assignments.findOne({ _id });
-      if (existing) return existing.control;
+      if (existing) {
+        if (now.getTime() - (existing.seenAt ?? existing.createdAt).getTime() >= seenEveryMs)
+          await assignments.updateOne({ _id }, { $set: { seenAt: now } });
+        return existing.control;
+      }
       const control = draw();
       try {
         await assignments.insertOne({ _id, control, createdAt: now });
@@ -33,6 +43,19 @@ export function createHoldoutStore(db: Db) {
     /** Forgets these customers' assignments (erasure): a later recovery of theirs is drawn afresh. */
     async forget(accountId: string, customers: string[]): Promise<void> {
       await assignments.deleteMany({ _id: { $in: customers.map((c) => idOf(accountId, c)) } });
+    },
+
+    /**
+     * Forgets the account's assignments of customers no recovery has read since before `cutoff` (data
+     * retention): their records from then are gone, and a later recovery of theirs is drawn afresh. A
+     * customer seen since keeps their group. Returns how many were forgotten.
+     */
+    async forgetUnseenSince(accountId: string, cutoff: Date): Promise<number> {
+      const result = await assignments.deleteMany({
+        _id: { $regex: idsOfAccount(accountId) },
+        $or: [{ seenAt: { $lt: cutoff } }, { seenAt: { $exists: false }, createdAt: { $lt: cutoff } }],
+      });
+      return result.deletedCount;
     },
   };
 }

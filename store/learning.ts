@@ -55,6 +55,16 @@ export function createLearningStore(db: Db) {
       await upsert(() => tallies.updateOne({ _id: row.accountId }, { $inc: inc }, { upsert: true }));
     },
 
+    /**
+     * Deletes the account's attempts logged before `cutoff` (data retention): each names its recovery (its
+     * `_id` is the attempt key) and when and where it was charged. What they taught stays in the account's
+     * tally, which names no recovery; the log only keeps an attempt from being counted twice while its
+     * recovery runs, and `cutoff` is longer ago than any recovery runs.
+     */
+    async purgeBefore(accountId: string, cutoff: Date): Promise<number> {
+      return (await log.deleteMany({ accountId, at: { $lt: cutoff } })).deletedCount;
+    },
+
     /** The account's outcome statistics by code, hour bucket, weekday, day of month and gateway. */
     async stats(accountId: string): Promise<OutcomeStats> {
       const doc = await tallies.findOne({ _id: accountId });

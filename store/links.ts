@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { ChurnOutcome, LinkKind, PageLocale } from '../domain/links.js';
 import type { CancelOffer } from '../domain/settings.js';
+import { inBatches } from './batches.js';
 import { collections } from './collections.js';
 import type { CustomerRefs } from './customer-refs.js';
 import { isDuplicateKey } from './mongo.js';
@@ -71,9 +72,16 @@ export function createLinkStore(db: Db) {
   const links = db.collection<LinkDoc>(collections.links);
   const consumptions = db.collection<ConsumptionDoc>(collections.linkConsumptions);
 
+  /**
+   * Deletes links and their uses. The uses go first, so that a run interrupted in between leaves no use
+   * without its link, and again after the links: a use recorded while the links were being deleted either
+   * went in before that second delete, or finds its link gone and takes itself back (`consume`).
+   */
   async function remove(hashes: string[]): Promise<number> {
     await consumptions.deleteMany({ _id: { $in: hashes } });
-    return (await links.deleteMany({ _id: { $in: hashes } })).deletedCount;
+    const removed = (await links.deleteMany({ _id: { $in: hashes } })).deletedCount;
+    await consumptions.deleteMany({ _id: { $in: hashes } });
+    return removed;
   }
 
   return {
@@ -88,7 +96,11 @@ export function createLinkStore(db: Db) {
       return { link, consumption: await consumptions.findOne({ _id: hash }) };
     },
 
-    /** Consumes a link once: true for the one caller whose insert wins, false for every other. */
+    /**
+     * Consumes a link once: true for the one caller whose insert wins, false for every other, and false when
+     * the link is gone (its customer erased, or it was purged) by the time the use is recorded: the use is
+     * taken back then, so no record of it (nor of the card it saved) outlives the link.
+     */
     async consume(consumption: ConsumptionDoc): Promise<boolean> {
       try {
         await consumptions.insertOne(consumption);
@@ -96,8 +108,13 @@ export function createLinkStore(db: Db) {
         if (isDuplicateKey(error)) return false;
         throw error;
       }
-      await links.updateOne({ _id: consumption._id }, { $set: { consumedAt: consumption.at } });
-      return true;
+      const marked = await links.updateOne(
+        { _id: consumption._id },
+        { $set: { consumedAt: consumption.at } },
+      );
+      if (marked.matchedCount === 1) return true;
+      await consumptions.deleteOne({ _id: consumption._id });
+      return false;
     },
 
     async markEffectsDone(hash: string, at: Date): Promise<void> {
@@ -136,6 +153,24 @@ export function createLinkStore(db: Db) {
         .find({ accountId, expiresAt: { $lt: cutoff } }, { projection: { _id: 1 } })
         .toArray();
       return remove(expired.map((l) => l._id));
+    },
+
+    /**
+     * Deletes, in every account, the uses whose link is gone (data retention): one recorded by an earlier
+     * version while its link was being erased, or left by a run of `remove` interrupted before its last
+     * delete. A use names the card saved through the link; without the link nothing leads to it.
+     */
+    async purgeOrphanedUses(): Promise<number> {
+      let deleted = 0;
+      for await (const batch of inBatches(consumptions.find({}, { projection: { _id: 1 } }))) {
+        const ids = batch.map((use) => use._id);
+        const live = await links.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray();
+        const linked = new Set(live.map((link) => link._id));
+        const orphans = ids.filter((id) => !linked.has(id));
+        if (orphans.length > 0)
+          deleted += (await consumptions.deleteMany({ _id: { $in: orphans } })).deletedCount;
+      }
+      return deleted;
     },
   };
 }

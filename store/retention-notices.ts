@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { sha256 } from '../runtime/crypto.js';
+import { idsOfAccount } from './account-data.js';
 import { collections } from './collections.js';
 import { sequence, type SequenceDoc } from './sequence.js';
 
@@ -12,9 +13,13 @@ interface NoticeDoc extends SequenceDoc {
 
 const prefixOf = (accountId: string, email: string) => `${accountId}:${sha256(email.toLowerCase())}`;
 
+/** The time of a forgotten notice: the epoch, so a later failure may be offered again. */
+const forgotten = new Date(0);
+
 /** Proactive-retention offers already made, so a customer gets at most one per window. */
 export function createRetentionNoticeStore(db: Db) {
-  const notices = sequence(db.collection<NoticeDoc>(collections.retentionNotices), { remember: true });
+  const collection = db.collection<NoticeDoc>(collections.retentionNotices);
+  const notices = sequence(collection, { remember: true });
 
   return {
     /**
@@ -40,7 +45,20 @@ export function createRetentionNoticeStore(db: Db) {
 
     /** Erasure: the customer's notices no longer name their events or times; returns how many changed. */
     forget: (accountId: string, email: string) =>
-      notices.updateAll(prefixOf(accountId, email), { eventId: null, at: new Date(0) }),
+      notices.updateAll(prefixOf(accountId, email), { eventId: null, at: forgotten }),
+
+    /**
+     * Data retention: the account's notices made before `cutoff` no longer name their events (deleted by
+     * then) or times, as after an erasure; they stay, numbered, for the claims that follow. A notice that old
+     * holds no window any more. Returns how many changed.
+     */
+    async forgetBefore(accountId: string, cutoff: Date): Promise<number> {
+      const result = await collection.updateMany(
+        { _id: { $regex: idsOfAccount(accountId) }, at: { $lt: cutoff, $gt: forgotten } },
+        { $set: { eventId: null, at: forgotten } },
+      );
+      return result.modifiedCount;
+    },
   };
 }
 

@@ -511,12 +511,12 @@ describe('POST /api/customers/erase', () => {
       ...stack.stores,
       erasures: {
         ...stack.stores.erasures,
-        async begin(accountId, customer, refs, now) {
+        async begin(accountId, customer, earlier, refs, now) {
           // A new failure of hers is admitted once the erasure has looked, before it changes anything.
           const queued = await execute('tok_kim_second', 'insufficient_funds');
           expect(queued.status).toBe(202);
           racing = queued.body.transactionId;
-          return stack.stores.erasures.begin(accountId, customer, refs, now);
+          return stack.stores.erasures.begin(accountId, customer, earlier, refs, now);
         },
       },
     };

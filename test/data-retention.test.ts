@@ -5,10 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RetentionResult } from '../activities/data-retention.js';
 import { createActivities } from '../activities/index.js';
 import { Settings } from '../domain/settings.js';
+import { cardKeyOf } from '../runtime/crypto.js';
 import { webhookMaxAttempts, webhookWorkflowId } from '../domain/webhooks.js';
 import { purgeAccountData } from '../services/data-retention.js';
 import { collections } from '../store/collections.js';
 import { createEventStore, type Delivery, type DeliveryAttempt, type EventRecord } from '../store/events.js';
+import type { ConsumptionDoc } from '../store/links.js';
 import { storeEvent } from './support/events.js';
 import { onServer } from './support/pages.js';
 import { poll } from './support/poll.js';
@@ -63,7 +65,16 @@ async function merchant(settings: Record<string, unknown>) {
   };
 }
 
-const nothing = { recoveries: 0, events: 0, pulses: 0, links: 0, platformEvents: 0 };
+const nothing = {
+  recoveries: 0,
+  events: 0,
+  pulses: 0,
+  links: 0,
+  platformEvents: 0,
+  learnedAttempts: 0,
+  unlinked: 0,
+  proofModeGroups: 0,
+};
 
 describe('data retention', () => {
   it('deletes what is older than dataRetentionDays and keeps what is under way and the idempotency keys', async () => {
@@ -75,7 +86,19 @@ describe('data retention', () => {
     expect(await purgeAccountData(stack.stores, account, new Date(now + 89 * day))).toEqual(nothing);
     // 94 days on, the link too has been expired (72 hours after it was minted) for longer than 90 days.
     const purged = await purgeAccountData(stack.stores, account, new Date(now + 94 * day));
-    expect(purged).toEqual({ recoveries: 1, events: events.length, pulses: 1, links: 1, platformEvents: 1 });
+    // What the recovered payment's attempt left goes too: its row of the learned statistics, and the card's
+    // attempt budget no longer names it; nor do the 5-minute duplicate claims of both recoveries (the
+    // queued one's included: they are older than any rule or retry looks back).
+    expect(purged).toEqual({
+      recoveries: 1,
+      events: events.length,
+      pulses: 1,
+      links: 1,
+      platformEvents: 1,
+      learnedAttempts: 1,
+      unlinked: 3,
+      proofModeGroups: 0,
+    });
     expect(await purgeAccountData(stack.stores, account, new Date(now + 94 * day))).toEqual(nothing);
 
     const status = (id: string) =>
@@ -255,6 +278,111 @@ describe('data retention', () => {
     expect(await find(keys[0])).toBeNull();
     expect(await find(keys[2])).toBeNull();
     expect(await find(keys[1])).toMatchObject({ state: 'blocked' });
+  });
+
+  it('leaves nothing that ties a deleted recovery to its customer or card, in each record derived from it', async () => {
+    const { account, apiKey } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      dataRetentionDays: 90,
+      proofMode: { enabled: true, controlPercent: 0 },
+    });
+    const customerEmail = 'wes@example.com';
+    const execute = (paymentMethodToken: string, originalDeclineCode: string) =>
+      call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: apiKey,
+        body: {
+          paymentMethodToken,
+          originalDeclineCode,
+          amount: 2500,
+          customerEmail,
+          idempotencyKey: paymentMethodToken,
+        },
+      });
+    const recovered = await execute('tok_wes_card', 'try_again_later');
+    const blocked = await execute('tok_wes_stolen', 'stolen_card');
+    expect([recovered.status, blocked.status]).toEqual([200, 403]);
+    const docs = await Promise.all(
+      ['tok_wes_card', 'tok_wes_stolen'].map((k) => stack.stores.recoveries.findByKey(account.id, k)),
+    );
+    // The customer paid the blocked one on their own: settled, it goes too.
+    await stack.stores.recoveries.update(docs[1]!._id, { paidOnTheirOwnAt: new Date() }, new Date());
+    const { retentionNotices, learning } = stack.stores;
+    expect(await retentionNotices.claim(account.id, customerEmail, 'evt-wes', new Date(), 30 * day)).toBe(
+      true,
+    );
+    const stats = await learning.stats(account.id);
+
+    const purged = await purgeAccountData(
+      stack.stores,
+      { id: account.id, days: 90 },
+      new Date(Date.now() + 94 * day),
+    );
+    // The card's attempt budget, two duplicate claims, two customer index entries, the stolen card's block
+    // and the retention notice; the customer's Proof Mode group.
+    expect(purged).toMatchObject({ recoveries: 2, learnedAttempts: 1, unlinked: 7, proofModeGroups: 1 });
+
+    const names = [...docs.map((d) => d!._id), ...docs.map((d) => d!.workflowId)];
+    const ofAccount = { _id: { $regex: `^${account.id}:` } };
+    const left = async (collection: string) =>
+      stack.stores.db.collection<{ _id: string }>(collection).find(ofAccount).toArray();
+    for (const collection of [
+      collections.cardBudgets,
+      collections.velocity,
+      collections.customerRecoveries,
+      collections.blockedCards,
+      collections.retentionNotices,
+    ]) {
+      const kept = await left(collection);
+      // Kept, numbered, for the counts and rules they serve; naming none of the deleted recoveries.
+      expect(kept.length, collection).toBeGreaterThan(0);
+      for (const name of names) expect(JSON.stringify(kept), collection).not.toContain(name);
+    }
+    expect(await left(collections.holdouts)).toEqual([]);
+    expect(JSON.stringify(await left(collections.retentionNotices))).not.toContain('evt-wes');
+    const attempts = stack.stores.db.collection(collections.attempts);
+    expect(await attempts.countDocuments({ accountId: account.id })).toBe(0);
+    // What the attempts taught stays in the account's counts.
+    expect(await learning.stats(account.id)).toEqual(stats);
+    // The stolen card is still refused; its block no longer names the recovery.
+    const stolen = await stack.stores.recoveries.blockedCard(
+      cardKeyOf(account.id, 'tok_wes_stolen'),
+      new Date(Date.now() - day),
+    );
+    expect(stolen).toMatchObject({ declineCode: 'stolen_card', transactionId: 'erased' });
+  });
+
+  it('keeps the Proof Mode group of a customer seen within the retention, and forgets one not seen since', async () => {
+    const accountId = `acct_${randomUUID().slice(0, 8)}`;
+    const { holdouts } = stack.stores;
+    const drawnAt = new Date(Date.now() - 200 * day);
+    for (const customer of ['seen@example.com', 'gone@example.com'])
+      expect(await holdouts.assign(accountId, customer, () => true, drawnAt)).toBe(true);
+    // A recovery of the first reads her group 150 days later, 50 days ago.
+    const seenAt = new Date(drawnAt.getTime() + 150 * day);
+    expect(await holdouts.assign(accountId, 'seen@example.com', () => false, seenAt)).toBe(true);
+
+    const purged = await purgeAccountData(stack.stores, { id: accountId, days: 90 }, new Date());
+    expect(purged.proofModeGroups).toBe(1);
+    expect(await holdouts.assign(accountId, 'seen@example.com', () => false, new Date())).toBe(true);
+    // Drawn afresh.
+    expect(await holdouts.assign(accountId, 'gone@example.com', () => false, new Date())).toBe(false);
+  });
+
+  it('the daily run deletes the uses of hosted links that are gone, in every account', async () => {
+    // No retention: a use whose link is gone names a card and leads nowhere, whatever the account keeps.
+    const { account } = await stack.createAccount({});
+    const uses = stack.stores.db.collection<ConsumptionDoc>(collections.linkConsumptions);
+    const orphan: ConsumptionDoc = {
+      _id: randomUUID(),
+      accountId: account.id,
+      at: new Date(),
+      eventId: randomUUID(),
+      outcome: { kind: 'card_updated', newPaymentMethodToken: 'tok_orphan_card', eligibleGateways: ['test'] },
+      effectsDoneAt: new Date(),
+    };
+    await uses.insertOne(orphan);
+    expect((await dailyRun(Date.now())).orphanedLinkUses).toBeGreaterThanOrEqual(1);
+    expect(await uses.findOne({ _id: orphan._id })).toBeNull();
   });
 
   it('forgets answer claims made before the cutoff, of that account only', async () => {

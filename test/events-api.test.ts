@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
+import { createEventStore, unreadableField } from '../store/events.js';
+import { storeEvent } from './support/events.js';
 import { inOneMinuteWindow } from './support/minute.js';
 import { cliEnvOf, runCli } from './support/cli.js';
 import { poll } from './support/poll.js';
@@ -106,6 +108,26 @@ describe('GET /api/events', () => {
     ]);
     const byStatus = await list(key, '?status=delivered');
     expect(byStatus.body.data.map((e) => e.eventId)).toEqual([success.eventId]);
+  });
+
+  it('lists an event sealed under a master key since lost with the others, its link fields saying so', async () => {
+    const { id, key } = await merchant();
+    const before = await stack.events.publish(id, sampleEvent('recovery.success'));
+    const lostKey = createEventStore(stack.stores.db, randomBytes(32));
+    const unreadable = await storeEvent(lostKey, id, {
+      type: 'recovery.skipped_high_risk',
+      status: 'failed',
+    });
+    const after = await stack.events.publish(id, sampleEvent('recovery.success'));
+
+    const page = await list(key);
+    expect(page.status).toBe(200);
+    expect(page.body.data.map((e) => e.eventId)).toEqual([after.eventId, unreadable, before.eventId]);
+    expect(page.body.data[1]?.payload).toMatchObject({
+      event: 'recovery.skipped_high_risk',
+      cardUpdateUrl: unreadableField,
+    });
+    expect((await list(key, '?status=failed')).body.data.map((e) => e.eventId)).toEqual([unreadable]);
   });
 
   it('never shows another account’s events, nor pages from one of them', async () => {
