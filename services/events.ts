@@ -230,8 +230,13 @@ export function createEventPublisher(deps: {
 
     async resend(eventId) {
       for (;;) {
-        const record = await stores.events.get(eventId);
+        const record = await stores.events.find(eventId);
         if (!record) throw new EventNotFoundError(`No event ${eventId}`);
+        if (record.unreadable)
+          throw new ResendRefusedError(
+            'not_sent',
+            'This event was sealed under a master key this deployment no longer has: it cannot be sent again.',
+          );
         const block = deliveryBlock(record.type, await settingsOf(record.accountId));
         if (block) throw new ResendRefusedError('not_sent', notSentReason[block]);
         const last = record.deliveries.length - 1;

@@ -139,6 +139,12 @@ export function createEventStore(db: Db, masterKey: Buffer) {
     return doc && open(doc);
   }
 
+  /** The event as `list` gives it: one sealed under another master key comes marked `unreadable`. */
+  async function find(eventId: string): Promise<EventRecord | null> {
+    const doc = await events.findOne({ _id: eventId });
+    return doc && readable(doc);
+  }
+
   /**
    * Sets the delivery status, only from one of `from` when given, and only while the event has
    * `deliveries` deliveries when given (none added since it was read); true if it changed.
@@ -158,6 +164,7 @@ export function createEventStore(db: Db, masterKey: Buffer) {
 
   return {
     get,
+    find,
 
     /** Inserts a new event; if one with the same id exists, returns that one untouched instead. */
     async insert(record: EventRecord): Promise<{ record: EventRecord; inserted: boolean }> {

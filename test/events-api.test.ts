@@ -128,6 +128,27 @@ describe('GET /api/events', () => {
       cardUpdateUrl: unreadableField,
     });
     expect((await list(key, '?status=failed')).body.data.map((e) => e.eventId)).toEqual([unreadable]);
+
+    // Shown on its own as in the list; it cannot be sent again, alone or in a batch (skipped, saying why).
+    expect(await one(key, unreadable)).toMatchObject({
+      status: 200,
+      body: { eventId: unreadable, payload: { cardUpdateUrl: unreadableField } },
+    });
+    expect(await resend(key, unreadable)).toMatchObject({
+      status: 409,
+      body: { message: expect.stringContaining('master key this deployment no longer has') },
+    });
+    const batch = await call(stack.baseUrl, 'POST', '/api/events/resend', {
+      key,
+      body: { status: 'failed' },
+    });
+    expect(batch).toMatchObject({
+      status: 202,
+      body: {
+        resent: [],
+        skipped: [{ eventId: unreadable, reason: expect.stringContaining('no longer has') }],
+      },
+    });
   });
 
   it('never shows another account’s events, nor pages from one of them', async () => {

@@ -60,7 +60,7 @@ function refusal(error: ResendRefusedError) {
 export function eventRoutes({ stores, events, clock }: Deps) {
   /** The account's event, or 404 (another account's included). */
   async function ownEvent(accountId: string, eventId: string): Promise<EventRecord> {
-    const record = await stores.events.get(eventId);
+    const record = await stores.events.find(eventId);
     if (!record || record.accountId !== accountId) throw notFound('Event not found');
     return record;
   }
@@ -68,7 +68,7 @@ export function eventRoutes({ stores, events, clock }: Deps) {
   /** The account's event a page carries on from (`field` names it in a 400), or null without one. */
   async function placeOf(accountId: string, field: string, eventId: string | undefined) {
     if (!eventId) return null;
-    const record = await stores.events.get(eventId);
+    const record = await stores.events.find(eventId);
     if (record?.accountId !== accountId)
       throw badRequest({ [field]: ['must be an eventId of this account'] });
     return record;
