@@ -180,7 +180,7 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
         if (outcome.kind === 'in_flight')
           throw conflict({
             error: 'Customer has work under way',
-            message: `Recoveries of this customer are under way or webhook events about them are being delivered: stop the recoveries (POST /api/recovery/stop, reason not_owed) or wait for them and the deliveries to end, then erase again. ${outcome.partly ? 'These were admitted while the erasure ran: what it found before them is erased, and erasing again finishes it.' : 'Nothing was changed.'}`,
+            message: `Recoveries of this customer are under way or webhook events about them are being delivered: stop the recoveries (POST /api/recovery/stop, reason not_owed) or wait for them and the deliveries to end, then erase again. ${outcome.partly ? 'These were admitted or published while the erasure ran: what it found before them is erased, and erasing again finishes it.' : 'Nothing was changed.'}`,
             transactionIds: outcome.transactionIds,
             eventIds: outcome.eventIds,
             erasedSoFar: outcome.partly,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Amount, Currency, CustomerEmail, TransactionRef } from '../../domain/recovery-request.js';
 import { EventBody } from './events.js';
-import { StatusRecord } from './recovery.js';
+import { Ai, StatusRecord } from './recovery.js';
 
 /** How far ahead of Recoup's clock a pulse's occurredAt may be: the merchant's clock may run a little fast. */
 export const pulseClockSkewMinutes = 5;
@@ -76,7 +76,7 @@ export const ErasureInFlight = z.object({
   erasedSoFar: z
     .boolean()
     .describe(
-      'True when the recoveries listed were admitted while the erasure ran: what it found before them is erased, and the erasure is unfinished until run again; false: nothing was changed',
+      'True when the recoveries or events listed were admitted or published while the erasure ran: what it found before them is erased, and the erasure is unfinished until run again; false: nothing was changed',
     ),
 });
 
@@ -103,10 +103,27 @@ export const CustomerExport = z.object({
     StatusRecord.extend({
       createdAt: z.iso.datetime(),
       customerEmail: z.string().nullable(),
-      paymentMethodToken: z.string(),
+      paymentMethodToken: z.string().describe('The card the request named'),
+      currentPaymentMethodToken: z
+        .string()
+        .describe('The card it is charged on now (another after a card update)'),
       fallbackPaymentMethodTokens: z.array(z.string()),
+      paymentMethodType: z.string(),
       cardOrigin: z.string().nullable(),
       binPrefix: z.string().nullable(),
+      locale: z.string().nullable(),
+      originalDeclineCode: z.string().nullable(),
+      inProofMode: z.boolean().describe('Drawn into a Proof Mode group at intake'),
+      ai: Ai.nullable().describe('The prediction made for the payment'),
+      connector: z
+        .object({
+          platform: z.string(),
+          invoiceId: z.string(),
+          customerId: z.string().nullable(),
+          subscriptionId: z.string().nullable(),
+        })
+        .nullable()
+        .describe('The billing platform invoice the recovery came from'),
     }),
   ),
   pulses: z.array(
@@ -118,7 +135,9 @@ export const CustomerExport = z.object({
       occurredAt: z.iso.datetime(),
     }),
   ),
-  events: z.array(EventBody.omit({ attempts: true })),
+  events: z
+    .array(EventBody.omit({ attempts: true }))
+    .describe('Webhook events as sent, but for the live hosted links they carried, which are withheld'),
   links: z.array(
     z.object({
       kind: z.enum(['card_update', 'cancel_flow']),
