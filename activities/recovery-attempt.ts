@@ -51,6 +51,8 @@ export interface ResolveInput extends Omit<
 > {
   /** When the ambiguous charge was sent. */
   sentAt: number;
+  /** The gateway's id of the payment, when the ambiguous outcome named one. */
+  gatewayTransactionId?: string;
 }
 
 export function attemptActivities(deps: ActivityDeps) {
@@ -108,6 +110,23 @@ export function attemptActivities(deps: ActivityDeps) {
         at,
       });
     }
+  }
+
+  /**
+   * When an attempt being looked up was first sent, from the record every attempt makes before its first try
+   * (a worker that replayed the workflow after one died mid-charge sent it again, with a later `sentAt`):
+   * a gateway whose keys expire, or whose request changed since, answers by the first send.
+   */
+  async function firstSentOf(input: ResolveInput): Promise<number> {
+    const sentAt = new Date(input.sentAt);
+    const recorded = await stores.attemptSends
+      .firstSent(input.accountId, input.attemptKey, sentAt)
+      // Sent, so never given up; should its record say otherwise, the try's own time stands.
+      .catch((error: unknown) => {
+        if (error instanceof AttemptAbandonedError) return sentAt;
+        throw error;
+      });
+    return Math.min(recorded.getTime(), input.sentAt);
   }
 
   /** Asks the card networks' rules, with the account's caps, for one more attempt on the card, and counts it. */
@@ -252,6 +271,7 @@ export function attemptActivities(deps: ActivityDeps) {
     /** Looks an ambiguous charge up at its gateway by idempotency key; throws (and is retried) while unreachable. */
     async resolveCharge(input: ResolveInput): Promise<LookupOutcome> {
       const { adapter, kind } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
+      const firstSentAt = await firstSentOf(input);
       const found = await measured(kind, 'lookup', () =>
         adapter.lookup({
           idempotencyKey: input.attemptKey,
@@ -259,7 +279,9 @@ export function attemptActivities(deps: ActivityDeps) {
           amount: input.amount,
           currency: input.currency,
           sentAt: input.sentAt,
+          firstSentAt,
           ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
+          ...(input.gatewayTransactionId ? { gatewayTransactionId: input.gatewayTransactionId } : {}),
         }),
       );
       await remember(input, new Date(input.sentAt), found);

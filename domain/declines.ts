@@ -134,6 +134,16 @@ const suspectedDuplicate: Partial<GroupPolicy> = {
     'The issuer reported a suspected duplicate; verify whether the payment already succeeded before retrying.',
 };
 
+/**
+ * A gateway's own refusal of the charge as it was sent (no issuer saw it): the same request is refused again,
+ * so the payment method is not retried for it; another gateway or payment method may still take it.
+ */
+const refusedByGateway: Partial<GroupPolicy> = {
+  recommendedAction: 'manual_review',
+  reason:
+    "The gateway refused the charge as it was sent (a currency, an amount or a setting it does not take), so a retry would be refused again; review the gateway's settings or collect the payment another way.",
+};
+
 /** Known codes. Visa categories follow research §5; codes Visa does not define are category 4. */
 const knownCodes: Record<string, CodeEntry> = {
   insufficient_funds: ['recoverable', 2],
@@ -185,6 +195,26 @@ const knownCodes: Record<string, CodeEntry> = {
   no_such_issuer: ['invalid_card', 1],
 
   duplicate_transaction: ['unknown', 4, suspectedDuplicate],
+
+  // Recoup's names for answers no gateway adapter gave before 2026-11-27 (they threw, or answered a retried
+  // `processing_error` or an unknown code), so no recovery's history holds them as a charge's answer.
+  request_refused: ['invalid_card', 4, refusedByGateway],
+  excessive_retry: [
+    'invalid_card',
+    4,
+    {
+      reason:
+        'The gateway blocks further attempts on this card after too many retries; ask the customer for another payment method.',
+    },
+  ],
+  hard_decline: [
+    'invalid_card',
+    1,
+    {
+      reason:
+        'The card was declined for good (a hard decline), so retrying it will not succeed; ask the customer for another payment method.',
+    },
+  ],
 };
 
 /**
@@ -399,6 +429,12 @@ export function normalizeDeclineCode(code: string | null | undefined): string {
     own(paypalAliases, normal) ??
     normal
   );
+}
+
+/** Whether Recoup names this decline code (every code it knows, also those known since 2026-11-26). */
+export function isKnownDeclineCode(code: string | null | undefined): boolean {
+  const normal = normalizeDeclineCode(code);
+  return own(knownCodes, normal) !== undefined || own(laterCodes, normal) !== undefined;
 }
 
 /**

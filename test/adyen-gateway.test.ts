@@ -1,10 +1,16 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import adyenLibrary from '@adyen/api-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AdyenCredentials, adyenClient, createAdyenGateway } from '../activities/gateways/adyen.js';
+import {
+  AdyenCredentials,
+  adyenClient,
+  captureAtOnceFrom,
+  createAdyenGateway,
+} from '../activities/gateways/adyen.js';
 import { credentialsProblem } from '../activities/gateways/registry.js';
 import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
 import { parseGateways } from '../cli/gateway-spec.js';
+import { sha256 } from '../runtime/crypto.js';
 import {
   createAdyenAuthorisationStore,
   type AdyenAuthorisation,
@@ -32,12 +38,12 @@ beforeAll(async () => {
 afterAll(() => adyen.close());
 
 /** A stored card of a fresh shopper, and a charge request for it with a fresh attempt key. */
-function cardWith(answers: EmulatedAnswer[]) {
+function cardWith(answers: EmulatedAnswer[], merchantAccount = 'AcmeECOM') {
   n += 1;
   const id = `stored${n}`;
-  adyen.addStoredMethod(id, { merchantAccount: 'AcmeECOM', shopperReference: `shopper${n}`, answers });
+  adyen.addStoredMethod(id, { merchantAccount, shopperReference: `shopper${n}`, answers });
   const req: ChargeRequest & { sentAt: number } = {
-    token: `AcmeECOM|${id}|shopper${n}`,
+    token: `${merchantAccount}|${id}|shopper${n}`,
     amount: 1999,
     currency: 'EUR',
     paymentMethodType: 'card',
@@ -112,6 +118,16 @@ describe('Adyen adapter: a charge is one subscription payment of the stored paym
         tokenRefused: true,
       });
     expect(adyen.payments().filter((p) => p.reference === req.idempotencyKey)).toHaveLength(0);
+  });
+
+  it('a request Adyen refuses as invalid (422 validation) is declined request_refused, not thrown for ever', async () => {
+    const { id, req } = cardWith([
+      { invalid: { errorCode: '000', message: 'Currency not supported by the merchant account' } },
+    ]);
+    const refused = { kind: 'declined', code: 'request_refused', advice: null, gatewayTransactionId: null };
+    expect(await gateway.charge(req)).toEqual(refused);
+    expect(await gateway.lookup(req)).toEqual(refused);
+    expect(paymentsOf(id)).toHaveLength(0);
   });
 
   it('a merchant account the key may not use, or a wrong key, throws (the activity retries) and charges nothing', async () => {
@@ -198,6 +214,17 @@ describe('Adyen adapter: a lost answer is resolved by sending the same request w
 });
 
 describe("Adyen adapter: attempt keys fit Adyen's limits (Idempotency-Key 64 characters, reference 80)", () => {
+  it('a key no header carries (a merchant’s inv-€-✓) is charged once: its SHA-256 the Idempotency-Key, the key itself the reference', async () => {
+    const { id, req } = cardWith(['approve', 'approve']);
+    const key = `recovery/acct_x/inv-€-✓-${n}/1`;
+    const first = await gateway.charge({ ...req, idempotencyKey: key });
+    expect(first.kind).toBe('approved');
+    expect(await gateway.charge({ ...req, idempotencyKey: key })).toEqual(first);
+    expect(paymentsOf(id)).toEqual([
+      expect.objectContaining({ reference: key, idempotencyKey: sha256(key) }),
+    ]);
+  });
+
   it('Adyen refuses a longer Idempotency-Key or reference with a 422, and charges nothing', async () => {
     const { id } = cardWith(['approve']);
     const payments = new adyenLibrary.CheckoutAPI(adyenClient(AdyenCredentials.parse(adyen.credentials)))
@@ -261,6 +288,56 @@ describe("Adyen adapter: attempt keys fit Adyen's limits (Idempotency-Key 64 cha
   });
 });
 
+describe('Adyen adapter: a payment is captured with its authorisation, on any capture setting', () => {
+  const hour = 60 * 60 * 1000;
+  /** A gateway whose clock is an hour after `sentAt`, and the request of an attempt first sent then. */
+  function sentAt(at: number, answers: EmulatedAnswer[]) {
+    const { id, req } = cardWith(answers, 'AcmeManual');
+    const adapter = createAdyenGateway(
+      AdyenCredentials.parse(adyen.credentials),
+      returnUrl,
+      (pspReference) => authorisations.find(accountId, pspReference),
+      () => new Date(at + hour),
+    );
+    return { id, adapter, req: { ...req, sentAt: at, firstSentAt: at } };
+  }
+  const bodiesOf = (key: string) =>
+    adyen
+      .requestBodies()
+      .filter((r) => r.body.reference === key)
+      .map((r) => r.body);
+
+  it('a new attempt on a merchant account that captures by hand asks Adyen to capture at once: authorised is captured', async () => {
+    const { id, adapter, req } = sentAt(captureAtOnceFrom, ['approve']);
+    expect((await adapter.charge(req)).kind).toBe('approved');
+    expect(paymentsOf(id)).toEqual([
+      expect.objectContaining({ resultCode: 'Authorised', captureDelayHours: 0, captured: true }),
+    ]);
+  });
+
+  it('a new attempt sent again and looked up sends the same request every time', async () => {
+    const { adapter, req } = sentAt(captureAtOnceFrom + hour, ['lost']);
+    expect((await adapter.charge(req)).kind).toBe('ambiguous');
+    expect((await adapter.lookup(req)).kind).toBe('approved');
+    const bodies = bodiesOf(req.idempotencyKey);
+    expect(bodies).toHaveLength(2);
+    expect(bodies[1]).toEqual(bodies[0]);
+    expect(bodies[0]).toMatchObject({ captureDelayHours: 0 });
+  });
+
+  it('an attempt first sent before the change is sent again and looked up with the request it was first sent with', async () => {
+    const { id, adapter, req } = sentAt(captureAtOnceFrom - hour, ['lost']);
+    expect((await adapter.charge(req)).kind).toBe('ambiguous');
+    // Its worker died: another sends it again later, then looks it up, both after the change.
+    expect((await adapter.charge({ ...req, sentAt: captureAtOnceFrom + hour })).kind).toBe('approved');
+    expect((await adapter.lookup({ ...req, sentAt: captureAtOnceFrom + hour })).kind).toBe('approved');
+    const bodies = bodiesOf(req.idempotencyKey);
+    expect(bodies).toHaveLength(3);
+    for (const body of bodies) expect(body).not.toHaveProperty('captureDelayHours');
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+});
+
 describe('Adyen adapter: a payment Adyen holds without a final result (Received, Pending)', () => {
   it.each([
     ['received', 'Received'],
@@ -288,6 +365,17 @@ describe('Adyen adapter: a payment Adyen holds without a final result (Received,
     adyen.expireKeys();
     const sent = adyen.requests();
     await expect(gateway.lookup({ ...req, sentAt })).rejects.toThrow(/second payment/);
+    expect(adyen.requests()).toBe(sent);
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('a charge sent again once Adyen may have dropped the key (its answer never stored) sends nothing: never a second payment', async () => {
+    const { id, req } = cardWith(['approve', 'approve']);
+    const firstSentAt = Date.now() - 8 * day;
+    expect((await gateway.charge({ ...req, firstSentAt: Date.now() })).kind).toBe('approved');
+    adyen.expireKeys();
+    const sent = adyen.requests();
+    await expect(gateway.charge({ ...req, firstSentAt })).rejects.toThrow(/second payment/);
     expect(adyen.requests()).toBe(sent);
     expect(paymentsOf(id)).toHaveLength(1);
   });

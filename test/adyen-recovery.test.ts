@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { captureAtOnceFrom } from '../activities/gateways/adyen.js';
+import { createActivities } from '../activities/index.js';
 import { startAdyenEmulator, type AdyenEmulator, type EmulatedAnswer } from './support/adyen-emulator.js';
-import { call, startStack, type Stack } from './support/stack.js';
+import { attemptOf } from './support/attempts.js';
+import { activityDeps, call, startStack, type Stack } from './support/stack.js';
 
 let stack: Stack;
 let adyen: AdyenEmulator;
@@ -81,11 +84,61 @@ describe('a recovery on an account whose gateway is Adyen', () => {
     expect(out.payments[0]!.idempotencyKey).toBe(out.payments[0]!.reference);
   });
 
+  it('a merchant idempotency key no HTTP header carries (inv-€-✓) is charged once: the key is the reference, its SHA-256 the Idempotency-Key', async () => {
+    const out = await executeOnAdyen(['approve'], 'processing_error', `inv-€-✓-${n + 1}`);
+    expect(out.res.status).toBe(200);
+    expect(out.res.body).toMatchObject({ success: true });
+    expect(out.payments).toHaveLength(1);
+    expect(out.payments[0]!.reference).toBe(`${out.record!.workflowId}/1`);
+    expect(out.payments[0]!.reference).toContain('inv-€-✓');
+    expect(out.payments[0]!.idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+  });
+
   it("Adyen's refusal becomes the recovery's decline: Not enough balance queues a smart retry", async () => {
     const out = await executeOnAdyen([{ refuse: 'Not enough balance' }], 'processing_error');
     expect(out.res.status).toBe(202);
     expect(out.res.body).toMatchObject({ status: 'queued', nextAttemptAt: expect.any(String) });
     expect(out.payments).toHaveLength(1);
     expect(out.status.body).toMatchObject({ state: 'queued', lastDeclineCode: 'insufficient_funds' });
+  });
+});
+
+describe('an Adyen attempt first sent before payments were captured at once', () => {
+  it('is looked up, by a worker that sent it again after the change, with the request first sent', async () => {
+    n += 1;
+    adyen.addStoredMethod(`stored${n}`, {
+      merchantAccount: 'AcmeManual',
+      shopperReference: `shopper${n}`,
+      answers: ['lost'],
+    });
+    const { account } = await stack.createAccount({}, [
+      { name: 'adyen', kind: 'adyen', test: false, credentials: adyen.credentials },
+    ]);
+    const hour = 60 * 60 * 1000;
+    let now = captureAtOnceFrom - hour;
+    const activities = createActivities({ ...activityDeps(stack), clock: () => new Date(now) });
+    const option = { gateway: 'adyen', token: `AcmeManual|stored${n}|shopper${n}`, role: 'primary' } as const;
+    const attempt = attemptOf(account.id, option, { amount: 4900, currency: 'EUR', now });
+    // The payment is made, its answer lost.
+    expect((await activities.attemptCharge(attempt)).kind).toBe('ambiguous');
+    // A worker that replayed the workflow sent the attempt again after the change; its lookup follows.
+    now = captureAtOnceFrom + hour;
+    const { accountId, transactionId, attemptKey, attemptNo, amount, currency, fromCode } = attempt;
+    const resolved = await activities.resolveCharge({
+      accountId,
+      transactionId,
+      attemptKey,
+      attemptNo,
+      option,
+      amount,
+      currency,
+      fromCode,
+      offsetMinutes: 0,
+      sentAt: now,
+    });
+    expect(resolved).toMatchObject({ kind: 'approved' });
+    const bodies = adyen.requestBodies().filter((r) => r.body.reference === attemptKey);
+    expect(bodies).toHaveLength(2);
+    for (const { body } of bodies) expect(body).not.toHaveProperty('captureDelayHours');
   });
 });

@@ -100,6 +100,82 @@ describe('Braintree adapter: a charge is one recurring sale of the vaulted payme
   });
 
   it.each([
+    [{ reject: 'excessive_retry' }, 'excessive_retry', 'request_card_update'],
+    [{ reject: 'application_incomplete' }, 'request_refused', 'manual_review'],
+    [{ reject: 'manual_transactions_disabled' }, 'request_refused', 'manual_review'],
+    [{ decline: '2023', hard: true }, 'hard_decline', 'request_card_update'],
+  ] as const)(
+    'a sale answered %j is declined %s, which stops its retries (not a retried processing_error)',
+    async (answer, code, action) => {
+      const { paymentMethodToken, req } = cardWith([answer]);
+      expect(await gateway.charge(req)).toEqual({
+        kind: 'declined',
+        code,
+        advice: null,
+        gatewayTransactionId: salesOf(paymentMethodToken)[0]!.id,
+      });
+      expect(classifyDecline(code)).toMatchObject({
+        retryable: false,
+        allowsFallback: true,
+        stopsImmediately: false,
+        recommendedAction: action,
+      });
+    },
+  );
+
+  it('a hard decline keeps a code Recoup names, and a soft one with a code it does not is kept as it is', async () => {
+    const hard = cardWith([{ decline: '2001', hard: true }]);
+    expect(await gateway.charge(hard.req)).toMatchObject({ code: 'insufficient_funds' });
+    const soft = cardWith([{ decline: '2023' }]);
+    expect(await gateway.charge(soft.req)).toMatchObject({ code: '2023' });
+  });
+
+  it('a payment method Braintree blocks can never be charged there: refused, not remembered as an issuer’s block', async () => {
+    const { paymentMethodToken, req } = cardWith([{ reject: 'payment_method_blocked' }]);
+    expect(await gateway.charge(req)).toEqual({
+      kind: 'declined',
+      code: 'card_no_longer_chargeable',
+      advice: null,
+      gatewayTransactionId: salesOf(paymentMethodToken)[0]!.id,
+      tokenRefused: true,
+    });
+  });
+
+  it.each([
+    [{ code: '81528', attribute: 'amount', message: 'Amount is too large.' }, 'invalid_amount'],
+    [
+      { code: '91537', attribute: 'purchase_order_number', message: 'Purchase order number is too long.' },
+      'request_refused',
+    ],
+  ])(
+    'a validation error %j is declined %s at once, nothing sold, never retried for ever',
+    async (invalid, code) => {
+      const { paymentMethodToken, req } = cardWith([{ invalid }]);
+      expect(await gateway.charge(req)).toEqual({
+        kind: 'declined',
+        code,
+        advice: null,
+        gatewayTransactionId: null,
+      });
+      expect(salesOf(paymentMethodToken)).toHaveLength(0);
+    },
+  );
+
+  it('a merchant account Braintree has suspended throws: the operator’s to fix, retried meanwhile', async () => {
+    const { paymentMethodToken, req } = cardWith([
+      {
+        invalid: {
+          code: '91514',
+          attribute: 'merchant_account_id',
+          message: 'Merchant account is suspended.',
+        },
+      },
+    ]);
+    await expect(gateway.charge(req)).rejects.toThrow(/91514 Merchant account is suspended/);
+    expect(salesOf(paymentMethodToken)).toHaveLength(0);
+  });
+
+  it.each([
     ['a token that is not in the vault', 'missing|customer0'],
     ['a payment method of another customer', null],
   ])('%s can never be charged, and nothing is sold', async (_, token) => {

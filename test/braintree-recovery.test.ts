@@ -83,6 +83,29 @@ describe('a recovery on an account whose gateway is Braintree', () => {
     ).toMatchObject({ declineCode: 'lost_card' });
   });
 
+  it("Braintree's rejection for too many retries of the card ends the recovery with a card-update request, no smart retry", async () => {
+    const out = await executeOnBraintree([{ reject: 'excessive_retry' }], 'processing_error');
+    expect(out.res.status).toBe(200);
+    expect(out.res.body).toMatchObject({
+      success: false,
+      strategyUsed: 'all_failed',
+      recommendedAction: 'request_card_update',
+    });
+    expect(out.sales).toHaveLength(1);
+    expect(out.record?.attempts).toEqual([
+      expect.objectContaining({ outcome: 'declined', declineCode: 'excessive_retry' }),
+    ]);
+  });
+
+  it('a payment method Braintree blocks ends the recovery as no longer chargeable, not remembered as an issuer’s block', async () => {
+    const out = await executeOnBraintree([{ reject: 'payment_method_blocked' }], 'processing_error');
+    expect(out.res.status).toBe(403);
+    expect(out.res.body).toMatchObject({ declineCode: 'card_no_longer_chargeable' });
+    expect(
+      await stack.stores.recoveries.blockedCard(cardKeyOf(out.accountId, out.token), new Date(0)),
+    ).toBeNull();
+  });
+
   it('a token Braintree does not know (deleted, or a wrong key) blocks this recovery but is not remembered: a fixed key charges it again', async () => {
     const gateway: GatewayConfig = {
       name: 'braintree',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   classifyDecline,
+  isKnownDeclineCode,
   normalizeDeclineCode,
   type DeclineGroup,
   type RecommendedAction,
@@ -55,6 +56,10 @@ const table: Row[] = [
   ['pin_try_exceeded', 'invalid_card', false, true, 'request_card_update', false, 3],
   ['invalid_amount', 'invalid_card', false, true, 'manual_review', false, 3],
   ['offline_pin_required', 'authentication_required', false, false, 'request_card_update', true, 3],
+  // A gateway's own refusals, Recoup's names: not retried on that payment method, never blocked at intake.
+  ['request_refused', 'invalid_card', false, true, 'manual_review', false, 4],
+  ['excessive_retry', 'invalid_card', false, true, 'request_card_update', false, 4],
+  ['hard_decline', 'invalid_card', false, true, 'request_card_update', false, 1],
   ['something_new_from_the_issuer', 'unknown', true, true, 'monitor', false, 4],
 ];
 
@@ -175,5 +180,21 @@ describe('codes known later', () => {
 
   it('an Object member name is an unknown code, not a table entry', () => {
     expect(classifyDecline('constructor')).toMatchObject({ code: 'constructor', group: 'unknown' });
+  });
+});
+
+describe('whether Recoup names a code', () => {
+  it.each([
+    ['insufficient_funds', true],
+    ['2001', true],
+    ['do_not_try_again', true],
+    ['request_refused', true],
+    ['duplicate_transaction', true],
+    ['2023', false],
+    ['something_new_from_the_issuer', false],
+    ['constructor', false],
+    [null, false],
+  ])('%j: %s', (code, known) => {
+    expect(isKnownDeclineCode(code)).toBe(known);
   });
 });

@@ -5,6 +5,7 @@ import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types
 import { routeOptions } from '../activities/gateways/routing.js';
 import { parseGateways } from '../cli/gateway-spec.js';
 import { classifyDecline } from '../domain/declines.js';
+import { sha256 } from '../runtime/crypto.js';
 import {
   startGoCardlessEmulator,
   type EmulatedAnswer,
@@ -126,6 +127,53 @@ describe('GoCardless adapter: a charge is one payment against the mandate, answe
     },
   );
 
+  it.each([
+    ['unknown to GoCardless (deleted, or of the other environment)', null],
+    ['replaced by another (the creditor moved it)', 'replaced' as const],
+  ])(
+    'a mandate %s can never be debited: declined at once as no longer chargeable, nothing created',
+    async (_, answer) => {
+      const { req } = mandateWith(answer ? [answer] : []);
+      const token = answer ? req.token : `MD00${n}GONE`;
+      const refused = {
+        kind: 'declined',
+        code: 'card_no_longer_chargeable',
+        advice: null,
+        gatewayTransactionId: null,
+        tokenRefused: true,
+      };
+      expect(await gateway.charge({ ...req, token })).toEqual(refused);
+      expect(await gateway.lookup({ ...req, token })).toEqual(refused);
+      expect(debitsOf(token)).toHaveLength(0);
+    },
+  );
+
+  it('another field GoCardless refuses is declined request_refused at once: the same request fails every time', async () => {
+    const { mandate, req } = mandateWith([{ invalid: 'charge_date' }]);
+    expect(await gateway.charge(req)).toEqual({
+      kind: 'declined',
+      code: 'request_refused',
+      advice: null,
+      gatewayTransactionId: null,
+    });
+    expect(debitsOf(mandate)).toHaveLength(0);
+    expect(classifyDecline('request_refused')).toMatchObject({ retryable: false, allowsFallback: true });
+  });
+
+  it('a key no header carries (a merchant’s inv-€-✓) is sent as its SHA-256; the metadata names the attempt as it is', async () => {
+    const { mandate, req } = mandateWith(['confirm']);
+    const key = `recovery/acct/inv-€-✓-${n}/1`;
+    expect((await gateway.charge({ ...req, idempotencyKey: key })).kind).toBe('ambiguous');
+    await afterABit();
+    const [debit] = debitsOf(mandate);
+    expect(debit).toMatchObject({ idempotencyKey: sha256(key), metadata: { recoup_attempt: key } });
+    expect(await gateway.lookup({ ...req, idempotencyKey: key })).toEqual({
+      kind: 'approved',
+      gatewayTransactionId: debit!.id,
+    });
+    expect(debitsOf(mandate)).toHaveLength(1);
+  });
+
   it('a key longer than GoCardless takes is sent as its SHA-256, the same on every try', async () => {
     const { mandate, req } = mandateWith(['confirm']);
     const long = { ...req, idempotencyKey: `recovery/acct/${'k'.repeat(150)}/1` };
@@ -179,6 +227,32 @@ describe('GoCardless adapter: a lost answer is ambiguous and resolved by the sam
     await expect(gateway.lookup(req)).rejects.toThrow(/still collecting/);
     emulator.settleAfter(0);
     expect(await gateway.lookup(req)).toEqual({
+      kind: 'approved',
+      gatewayTransactionId: debitsOf(mandate)[0]!.id,
+    });
+    expect(debitsOf(mandate)).toHaveLength(1);
+  });
+
+  it('a lookup days later, once GoCardless may have dropped the key, finds the payment among the mandate’s: never a second debit', async () => {
+    emulator.settleAfter(3 * 86_400_000);
+    const { mandate, req } = mandateWith(['confirm']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    emulator.forgetKeys();
+    await afterABit();
+    await expect(gateway.lookup(req)).rejects.toThrow(/still collecting/);
+    expect(debitsOf(mandate)).toHaveLength(1);
+  });
+
+  it('a charge sent again a day after its first try (its answer never stored) finds the first payment, makes no second', async () => {
+    const { mandate, req } = mandateWith(['confirm']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    emulator.forgetKeys();
+    await afterABit();
+    const later = createGoCardlessGateway(
+      GoCardlessCredentials.parse(emulator.credentials),
+      () => new Date(req.sentAt + 86_400_000),
+    );
+    expect(await later.charge({ ...req, firstSentAt: req.sentAt })).toEqual({
       kind: 'approved',
       gatewayTransactionId: debitsOf(mandate)[0]!.id,
     });

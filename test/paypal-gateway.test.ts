@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPayPalGateway, PayPalCredentials } from '../activities/gateways/paypal.js';
+import type { GatewayAdapter } from '../activities/gateways/types.js';
 import { credentialsProblem } from '../activities/gateways/registry.js';
-import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
+import type { ChargeRequest } from '../activities/gateways/types.js';
 import { routeOptions } from '../activities/gateways/routing.js';
 import { parseGateways } from '../cli/gateway-spec.js';
 import { classifyDecline } from '../domain/declines.js';
@@ -10,9 +11,14 @@ import { startPayPalEmulator, type PayPalEmulator, type PayPalScript } from './s
 let emulator: PayPalEmulator;
 let gateway: GatewayAdapter;
 let n = 0;
+/** How far PayPal's clock (the emulator's) is ahead of the wall clock. */
+let skipped = 0;
+const hour = 3_600_000;
+/** Moves PayPal's clock on by `ms`: its pending payments settle, and it forgets request ids after 6 hours. */
+const later = (ms: number) => void (skipped += ms);
 
 beforeAll(async () => {
-  emulator = await startPayPalEmulator();
+  emulator = await startPayPalEmulator(() => new Date(Date.now() + skipped));
   gateway = createPayPalGateway(PayPalCredentials.parse(emulator.credentials));
 });
 afterAll(() => emulator.close());
@@ -124,6 +130,20 @@ describe('PayPal adapter: a billing agreement pays one Orders v2 order per attem
     },
   );
 
+  it('a DECLINED capture with a processor response carries its response code and payment advice code, when charged and when read by id', async () => {
+    const { id, req } = sourceWith([{ capture: 'DECLINED', responseCode: '5120', adviceCode: '03' }]);
+    const outcome = await gateway.charge(req);
+    const captureId = paymentsOf(id)[0]!.id;
+    const declinedWithCode = {
+      kind: 'declined',
+      code: '5120',
+      advice: '03',
+      gatewayTransactionId: captureId,
+    };
+    expect(outcome).toEqual(declinedWithCode);
+    expect(await gateway.lookup({ ...req, gatewayTransactionId: captureId })).toEqual(declinedWithCode);
+  });
+
   it('an order that waits for the payer is declined as authentication_required', async () => {
     const { req } = sourceWith(['payer_action']);
     expect(await gateway.charge(req)).toMatchObject({ kind: 'declined', code: 'authentication_required' });
@@ -154,6 +174,20 @@ describe('PayPal adapter: a billing agreement pays one Orders v2 order per attem
     expect(payments[0]!.requestId).toMatch(/^[0-9a-f]{64}$/);
     expect(payments[0]!.invoiceId).toBe(payments[0]!.requestId);
   });
+
+  it('keys that differ only in characters no HTTP header carries are two attempts at PayPal: each PayPal-Request-Id is its own hash', async () => {
+    // The SDK would drop such characters from the header: `inv-€/1` and `inv-✓/1` would share one request id,
+    // and the second attempt would get the first one's order back as its own.
+    const [first, second] = [sourceWith(['complete']), sourceWith(['complete'])];
+    const euro = { ...first.req, idempotencyKey: 'recovery/acct/inv-€/1' };
+    const check = { ...second.req, idempotencyKey: 'recovery/acct/inv-✓/1' };
+    for (const req of [euro, euro, check]) expect((await gateway.charge(req)).kind).toBe('approved');
+    const [paidByEuro, paidByCheck] = [paymentsOf(first.id), paymentsOf(second.id)];
+    expect(paidByEuro).toEqual([expect.objectContaining({ invoiceId: euro.idempotencyKey })]);
+    expect(paidByCheck).toEqual([expect.objectContaining({ invoiceId: check.idempotencyKey })]);
+    expect(paidByEuro[0]!.requestId).toMatch(/^[0-9a-f]{64}$/);
+    expect(paidByCheck[0]!.requestId).not.toBe(paidByEuro[0]!.requestId);
+  });
 });
 
 describe('PayPal adapter: an answer that does not come is ambiguous, and the same request settles it, never paying twice', () => {
@@ -174,21 +208,54 @@ describe('PayPal adapter: an answer that does not come is ambiguous, and the sam
     expect(paymentsOf(id)).toHaveLength(1);
   });
 
-  it('a pending capture (an eCheck) is ambiguous; the lookup fails until PayPal completes it', async () => {
-    emulator.settleAfter(60 * 60_000);
+  it('a pending capture (an eCheck) is ambiguous, named by its capture id; the lookup fails until PayPal completes it', async () => {
+    emulator.settleAfter(hour);
     const { id, req } = sourceWith(['pending']);
-    expect(await gateway.charge(req)).toMatchObject({ kind: 'ambiguous', reason: /capture pending/ });
-    await expect(gateway.lookup(req)).rejects.toThrow(/capture pending/);
+    const [outcome, payment] = [await gateway.charge(req), paymentsOf(id)[0]];
+    expect(outcome).toEqual({
+      kind: 'ambiguous',
+      reason: `PayPal capture ${payment!.id} is PENDING (ECHECK)`,
+      gatewayTransactionId: payment!.id,
+    });
+    await expect(gateway.lookup(req)).rejects.toThrow(/is PENDING \(ECHECK\)/);
     emulator.settleAfter(0);
-    const [payment] = paymentsOf(id);
     expect(await gateway.lookup(req)).toEqual({ kind: 'approved', gatewayTransactionId: payment!.id });
     expect(paymentsOf(id)).toHaveLength(1);
   });
 
-  it('once PayPal has forgotten the request id, its duplicate-invoice block stops a second payment and the lookup keeps failing', async () => {
+  it('a capture pending for days, long after PayPal has forgotten the request id, is read by its id and resolves when PayPal completes it', async () => {
+    emulator.settleAfter(4 * 24 * hour);
+    const { id, req } = sourceWith(['pending', 'complete']);
+    const outcome = await gateway.charge(req);
+    const captureId = paymentsOf(id)[0]!.id;
+    expect(outcome).toMatchObject({ kind: 'ambiguous', gatewayTransactionId: captureId });
+    later(7 * hour);
+    const lookup = { ...req, gatewayTransactionId: captureId };
+    await expect(gateway.lookup(lookup)).rejects.toThrow(/is PENDING/);
+    later(4 * 24 * hour);
+    expect(await gateway.lookup(lookup)).toEqual({ kind: 'approved', gatewayTransactionId: captureId });
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it.each([
+    ['billing-agreement', /404 INVALID_RESOURCE_ID/],
+    ['reference', /10004/],
+  ] as const)(
+    'a payment (%s) read by an id PayPal does not know fails the lookup, never reads as nothing paid',
+    async (via, error) => {
+      const { req } = sourceWith(['complete'], via);
+      await expect(gateway.lookup({ ...req, gatewayTransactionId: '0NOSUCHPAYMENT00' })).rejects.toThrow(
+        error,
+      );
+    },
+  );
+
+  it('once PayPal has forgotten the request id (6 hours later), its duplicate-invoice block stops a second payment and a lookup that knows no id keeps failing', async () => {
     const { id, req } = sourceWith(['lost', 'complete']);
     expect((await gateway.charge(req)).kind).toBe('ambiguous');
-    emulator.forgetRequestIds();
+    later(5 * hour);
+    expect((await gateway.lookup(req)).kind).toBe('approved');
+    later(2 * hour);
     await expect(gateway.lookup(req)).rejects.toThrow(/duplicate invoice id/);
     expect(paymentsOf(id)).toHaveLength(1);
   });
@@ -235,12 +302,41 @@ describe('PayPal adapter: a reference token is an NVP reference transaction', ()
     });
   });
 
-  it('a lost answer is ambiguous; the lookup sends the same MSGSUBID and gets the earlier payment', async () => {
+  it('a lost answer is ambiguous; the same MSGSUBID is answered by error 11607 with the earlier payment’s fields, read as that payment', async () => {
     const { id, req } = sourceWith(['lost'], 'reference');
     expect(await gateway.charge(req)).toMatchObject({ kind: 'ambiguous', reason: /PayPal NVP/ });
-    const [payment] = paymentsOf(id);
-    expect(await gateway.lookup(req)).toEqual({ kind: 'approved', gatewayTransactionId: payment!.id });
+    const approved = { kind: 'approved', gatewayTransactionId: paymentsOf(id)[0]!.id };
+    expect(await gateway.lookup(req)).toEqual(approved);
+    expect(await gateway.charge(req)).toEqual(approved);
     expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('a pending reference transaction is ambiguous, named by its TRANSACTIONID, and read by it (GetTransactionDetails) until completed, days after PayPal has forgotten the MSGSUBID', async () => {
+    emulator.settleAfter(4 * 24 * hour);
+    const { id, req } = sourceWith(['pending', 'complete'], 'reference');
+    const outcome = await gateway.charge(req);
+    const transactionId = paymentsOf(id)[0]!.id;
+    expect(outcome).toEqual({
+      kind: 'ambiguous',
+      reason: `PayPal payment ${transactionId} is pending (echeck)`,
+      gatewayTransactionId: transactionId,
+    });
+    later(7 * hour);
+    const lookup = { ...req, gatewayTransactionId: transactionId };
+    await expect(gateway.lookup(lookup)).rejects.toThrow(/pending \(echeck\)/);
+    later(4 * 24 * hour);
+    expect(await gateway.lookup(lookup)).toEqual({ kind: 'approved', gatewayTransactionId: transactionId });
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it.each([
+    ['10009', 'an error code not known as a decline is no answer: the lookup fails', null],
+    ['10417', 'a code known as a decline is the attempt’s decline', 'generic_decline'],
+  ])('in a lookup, NVP error %s: %s', async (errorCode, _what, code) => {
+    const { req } = sourceWith(['server_error', { refuse: errorCode }], 'reference');
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    if (code) expect(await gateway.lookup(req)).toMatchObject({ kind: 'declined', code });
+    else await expect(gateway.lookup(req)).rejects.toThrow(new RegExp(errorCode));
   });
 
   it('a 500 is ambiguous; a pending payment fails the lookup until completed; one payment in all', async () => {
@@ -262,10 +358,10 @@ describe('PayPal adapter: a reference token is an NVP reference transaction', ()
     expect(paymentsOf(id)).toHaveLength(0);
   });
 
-  it('once PayPal has forgotten the MSGSUBID, its duplicate-invoice block (10412) stops a second payment and the lookup keeps failing', async () => {
+  it('once PayPal has forgotten the MSGSUBID, its duplicate-invoice block (10412) stops a second payment and a lookup that knows no id keeps failing', async () => {
     const { id, req } = sourceWith(['lost', 'complete'], 'reference');
     expect((await gateway.charge(req)).kind).toBe('ambiguous');
-    emulator.forgetRequestIds();
+    later(7 * hour);
     await expect(gateway.lookup(req)).rejects.toThrow(/duplicate invoice id, NVP 10412/);
     await expect(gateway.lookup(req)).rejects.toThrow(/10412/);
     expect(paymentsOf(id)).toHaveLength(1);

@@ -381,8 +381,10 @@ describe('smart retries on the time-skipping server', () => {
     ['billing-agreement|B-9PENDING0000000', 'an order paid with a billing agreement'],
     ['reference|8PENDINGREF00000', 'a reference transaction'],
   ])(
-    'a PayPal payment pending for four days (%s, %s) is looked up until PayPal completes it: one payment, trigger reconciliation',
+    'a PayPal payment pending for four days (%s, %s), long after PayPal has forgotten the request’s key, is read by its id until PayPal completes it: one payment, trigger reconciliation',
     async (token) => {
+      // PayPal keeps a request id (and the emulator a MSGSUBID) 6 hours: a lookup that sent the request again
+      // would meet only its duplicate-invoice block after that. The charge's answer named the payment.
       paypal.settleAfter(4 * day);
       paypal.addSource(token.split('|')[1]!, ['pending']);
       const { apiKey, account } = await stack.createAccount({}, [

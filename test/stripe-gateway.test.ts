@@ -3,6 +3,8 @@ import { credentialsProblem } from '../activities/gateways/registry.js';
 import { attemptKeyField, createStripeGateway } from '../activities/gateways/stripe.js';
 import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
 import { parseGateways } from '../cli/gateway-spec.js';
+import { classifyDecline } from '../domain/declines.js';
+import { sha256 } from '../runtime/crypto.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 
 let stripe: StripeEmulator;
@@ -126,11 +128,83 @@ describe('Stripe adapter: a charge is one off-session PaymentIntent', () => {
     expect(intentsOf(token)).toHaveLength(0);
   });
 
+  it('a currency Stripe does not charge (IRR) is declined request_refused, not retried, never thrown for ever', async () => {
+    const { token, req } = cardWith(['approve']);
+    expect(await gateway.charge({ ...req, currency: 'IRR' })).toEqual({
+      kind: 'declined',
+      code: 'request_refused',
+      advice: null,
+      gatewayTransactionId: null,
+    });
+    expect(intentsOf(token)).toHaveLength(0);
+    // The card is not tried again for it; another gateway or payment method may take it.
+    expect(classifyDecline('request_refused')).toMatchObject({
+      retryable: false,
+      allowsFallback: true,
+      stopsImmediately: false,
+      recommendedAction: 'manual_review',
+    });
+    // Stripe's currencies depend on the account's country: it still routes every currency.
+    expect(gateway.capabilities.currencies).toBeNull();
+  });
+
   it('a wrong key throws (the activity retries) and charges nothing', async () => {
     const { token, req } = cardWith(['approve']);
     const wrong = createStripeGateway({ secretKey: 'sk_test_wrong', apiBase: stripe.url });
     await expect(wrong.charge(req)).rejects.toThrow(/Invalid API Key/);
     expect(intentsOf(token)).toHaveLength(0);
+  });
+});
+
+describe('Stripe adapter: every attempt key reaches Stripe', () => {
+  it('a key no header carries (a merchant’s inv-€-✓) is charged once: Stripe’s key is its SHA-256, the metadata names it', async () => {
+    const { token, req } = cardWith(['approve']);
+    const key = `recovery/acct_x/inv-€-✓-${n}/1`;
+    const first = await gateway.charge({ ...req, idempotencyKey: key });
+    expect(first.kind).toBe('approved');
+    expect(await gateway.charge({ ...req, idempotencyKey: key })).toEqual(first);
+    expect(intentsOf(token)).toEqual([
+      expect.objectContaining({ metadata: { [attemptKeyField]: key }, status: 'succeeded' }),
+    ]);
+    expect(stripe.creations().filter((k) => k === sha256(key))).toHaveLength(2);
+    // Its lookup finds it by the key as it is.
+    expect(await gateway.lookup({ ...req, idempotencyKey: key })).toEqual(first);
+  });
+
+  it('a key a header carries as it is (Latin-1 included) is sent unchanged: an attempt under way keeps its key', async () => {
+    const { req } = cardWith(['approve']);
+    const key = `recovery/acct_x/facture-été-${n}/1`;
+    await gateway.charge({ ...req, idempotencyKey: key });
+    // The header goes out as UTF-8 bytes (the emulator's server reads them as Latin-1).
+    const received = stripe.creations().map((k) => Buffer.from(k, 'latin1').toString('utf8'));
+    expect(received).toContain(key);
+  });
+});
+
+describe("Stripe adapter: a charge sent again after Stripe's key may be gone (24 h) looks the attempt up first", () => {
+  const day = 24 * 60 * 60 * 1000;
+
+  it('a charge approved a day ago, whose answer was never stored, is found, not made again', async () => {
+    const { token, req } = cardWith(['approve']);
+    const first = await gateway.charge(req);
+    expect(first.kind).toBe('approved');
+    stripe.forgetKeys();
+    const later = createStripeGateway(
+      { secretKey: stripe.secretKey, apiBase: stripe.url },
+      () => new Date(req.sentAt + day),
+    );
+    expect(await later.charge({ ...req, firstSentAt: req.sentAt })).toEqual(first);
+    expect(intentsOf(token)).toHaveLength(1);
+  });
+
+  it('with no PaymentIntent of the attempt at Stripe (its first try never reached it), the charge is made', async () => {
+    const { token, req } = cardWith(['approve']);
+    const later = createStripeGateway(
+      { secretKey: stripe.secretKey, apiBase: stripe.url },
+      () => new Date(req.sentAt + day),
+    );
+    expect((await later.charge({ ...req, firstSentAt: req.sentAt })).kind).toBe('approved');
+    expect(intentsOf(token)).toHaveLength(1);
   });
 });
 

@@ -23,6 +23,7 @@ async function executeOnStripe(
   originalDeclineCode: string,
   token = `pm_recovery${(n += 1)}`,
   money = { amount: 4900, currency: 'usd' },
+  extra: { idempotencyKey?: string } = {},
 ) {
   if (answers.length > 0) stripe.addCard(token, { customer: `cus_recovery${n}`, answers });
   const gateway: GatewayConfig = {
@@ -34,7 +35,7 @@ async function executeOnStripe(
   const account = await stack.createAccount({}, [gateway]);
   const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
     key: account.apiKey,
-    body: { paymentMethodToken: token, ...money, originalDeclineCode },
+    body: { paymentMethodToken: token, ...money, originalDeclineCode, ...extra },
   });
   const id = String(res.body.transactionId);
   const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${id}`, { key: account.apiKey });
@@ -89,6 +90,35 @@ describe('a recovery on an account whose gateway is Stripe', () => {
     ]);
     const cardKey = cardKeyOf(out.record?.accountId ?? '', token);
     expect(await stack.stores.cardBudgets.attemptsSince(cardKey, new Date(0))).toEqual([]);
+  });
+
+  it('a merchant idempotency key no HTTP header carries (inv-€-✓) is charged once, not lost as a network error', async () => {
+    const token = `pm_recovery${(n += 1)}`;
+    const out = await executeOnStripe(['approve'], 'processing_error', token, undefined, {
+      idempotencyKey: `inv-€-✓-${n}`,
+    });
+    expect(out.res.status).toBe(200);
+    expect(out.res.body).toMatchObject({ success: true });
+    expect(out.intents).toHaveLength(1);
+    expect(out.intents[0]!.metadata[attemptKeyField]).toMatch(/\/inv-€-✓-\d+\/1$/);
+  });
+
+  it('a currency Stripe does not charge (IRR) ends the recovery at once for review, never retried for ever', async () => {
+    const token = `pm_recovery${(n += 1)}`;
+    const out = await executeOnStripe(['approve'], 'processing_error', token, {
+      amount: 4900,
+      currency: 'irr',
+    });
+    expect(out.res.status).toBe(200);
+    expect(out.res.body).toMatchObject({
+      success: false,
+      strategyUsed: 'all_failed',
+      recommendedAction: 'manual_review',
+    });
+    expect(out.intents).toHaveLength(0);
+    expect(out.record?.attempts).toEqual([
+      expect.objectContaining({ outcome: 'declined', declineCode: 'request_refused' }),
+    ]);
   });
 
   it('a card that no longer exists at Stripe is blocked as no longer chargeable, and nothing is charged', async () => {

@@ -187,7 +187,9 @@ async function recover(ctx: RecoveryContext): Promise<void> {
         { kind: 'unknown', reason: sent.reason },
       );
       await sleep('30 seconds');
-      result = await resolveCharge({ ...base, sentAt });
+      // A pending payment the gateway named is read by its id (PayPal forgets request ids after 6 hours).
+      const named = sent.gatewayTransactionId ? { gatewayTransactionId: sent.gatewayTransactionId } : {};
+      result = await resolveCharge({ ...base, sentAt, ...named });
     }
     const reconciled = sent.kind === 'ambiguous';
     const next = observe(loop, result, { sentAt, now: Date.now(), reconciled, classify: classifyInWorkflow });

@@ -2,7 +2,8 @@
 import adyen, { type Types } from '@adyen/api-library';
 import { normalizeDeclineCode } from '../../domain/declines.js';
 import type { AdyenAuthorisation } from '../../store/adyen-authorisations.js';
-import { declined, refusedToken, type ChargeAnswer, type ChargeOutcome } from './types.js';
+import { isUnanswered } from './network-error.js';
+import { declined, refusedRequest, refusedToken, type ChargeAnswer, type ChargeOutcome } from './types.js';
 
 const { HttpClientException } = adyen;
 type PaymentResponse = Types.checkout.PaymentResponse;
@@ -78,20 +79,30 @@ const goneCodes: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The HTTP status of the library's error: an HttpClientException's (Adyen's answer), or an ApiException's
+ * (500 for a connection that failed or timed out before an answer, 401 for a missing key).
+ */
+function statusOf(error: unknown): number | undefined {
+  if (error instanceof HttpClientException) return error.statusCode;
+  const apiException =
+    error instanceof Object && 'name' in error && error.name === 'ApiException' && 'statusCode' in error;
+  return apiException && typeof error.statusCode === 'number' ? error.statusCode : undefined;
+}
+
+/**
  * What a failed request means: a stored payment method Adyen no longer has is a decline; a request Adyen is
- * still processing under this key (704), a lost answer or a 5xx is ambiguous. Anything else (wrong key,
- * permissions, a merchant account the key may not use, an invalid request) is thrown: nothing was charged,
- * and the activity tries again while the operator looks.
+ * still processing under this key (704), a lost answer or a 5xx is ambiguous; a request Adyen refuses as
+ * invalid (422 of its `validation` type: a currency or an amount it does not take, a field it rejects) is
+ * refused the same way every time, so it is declined `request_refused`. Anything else (wrong key,
+ * permissions, a merchant account the key may not use, Adyen's configuration) is thrown: nothing was
+ * charged, and the activity tries again while the operator looks.
  */
 export function refusal(error: unknown): ChargeOutcome {
-  if (error instanceof HttpClientException) {
-    if (error.errorCode && goneCodes.has(error.errorCode)) return refusedToken();
-    if (error.errorCode === '704' || error.statusCode >= 500)
-      return { kind: 'ambiguous', reason: `Adyen: ${error.message}` };
-    throw error;
-  }
-  // The library's ApiException: the connection failed or timed out before an answer.
-  if (error instanceof Object && 'name' in error && error.name === 'ApiException')
+  const adyenError = error instanceof HttpClientException ? error : null;
+  if (adyenError?.errorCode && goneCodes.has(adyenError.errorCode)) return refusedToken();
+  if (adyenError?.errorCode === '704' || isUnanswered(error, statusOf(error)))
     return { kind: 'ambiguous', reason: `Adyen: ${String((error as { message?: unknown }).message)}` };
+  if (adyenError?.statusCode === 422 && adyenError.apiError?.errorType === 'validation')
+    return refusedRequest();
   throw error;
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { toGatewayUnits } from '../../domain/money.js';
 import type { AdyenAuthorisation } from '../../store/adyen-authorisations.js';
 import { answerOf, heldPayment, outcomeOf, refusal, unanswered } from './adyen-answers.js';
-import { keyWithin } from './gateway-keys.js';
+import { headerKeyWithin, keyWithin } from './gateway-keys.js';
 import {
   unchargeableAmount,
   type ChargeAnswer,
@@ -33,6 +33,12 @@ const referenceMax = 80;
  * earlier versions of it (the shorter is taken). After that the same request may be a new payment.
  */
 const keyKeptMs = 7 * 24 * 60 * 60 * 1000;
+/**
+ * Attempts first sent from this instant on (the release that added it) ask Adyen to capture at once
+ * (`captureDelayHours: 0`), whatever the merchant account's capture setting. One first sent before it is
+ * sent again and looked up with the request it was first sent with: a replay is the same request.
+ */
+export const captureAtOnceFrom = Date.UTC(2026, 10, 27);
 
 /**
  * An Adyen gateway's credentials: a Checkout API key, the environment and, for live, the account's
@@ -118,11 +124,11 @@ function storedToken(token: string) {
   return { merchantAccount, storedPaymentMethodId, shopperReference };
 }
 
-/** A lookup too late to replay: Adyen may have dropped the key, and the same request could pay again. */
-function keyMayBeGone(req: LookupRequest): Error {
+/** A request too late to replay: Adyen may have dropped the key, and the same request could pay again. */
+function keyMayBeGone(req: { idempotencyKey: string }, sentAt: number): Error {
   const reference = keyWithin(req.idempotencyKey, referenceMax);
   return new Error(
-    `Adyen may no longer hold the idempotency key of ${req.idempotencyKey} (sent ${new Date(req.sentAt).toISOString()}): the same request could be a second payment, so it is not sent. Find the payment by its reference ${reference} in Adyen's Customer Area`,
+    `Adyen may no longer hold the idempotency key of ${req.idempotencyKey} (sent ${new Date(sentAt).toISOString()}): the same request could be a second payment, so it is not sent. Find the payment by its reference ${reference} in Adyen's Customer Area`,
   );
 }
 
@@ -136,8 +142,9 @@ export type AuthorisationReader = (pspReference: string) => Promise<AdyenAuthori
  * its SHA-256 when longer than Adyen takes). Adyen has no API to read a payment back; its documented answer
  * to a lost response is to send the same request with the same key, which returns the first result and
  * charges only if the first request never arrived (once). The lookup does exactly that, so for Adyen
- * "looked up" means "resolved at most once", never a second charge, and it is never sent once Adyen may
- * have dropped the key (`clock` against the charge's `sentAt`). A payment Adyen holds as Received or Pending
+ * "looked up" means "resolved at most once", never a second charge, and neither it nor a charge sent again
+ * is sent once Adyen may have dropped the key (`clock` against the attempt's first send). New attempts ask
+ * Adyen to capture at once (`captureAtOnceFrom`). A payment Adyen holds as Received or Pending
  * answers every replay the same way: its result is the AUTHORISATION that Adyen's webhook brought
  * (`authorisationOf`). Refusals carry Adyen's refusal reason read as Recoup's decline name and Mastercard's
  * merchant advice code. `returnUrl` (Recoup's public URL) is what Adyen requires in every payment request.
@@ -150,14 +157,16 @@ export function createAdyenGateway(
 ): GatewayAdapter {
   const payments = new CheckoutAPI(adyenClient(credentials)).PaymentsApi;
 
+  /** When the attempt was first sent: from durable storage, else the try's own time, else now. */
+  const firstSentOf = (req: ChargeRequest | LookupRequest) =>
+    req.firstSentAt ?? req.sentAt ?? clock().getTime();
+
   /**
-   * The one request of an attempt: built the same way each time, so a replay is the same request. `value`
-   * is the amount in Adyen's minor units, which are not ISO's for CLP, CVE, IDR and ISK.
+   * The one request of an attempt: built the same way each time, from what the attempt was first sent with,
+   * so a replay is the same request. `value` is the amount in Adyen's minor units, which are not ISO's for
+   * CLP, CVE, IDR and ISK.
    */
-  function paymentOf(
-    req: { token: string; currency: string; idempotencyKey: string },
-    value: number,
-  ): PaymentRequest {
+  function paymentOf(req: ChargeRequest | LookupRequest, value: number): PaymentRequest {
     const { merchantAccount, storedPaymentMethodId, shopperReference } = storedToken(req.token);
     return {
       amount: { value, currency: req.currency },
@@ -167,6 +176,9 @@ export function createAdyenGateway(
       shopperReference,
       shopperInteraction: checkout.PaymentRequest.ShopperInteractionEnum.ContAuth,
       recurringProcessingModel: checkout.PaymentRequest.RecurringProcessingModelEnum.Subscription,
+      // Captured with the authorisation, also on a merchant account set to capture later or by hand: an
+      // authorised payment is what Recoup reports recovered.
+      ...(firstSentOf(req) >= captureAtOnceFrom ? { captureDelayHours: 0 } : {}),
       // Adyen requires one; nobody is redirected (a payment that would need the shopper is a decline).
       returnUrl,
     };
@@ -186,7 +198,7 @@ export function createAdyenGateway(
     let response: PaymentResponse;
     try {
       response = await payments.payments(paymentOf(req, value), {
-        idempotencyKey: keyWithin(req.idempotencyKey, idempotencyKeyMax),
+        idempotencyKey: headerKeyWithin(req.idempotencyKey, idempotencyKeyMax),
       });
     } catch (error) {
       return refusal(error);
@@ -216,9 +228,18 @@ export function createAdyenGateway(
     return answerOf(authorisation);
   }
 
+  async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
+    // Sent again once Adyen may have dropped the key (its first answer lost to a store that was down for
+    // days): the same request could be a second payment, and Adyen cannot be read. Never sent.
+    if (req.firstSentAt !== undefined && clock().getTime() - req.firstSentAt >= keyKeptMs)
+      throw keyMayBeGone(req, req.firstSentAt);
+    return send(req);
+  }
+
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
     // Once Adyen may have dropped the key, the same request could be a second payment: never sent.
-    if (clock().getTime() - req.sentAt >= keyKeptMs) throw keyMayBeGone(req);
+    const firstSentAt = firstSentOf(req);
+    if (clock().getTime() - firstSentAt >= keyKeptMs) throw keyMayBeGone(req, firstSentAt);
     const outcome = await send(req, (pspReference) => settledBy(pspReference, req));
     // No final answer (Adyen busy with the first request, unreachable, or holding the payment as Received or
     // Pending with no AUTHORISATION received yet): fail, so the lookup is retried later.
@@ -227,5 +248,5 @@ export function createAdyenGateway(
     return outcome;
   }
 
-  return { capabilities: { wallets: [], currencies: null }, charge: send, lookup };
+  return { capabilities: { wallets: [], currencies: null }, charge, lookup };
 }

@@ -1,10 +1,14 @@
 import braintree from 'braintree';
 import { z } from 'zod';
-import { normalizeDeclineCode } from '../../domain/declines.js';
 import { currencyCodes, majorUnitsOf } from '../../domain/money.js';
 import {
-  declined,
-  refusedToken,
+  isUnansweredSale,
+  notPastDue,
+  outcomeOf,
+  validationAnswer,
+  type Transaction,
+} from './braintree-answers.js';
+import {
   type CardOnFile,
   type CardPage,
   type ChargeAnswer,
@@ -90,79 +94,21 @@ function vaultToken(token: string): { paymentMethodToken: string; customerId: st
   return { paymentMethodToken, customerId };
 }
 
-/** Statuses of a sale that went through (submitted for settlement at once, or further along). */
-export const chargedStatuses: ReadonlySet<string> = new Set([
-  'authorized',
-  'submitted_for_settlement',
-  'settlement_pending',
-  'settling',
-  'settled',
-  'settlement_confirmed',
-]);
-
-/** What Braintree's own checks (gateway rejections) mean for a recovery. */
-const rejectionCodes: Record<string, string> = {
-  fraud: 'fraudulent',
-  risk_threshold: 'fraudulent',
-  cvv: 'incorrect_cvc',
-  avs: 'incorrect_zip',
-  avs_and_cvv: 'incorrect_cvc',
-  three_d_secure: 'authentication_required',
-};
-
-/** A transaction as Braintree sends it; `merchantAdviceCode` (Mastercard's advice) is newer than the SDK's types. */
-type Transaction = braintree.Transaction & { merchantAdviceCode?: string | null };
+// The Braintree connector reads a subscription's failed charge as the adapter reads a sale.
+export { chargedStatuses, declineCodeOf } from './braintree-answers.js';
 
 /** A sale; `subscriptionId` (a charge of a past-due subscription, as the SDK's retryCharge sends it) is untyped. */
 type SaleRequest = braintree.TransactionRequest & { subscriptionId?: string };
-
-/** Recoup's decline name for a Braintree transaction that did not go through. */
-export function declineCodeOf(transaction: Transaction): string {
-  const { status } = transaction;
-  if (status === 'gateway_rejected')
-    return rejectionCodes[transaction.gatewayRejectionReason ?? ''] ?? 'processing_error';
-  // `failed`: the processor could not be reached or answered with an error; nothing was charged.
-  if (status === 'failed') return 'processing_error';
-  return normalizeDeclineCode(transaction.processorResponseCode) || 'card_declined';
-}
-
-/**
- * Our outcome of a transaction Braintree holds: 'duplicate' for a sale Braintree's duplicate checking
- * rejected (an earlier try with the same order id went through), 'pending' while it is still authorizing.
- */
-function outcomeOf(transaction: Transaction): ChargeAnswer | 'duplicate' | 'pending' {
-  const { id, status } = transaction;
-  if (chargedStatuses.has(status)) return { kind: 'approved', gatewayTransactionId: id };
-  if (status === 'authorizing') return 'pending';
-  if (status === 'gateway_rejected' && transaction.gatewayRejectionReason === 'duplicate') return 'duplicate';
-  // Mastercard's advice comes with the processor's declines only.
-  const fromProcessor = status !== 'gateway_rejected' && status !== 'failed';
-  const advice = fromProcessor ? (transaction.merchantAdviceCode ?? null) : null;
-  return declined(declineCodeOf(transaction), advice, id);
-}
 
 const stillAuthorizing: ChargeOutcome = {
   kind: 'ambiguous',
   reason: 'Braintree is still authorizing the sale',
 };
 
-/** SDK errors that leave a sale's fate unknown: the request may have reached Braintree. */
-const ambiguousErrors: ReadonlySet<string> = new Set([
-  'serverError',
-  'serviceUnavailableError',
-  'gatewayTimeoutError',
-  'requestTimeoutError',
-  'unexpectedError',
-]);
-
 /** The part of the SDK's customer search used here (its types leave the search untyped). */
 interface CustomerSearch {
   creditCardExpirationDate(): { is(value: string): void };
 }
-
-/** Braintree's refusal to charge a subscription that is not past due (collected or cancelled meanwhile). */
-const subscriptionNotPastDueError = '91531';
-const notPastDue = declined('subscription_not_past_due', null, null);
 
 /** How long after a lost request a search that finds no sale is believed: Braintree's index has caught up. */
 const searchSettleMs = 2 * 60_000;
@@ -188,13 +134,6 @@ const brands: Record<string, string> = {
   UnionPay: 'unionpay',
 };
 const brandOf = (cardType: string) => brands[cardType] ?? cardType.toLowerCase();
-
-/** Validation errors that mean the vaulted payment method can never be charged (again) as given. */
-const unchargeableTokenErrors: ReadonlySet<string> = new Set([
-  '91516', // the payment method does not belong to the customer
-  '91518', // the payment method token is invalid (deleted, or never existed)
-  '91517', // the card type is not accepted by the merchant account
-]);
 
 /**
  * Braintree through its official SDK (`braintree`): each attempt is one sale of the vaulted payment method
@@ -289,8 +228,7 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
     try {
       result = await gateway.transaction.sale(sale);
     } catch (error) {
-      const type = (error as { type?: unknown }).type;
-      if (typeof type === 'string' && ambiguousErrors.has(type))
+      if (isUnansweredSale(error))
         return { kind: 'ambiguous', reason: `Braintree: ${(error as Error).message}` };
       throw error;
     }
@@ -302,10 +240,7 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
         return { kind: 'ambiguous', reason: 'Braintree rejected a duplicate of a sale with this order id' };
       return outcome;
     }
-    const errors = result.errors.deepErrors();
-    if (errors.some((e) => unchargeableTokenErrors.has(e.code))) return refusedToken();
-    if (errors.some((e) => e.code === subscriptionNotPastDueError)) return notPastDue;
-    throw new Error(`Braintree refused the sale: ${errors.map((e) => `${e.code} ${e.message}`).join('; ')}`);
+    return validationAnswer(result.errors.deepErrors());
   }
 
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {

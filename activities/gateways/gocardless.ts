@@ -1,6 +1,7 @@
 import gocardless, {
   Environments,
   GoCardlessInternalError,
+  InvalidApiUsageError,
   InvalidStateError,
   MalformedResponseError,
   ValidationFailedError,
@@ -9,11 +10,13 @@ import gocardless, {
 } from 'gocardless-nodejs';
 import { z } from 'zod';
 import { normalizeDeclineCode } from '../../domain/declines.js';
-import { keyWithin } from './gateway-keys.js';
-import { isNetworkError } from './network-error.js';
+import { headerKeyWithin } from './gateway-keys.js';
+import { isUnanswered } from './network-error.js';
 import { RebasedAgent } from './rebased-agent.js';
 import {
   declined,
+  refusedRequest,
+  refusedToken,
   unchargeableAmount,
   type ChargeAnswer,
   type ChargeOutcome,
@@ -61,42 +64,76 @@ const collected: ReadonlySet<string> = new Set(['confirmed', 'paid_out']);
 /** The attempt's key as its payment's metadata holds it (GoCardless takes values of up to 500 characters). */
 const attemptOf = (idempotencyKey: string) => idempotencyKey.slice(0, 500);
 
+/** GoCardless takes idempotency keys of up to 128 characters. */
+const idempotencyKeyMax = 128;
+/**
+ * How long after an attempt was first sent its key is taken to be still GoCardless's. GoCardless does not
+ * say how long it keeps keys; Stripe's day is assumed, less an hour for clocks that differ. Past it, a
+ * charge looks for the attempt's payment among the mandate's before it sends anything.
+ */
+const keyKeptMs = 23 * 60 * 60 * 1000;
+
 /** A mandate that is cancelled, expired or failed cannot be debited any more (nothing is created). */
-const inactiveMandate = (error: unknown) =>
-  error instanceof InvalidStateError && error.errors.some((e) => e.reason === 'mandate_is_inactive');
 const mandateEnded = declined('revocation_of_authorization', null, null);
 
-/**
- * A payment the mandate can never take as asked: GoCardless validates it before creating anything (422
- * `validation_failed`), e.g. a currency other than the mandate's scheme's (EUR on a Bacs mandate) or an
- * amount outside the scheme's limits. The same request fails every time, so it is a decline the engine
- * does not retry (another gateway or payment method may still take it), not an error retried for ever.
- */
-function refusedPayment(error: unknown): ChargeAnswer | null {
-  if (!(error instanceof ValidationFailedError)) return null;
-  if (error.errors.some((e) => e.field === 'currency')) return declined('currency_not_supported', null, null);
-  if (error.errors.some((e) => e.field === 'amount')) return unchargeableAmount();
-  return null;
-}
+/** The reasons GoCardless gives for a refused request (`mandate_is_inactive` …). */
+const reasonsOf = (error: InvalidStateError) => new Set(error.errors.map((e) => e.reason));
 
+/** A lost answer: GoCardless failed itself, answered what cannot be read, or the connection broke. */
 const isAmbiguous = (error: unknown) =>
-  error instanceof GoCardlessInternalError ||
-  error instanceof MalformedResponseError ||
-  // A network error of the HTTP client, not an API error of GoCardless's (those carry an error type).
-  (isNetworkError(error) && !('errorType' in error));
+  error instanceof GoCardlessInternalError || error instanceof MalformedResponseError || isUnanswered(error);
 
 /**
  * GoCardless through its official SDK (`gocardless-nodejs`): each attempt is one payment against the
  * mandate, created with the attempt's idempotency key (a retried attempt gets the same payment back: the
- * SDK follows GoCardless's idempotent-creation conflict to it). A debit is not answered at once: GoCardless
- * submits it to the scheme and the payer's bank confirms or fails it over a few working days, so a created
- * payment is ambiguous and the lookup (the same request again) follows it, failing (and being tried again
- * later, up to hourly) until the bank has answered. A failed payment's cause (from its `failed` event)
- * becomes the decline code. No card data, no wallets, no account updater: a new mandate is the merchant's
- * to set up.
+ * SDK follows GoCardless's idempotent-creation conflict to it; one sent again a day after its first try,
+ * `clock` against its first send, finds it among the mandate's first). A debit is not answered at once:
+ * GoCardless submits it to the scheme and the payer's bank confirms or fails it over a few working days, so
+ * a created payment is ambiguous and the lookup (the attempt's payment among the mandate's, else the same
+ * request again) follows it, failing (and being tried again later, up to hourly) until the bank has
+ * answered. A refusal of the request that comes the same every time is a decline. A failed payment's cause
+ * (from its `failed` event) becomes the decline code. No card data, no wallets, no account updater: a new
+ * mandate is the merchant's to set up.
  */
-export function createGoCardlessGateway(credentials: GoCardlessCredentials): GatewayAdapter {
+export function createGoCardlessGateway(
+  credentials: GoCardlessCredentials,
+  clock: () => Date = () => new Date(),
+): GatewayAdapter {
   const client = goCardlessClient(credentials);
+
+  /** Whether GoCardless knows the mandate (one deleted, or of the other environment, it does not). */
+  async function knowsMandate(mandate: string): Promise<boolean> {
+    try {
+      await client.mandates.find(mandate);
+      return true;
+    } catch (error) {
+      if (error instanceof InvalidApiUsageError && Number(error.code) === 404) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * What GoCardless's refusal to create the payment means, when it is refused the same way every time and
+   * nothing is created: a mandate that ended, or was replaced by another, cannot be debited any more; a
+   * currency other than its scheme's (EUR on a Bacs mandate) or an amount outside its limits never will be;
+   * any other refusal of the request (`validation_failed`, `invalid_api_usage`, `invalid_state`) is declined
+   * `request_refused`, or the mandate is not chargeable when GoCardless does not know it. Null for the rest
+   * (a wrong token 401, permissions 403, a rate limit 429, GoCardless's own failure), which is thrown.
+   */
+  async function refusalOf(error: unknown, mandate: string): Promise<ChargeAnswer | null> {
+    if (error instanceof InvalidStateError) {
+      const reasons = reasonsOf(error);
+      if (reasons.has('mandate_is_inactive')) return mandateEnded;
+      return reasons.has('mandate_replaced') ? refusedToken() : refusedRequest();
+    }
+    if (error instanceof ValidationFailedError) {
+      if (error.errors.some((e) => e.field === 'currency'))
+        return declined('currency_not_supported', null, null);
+      if (error.errors.some((e) => e.field === 'amount')) return unchargeableAmount();
+    }
+    if (!(error instanceof ValidationFailedError || error instanceof InvalidApiUsageError)) return null;
+    return (await knowsMandate(mandate)) ? refusedRequest() : refusedToken();
+  }
 
   /** The cause GoCardless gives for a payment that did not go through, as Recoup's decline name. */
   async function causeOf(payment: Payment): Promise<string> {
@@ -127,19 +164,29 @@ export function createGoCardlessGateway(credentials: GoCardlessCredentials): Gat
         links: { mandate: req.token },
         metadata: { recoup_attempt: attemptOf(req.idempotencyKey) },
       },
-      // GoCardless takes idempotency keys of up to 128 characters.
-      keyWithin(req.idempotencyKey, 128),
+      headerKeyWithin(req.idempotencyKey, idempotencyKeyMax),
     );
   }
 
+  /** The attempt's payment among the mandate's (by the attempt's key in its metadata), or null. */
+  async function madeEarlier(req: { token: string; idempotencyKey: string }): Promise<Payment | null> {
+    const { payments } = await client.payments.list({ mandate: req.token, limit: 500 });
+    const key = attemptOf(req.idempotencyKey);
+    return payments.find((p) => p.metadata?.recoup_attempt === key) ?? null;
+  }
+
   async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
-    let payment: Payment;
+    let payment: Payment | null = null;
+    // Sent again a day after its first try: GoCardless may have dropped the key, and the same request would
+    // be a second debit. The first try's payment is looked for first.
+    const { firstSentAt } = req;
+    if (firstSentAt !== undefined && clock().getTime() - firstSentAt >= keyKeptMs)
+      payment = await madeEarlier(req);
     try {
-      payment = await paymentOf(req);
+      payment ??= await paymentOf(req);
     } catch (error) {
-      if (inactiveMandate(error)) return mandateEnded;
       if (isAmbiguous(error)) return { kind: 'ambiguous', reason: `GoCardless: ${(error as Error).message}` };
-      const refused = refusedPayment(error);
+      const refused = await refusalOf(error, req.token);
       if (refused) return refused;
       throw error;
     }
@@ -151,29 +198,19 @@ export function createGoCardlessGateway(credentials: GoCardlessCredentials): Gat
     );
   }
 
-  /**
-   * The attempt's payment among the mandate's (by the attempt's key in its metadata), or null: a mandate
-   * that ended may refuse the request before its idempotency key would find the payment an earlier try made.
-   */
-  async function madeEarlier(req: LookupRequest): Promise<Payment | null> {
-    const { payments } = await client.payments.list({ mandate: req.token, limit: 500 });
-    const key = attemptOf(req.idempotencyKey);
-    return payments.find((p) => p.metadata?.recoup_attempt === key) ?? null;
-  }
-
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
-    // The same request with the same key: the payment an earlier try created (or, if none reached
-    // GoCardless, the attempt's one payment now). Other errors throw, and the lookup is tried again later.
-    let payment: Payment;
+    // The attempt's payment among the mandate's first: a lookup follows a debit for days, longer than
+    // GoCardless may keep the key, and a mandate that ended refuses the request before its key would find
+    // the payment an earlier try made (which still goes on to the bank). Then the same request with the same
+    // key, which makes the attempt's one payment if none reached GoCardless. Other errors throw, and the
+    // lookup is tried again later.
+    let payment = await madeEarlier(req);
     try {
-      payment = await paymentOf(req);
+      payment ??= await paymentOf(req);
     } catch (error) {
-      const refused = inactiveMandate(error) ? mandateEnded : refusedPayment(error);
+      const refused = await refusalOf(error, req.token);
       if (!refused) throw error;
-      // Refused now, but an earlier try's payment may have been made (and go on to the bank).
-      const earlier = await madeEarlier(req);
-      if (!earlier) return refused;
-      payment = earlier;
+      return refused;
     }
     const outcome = await outcomeOf(payment);
     if (!outcome)

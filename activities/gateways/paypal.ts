@@ -1,13 +1,11 @@
 import {
-  ApiError,
-  CaptureStatus,
   CheckoutPaymentIntent,
   Client,
   CustomError,
   Environment,
   OrdersController,
-  OrderStatus,
   PaymentInitiator,
+  PaymentsController,
   StoredPaymentSourceUsageType,
   type OAuthToken,
   type Order,
@@ -15,14 +13,19 @@ import {
 import { z } from 'zod';
 import { normalizeDeclineCode } from '../../domain/declines.js';
 import { toGatewayDecimal } from '../../domain/money.js';
-import { keyWithin } from './gateway-keys.js';
-import { isNetworkError } from './network-error.js';
-import { chargeReference, nvpUrl, type NvpCredentials, type PayPalAnswer } from './paypal-nvp.js';
+import { headerKeyWithin, keyWithin } from './gateway-keys.js';
+import { captureAnswer, isAmbiguous, issueOf, orderAnswer } from './paypal-answers.js';
+import {
+  chargeReference,
+  nvpUrl,
+  referencePayment,
+  type NvpCredentials,
+  type PayPalAnswer,
+} from './paypal-nvp.js';
 import { RebasedAgent } from './rebased-agent.js';
 import {
   declined,
   unchargeableAmount,
-  type ChargeAnswer,
   type ChargeOutcome,
   type ChargeRequest,
   type GatewayAdapter,
@@ -90,33 +93,6 @@ function parseToken(token: string): { kind: 'billing-agreement' | 'reference'; i
   return { kind: kind === 'reference' ? 'reference' : 'billing-agreement', id };
 }
 
-/** The issue PayPal names in an error body (`INSTRUMENT_DECLINED`), or its error name. */
-function issueOf(error: CustomError): string {
-  return error.result?.details?.[0]?.issue ?? error.result?.name ?? '';
-}
-
-/** A lost answer, a timeout or PayPal's own failure: the payment may or may not have been made. */
-const isAmbiguous = (error: unknown) =>
-  error instanceof ApiError ? error.statusCode >= 500 : isNetworkError(error);
-
-/** Our outcome of an order made with a billing agreement; null while its capture is pending at PayPal. */
-function outcomeOf(order: Order): ChargeAnswer | null {
-  if (order.status === OrderStatus.PayerActionRequired)
-    return declined('authentication_required', null, order.id ?? null);
-  const capture = order.purchaseUnits?.[0]?.payments?.captures?.[0];
-  const id = capture?.id ?? order.id ?? null;
-  switch (capture?.status) {
-    case CaptureStatus.Completed:
-      return id ? { kind: 'approved', gatewayTransactionId: id } : null;
-    case CaptureStatus.Declined:
-      return declined('generic_decline', null, id);
-    case CaptureStatus.Failed:
-      return declined('processing_error', null, id);
-    default:
-      return null;
-  }
-}
-
 /**
  * PayPal through its official server SDK (`@paypal/paypal-server-sdk`). A `billing-agreement|B-…` token is
  * charged with one Orders v2 order that pays itself with the agreement (intent CAPTURE, PayPal's
@@ -125,11 +101,15 @@ function outcomeOf(order: Order): ChargeAnswer | null {
  * its latest state, and a payment PayPal took under the attempt blocks a second one with the same invoice id
  * (PayPal's default "block duplicate invoice IDs"). A `reference|<previous payment>` token is a reference
  * transaction of the NVP API (paypal-nvp.ts). Declines come back as an error's issue
- * (`INSTRUMENT_DECLINED`, `AGREEMENT_ALREADY_CANCELLED` …) read as Recoup's decline names. No card data,
- * no account updater, no cards on file.
+ * (`INSTRUMENT_DECLINED`, `AGREEMENT_ALREADY_CANCELLED` …) read as Recoup's decline names. A payment PayPal
+ * has taken but not completed is ambiguous and named by its id, which the lookup reads (Payments v2's
+ * capture, NVP `GetTransactionDetails`) long after PayPal has forgotten the request's key. No card data, no
+ * account updater, no cards on file.
  */
 export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdapter {
-  const orders = new OrdersController(payPalClient(credentials));
+  const client = payPalClient(credentials);
+  const orders = new OrdersController(client);
+  const payments = new PaymentsController(client);
   const nvp: NvpCredentials | null =
     credentials.nvpUser && credentials.nvpPassword && credentials.nvpSignature
       ? {
@@ -140,14 +120,19 @@ export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdap
         }
       : null;
 
+  /** The NVP credentials a reference token needs; routing never sends one here without them (takesToken). */
+  function nvpFor(): NvpCredentials {
+    if (!nvp) throw new Error('This PayPal gateway has no NVP credentials for reference transactions');
+    return nvp;
+  }
+
   /**
    * The attempt's one order paid with the agreement (a replay gets the first one, as it stands now), of
    * `value`: the amount as PayPal writes it.
    */
   async function payWithAgreement(agreement: string, req: Payment, value: string) {
-    const key = keyWithin(req.idempotencyKey, 108);
     const { result } = await orders.createOrder({
-      paypalRequestId: key,
+      paypalRequestId: headerKeyWithin(req.idempotencyKey, 108),
       prefer: 'return=representation',
       body: {
         intent: CheckoutPaymentIntent.Capture,
@@ -171,16 +156,21 @@ export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdap
     return result;
   }
 
-  /** The answer to the attempt's charge, or why there is none yet; errors that are not PayPal's answer throw. */
-  async function send(req: Payment): Promise<PayPalAnswer> {
+  /**
+   * The answer to the attempt's charge (sent again by a lookup that knows no payment of it), or why there is
+   * none yet; errors that are not PayPal's answer throw.
+   */
+  async function send(req: Payment, reading: 'charge' | 'lookup'): Promise<PayPalAnswer> {
     // PayPal takes HUF and TWD in whole units: 5000.50 HUF cannot be paid, and is declined with nothing sent.
     const value = toGatewayDecimal(req.amount, req.currency, 'paypal');
     if (value === null) return unchargeableAmount();
     const token = parseToken(req.token);
     if (token.kind === 'reference') {
-      // Routing never sends a reference token to a gateway without NVP credentials (takesToken).
-      if (!nvp) throw new Error('This PayPal gateway has no NVP credentials for reference transactions');
-      return chargeReference(nvp, { ...req, amount: value, reference: token.id });
+      const answer = await chargeReference(nvpFor(), { ...req, amount: value, reference: token.id }, reading);
+      // A lookup's answer names the payment (pending, or 11607's original result): read as it stands now.
+      if (reading === 'lookup' && 'unanswered' in answer && answer.paymentId)
+        return referencePayment(nvpFor(), answer.paymentId);
+      return answer;
     }
     let order: Order;
     try {
@@ -190,28 +180,46 @@ export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdap
       if (!(error instanceof CustomError) || error.statusCode !== 422) throw error;
       const issue = issueOf(error);
       // A payment under this attempt's invoice id that PayPal no longer knows the request id of (it keeps
-      // them 6 hours by default): its outcome cannot be read here, and it is never paid twice.
+      // them 6 hours by default) and no answer named: its outcome cannot be read here, and it is never paid
+      // twice.
       if (issue === 'DUPLICATE_INVOICE_ID')
         return { unanswered: 'PayPal already has a payment under this attempt (duplicate invoice id)' };
       return declined(normalizeDeclineCode(issue) || 'generic_decline', null, null);
     }
-    return (
-      outcomeOf(order) ?? {
-        unanswered: `PayPal order ${order.id ?? ''} is ${order.status ?? ''} with its capture pending`,
-      }
-    );
+    return orderAnswer(order);
+  }
+
+  /** A billing agreement's capture as PayPal reports it now (Payments v2), by its id. */
+  async function readCapture(captureId: string): Promise<PayPalAnswer> {
+    try {
+      const { result } = await payments.getCapturedPayment({ captureId });
+      return captureAnswer({ ...result, id: result.id ?? captureId });
+    } catch (error) {
+      if (isAmbiguous(error)) return { unanswered: `PayPal: ${(error as Error).message}` };
+      // Not found, or not this app's: the lookup fails (and is tried again), and the Temporal UI says why.
+      if (!(error instanceof CustomError)) throw error;
+      const why = `${error.statusCode} ${issueOf(error)}`;
+      throw new Error(`PayPal could not read capture ${captureId}: ${why}`, { cause: error });
+    }
   }
 
   async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
-    const answer = await send(req);
-    return 'unanswered' in answer ? { kind: 'ambiguous', reason: answer.unanswered } : answer;
+    const answer = await send(req, 'charge');
+    if (!('unanswered' in answer)) return answer;
+    const named = answer.paymentId ? { gatewayTransactionId: answer.paymentId } : {};
+    return { kind: 'ambiguous', reason: answer.unanswered, ...named };
   }
 
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
-    // The same request with the same key: PayPal answers with the attempt's payment as it stands now (or, if
-    // none reached PayPal, makes the attempt's one payment now). Without an answer the lookup throws, and
-    // is tried again later.
-    const answer = await send(req);
+    // The payment a charge's answer named is read by its id. Without one, the same request with the same key:
+    // PayPal answers with the attempt's payment as it stands now (or, if none reached PayPal, makes the
+    // attempt's one payment now). Without an answer the lookup throws, and is tried again later.
+    const id = req.gatewayTransactionId;
+    const answer = !id
+      ? await send(req, 'lookup')
+      : parseToken(req.token).kind === 'reference'
+        ? await referencePayment(nvpFor(), id)
+        : await readCapture(id);
     if ('unanswered' in answer) throw new Error(answer.unanswered);
     return answer;
   }

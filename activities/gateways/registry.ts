@@ -51,7 +51,7 @@ const kinds: Record<GatewayKind, AdapterKind> = {
   },
   stripe: {
     credentials: StripeCredentials,
-    create: (ctx) => createStripeGateway(StripeCredentials.parse(ctx.credentials)),
+    create: (ctx) => createStripeGateway(StripeCredentials.parse(ctx.credentials), ctx.clock),
   },
   braintree: {
     credentials: BraintreeCredentials,
@@ -69,7 +69,7 @@ const kinds: Record<GatewayKind, AdapterKind> = {
   },
   gocardless: {
     credentials: GoCardlessCredentials,
-    create: (ctx) => createGoCardlessGateway(GoCardlessCredentials.parse(ctx.credentials)),
+    create: (ctx) => createGoCardlessGateway(GoCardlessCredentials.parse(ctx.credentials), ctx.clock),
   },
   paypal: {
     credentials: PayPalCredentials,

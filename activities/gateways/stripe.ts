@@ -1,9 +1,12 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
 import { toGatewayUnits } from '../../domain/money.js';
+import { headerKeyWithin } from './gateway-keys.js';
+import { isUnanswered } from './network-error.js';
 import {
   declined,
   unchargeableAmount,
+  refusedRequest,
   refusedToken,
   type CardOnFile,
   type CardPage,
@@ -40,13 +43,21 @@ export const attemptKeyField = 'recoup_attempt_key';
 const linkField = 'recoup_link';
 /** How far before the lost request a lookup looks: clocks differ, and Stripe stamps the PaymentIntent. */
 const lookBackSeconds = 15 * 60;
+/** Stripe takes idempotency keys of up to 255 characters. */
+const idempotencyKeyMax = 255;
+/**
+ * How long after an attempt was first sent its key is surely still Stripe's: Stripe may remove a key once it
+ * is 24 hours old, after which the same request is a new payment. An hour is left for clocks that differ.
+ */
+const keyKeptMs = 23 * 60 * 60 * 1000;
 
 /** Stripe's official client for these credentials (the gateway and the Stripe Billing connector share it). */
 export function stripeClient(credentials: StripeCredentials): Stripe {
   const base = credentials.apiBase ? new URL(credentials.apiBase) : null;
   return new Stripe(credentials.secretKey, {
-    // A network failure is retried by the SDK with the same idempotency key, so it never charges twice;
-    // both tries together stay inside the charge activity's 45 s.
+    // A lost connection, a timeout or a 5xx is retried once by the SDK with the same idempotency key, so
+    // it never charges twice. Each try may take the whole timeout: a charge (a PaymentMethod read, then the
+    // PaymentIntent) can outlast the charge activity's 45 s, which is then retried with the same key too.
     maxNetworkRetries: 1,
     timeout: 20_000,
     appInfo: { name: 'Recoup' },
@@ -104,14 +115,36 @@ const wrongModeKey = (error: Stripe.errors.StripeError) =>
 /** Stripe's refusals of a PaymentIntent's amount that no retry of the same charge can change. */
 const amountRefusals: ReadonlySet<string> = new Set(['amount_too_small', 'amount_too_large']);
 
+/** Parameters naming the payment method, or the customer it belongs to: refused, it cannot be charged. */
+const methodParams: ReadonlySet<string> = new Set(['payment_method', 'customer']);
+
+/** Stripe's codes of a 400 that is the account's or the key's setup, not the payment's: the operator's to fix. */
+const setupCodes: ReadonlySet<string> = new Set([
+  'account_invalid',
+  'api_key_expired',
+  'livemode_mismatch',
+  'platform_api_key_expired',
+  'secret_key_required',
+  'testmode_charges_only',
+  'tls_version_unsupported',
+]);
+
+/** A lost answer: Stripe failed itself, or the connection broke once the request may have reached it. */
+const unanswered = (error: Stripe.errors.StripeError) =>
+  isUnanswered(error instanceof Stripe.errors.StripeConnectionError ? error.detail : error, error.statusCode);
+
 /**
  * What a failed PaymentIntent creation means: a card error is a decline; a PaymentMethod Stripe will not
- * charge off-session any more (used once without a customer, of a type that cannot recur) can never be
- * charged again; an amount below Stripe's minimum or above its maximum is declined `invalid_amount`; a lost
- * answer or a 5xx is ambiguous. Anything else (rate limit, wrong key or a key of the other mode, missing
- * permission) is thrown: nothing was charged, and the activity tries again while the operator looks.
+ * charge off-session any more (used once without a customer, of a type that cannot recur, its customer
+ * gone) can never be charged again; an amount below Stripe's minimum or above its maximum is declined
+ * `invalid_amount`; a lost answer or a 5xx is ambiguous; any other 400 (a currency the account does not
+ * charge, a parameter Stripe rejects) is refused the same way every time, so it is declined
+ * `request_refused`. The rest (rate limit, a conflict, wrong key or a key of the other mode, missing
+ * permission, the account's setup, a connection never made) is thrown: nothing was charged, and the
+ * activity tries again while the operator looks.
  */
 function refusal(error: unknown): ChargeOutcome {
+  if (!(error instanceof Stripe.errors.StripeError)) throw error;
   if (error instanceof Stripe.errors.StripeCardError) {
     const answer = error.payment_intent && outcomeOf(error.payment_intent);
     return (
@@ -119,18 +152,13 @@ function refusal(error: unknown): ChargeOutcome {
       declined(error.decline_code ?? error.code ?? 'card_declined', error.network_advice_code ?? null, null)
     );
   }
-  if (error instanceof Stripe.errors.StripeInvalidRequestError && error.param === 'payment_method') {
-    if (otherMode(error)) throw wrongModeKey(error);
-    return refusedToken();
-  }
+  if (unanswered(error)) return { kind: 'ambiguous', reason: `Stripe: ${error.message}` };
+  if (!(error instanceof Stripe.errors.StripeInvalidRequestError)) throw error;
+  if (otherMode(error)) throw wrongModeKey(error);
+  if (methodParams.has(error.param ?? '')) return refusedToken();
   // Below Stripe's minimum charge or above its maximum: the card is not tried again for it, another way may be.
-  if (error instanceof Stripe.errors.StripeInvalidRequestError && amountRefusals.has(error.code ?? ''))
-    return unchargeableAmount();
-  if (
-    error instanceof Stripe.errors.StripeConnectionError ||
-    (error instanceof Stripe.errors.StripeError && (error.statusCode ?? 0) >= 500)
-  )
-    return { kind: 'ambiguous', reason: `Stripe: ${error.message}` };
+  if (amountRefusals.has(error.code ?? '') || error.param === 'amount') return unchargeableAmount();
+  if (error.statusCode === 400 && !setupCodes.has(error.code ?? '')) return refusedRequest();
   throw error;
 }
 
@@ -138,13 +166,39 @@ function refusal(error: unknown): ChargeOutcome {
  * Stripe through its official SDK: each attempt is one off-session PaymentIntent confirmed at once, created
  * with the attempt's idempotency key and named in its metadata. Card errors become declines with Stripe's
  * decline code and network advice code; a lost answer (connection error, timeout, 5xx) is ambiguous and is
- * looked up in Stripe's PaymentIntent list, which reads its own writes (its search does not). Rate limits and
- * errors of configuration (keys, permissions) throw, so the activity retries and the Temporal UI shows why. Stripe updates saved cards in place (its card account updater), so there is
+ * looked up in Stripe's PaymentIntent list, which reads its own writes (its search does not). A charge sent
+ * again once Stripe may have dropped its key (`clock` against the attempt's first send) looks the attempt up
+ * first. Rate limits and errors of configuration (keys, permissions) throw, so the activity retries and the
+ * Temporal UI shows why. Stripe updates saved cards in place (its card account updater), so there is
  * no token to refresh; a new card is collected by Stripe Checkout, never by Recoup. Amounts go in Stripe's
  * units (`toGatewayUnits`), which differ from ISO 4217 for ISK, UGX and MGA.
  */
-export function createStripeGateway(credentials: StripeCredentials): GatewayAdapter {
+export function createStripeGateway(
+  credentials: StripeCredentials,
+  clock: () => Date = () => new Date(),
+): GatewayAdapter {
   const stripe = stripeClient(credentials);
+
+  /**
+   * The attempt's PaymentIntent among the customer's created since shortly before the attempt was first
+   * sent, found by the attempt's key in its metadata: its answer, 'processing' while Stripe has none yet, or
+   * null when there is none.
+   */
+  async function attemptOf(
+    req: Pick<LookupRequest, 'idempotencyKey' | 'sentAt' | 'firstSentAt'>,
+    customer: string | null,
+  ): Promise<ChargeAnswer | 'processing' | null> {
+    const since = Math.floor((req.firstSentAt ?? req.sentAt) / 1000) - lookBackSeconds;
+    const intents = stripe.paymentIntents.list({
+      limit: 100,
+      created: { gte: since },
+      ...(customer ? { customer } : {}),
+    });
+    for await (const intent of intents) {
+      if (intent.metadata[attemptKeyField] === req.idempotencyKey) return outcomeOf(intent) ?? 'processing';
+    }
+    return null;
+  }
 
   async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
     // Stripe's units are not always ISO's (ISK in hundredths, MGA in whole ariary); an amount Stripe cannot
@@ -155,6 +209,15 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
     const owner = await customerOf(stripe, req.token);
     // A PaymentMethod that no longer exists (detached, deleted) can never be charged again.
     if (!owner) return refusedToken();
+    // Sent again a day after its first try (its answer lost to a store that was down meanwhile): Stripe may
+    // have dropped the key, and the same request would be a second payment. The first try's is found instead.
+    const { firstSentAt } = req;
+    if (firstSentAt !== undefined && clock().getTime() - firstSentAt >= keyKeptMs) {
+      const earlier = await attemptOf({ ...req, sentAt: firstSentAt }, owner.customer);
+      if (earlier === 'processing')
+        return { kind: 'ambiguous', reason: 'Stripe is still processing the payment' };
+      if (earlier) return earlier;
+    }
     try {
       const intent = await stripe.paymentIntents.create(
         {
@@ -169,7 +232,8 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
           automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
           metadata: { [attemptKeyField]: req.idempotencyKey },
         },
-        { idempotencyKey: req.idempotencyKey },
+        // The metadata names the attempt by its key as it is; the header takes it as a header can carry it.
+        { idempotencyKey: headerKeyWithin(req.idempotencyKey, idempotencyKeyMax) },
       );
       return outcomeOf(intent) ?? { kind: 'ambiguous', reason: 'Stripe is still processing the payment' };
     } catch (error) {
@@ -179,20 +243,11 @@ export function createStripeGateway(credentials: StripeCredentials): GatewayAdap
 
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
     const owner = await customerOf(stripe, req.token);
-    const since = Math.floor(req.sentAt / 1000) - lookBackSeconds;
-    const intents = stripe.paymentIntents.list({
-      limit: 100,
-      created: { gte: since },
-      ...(owner?.customer ? { customer: owner.customer } : {}),
-    });
-    for await (const intent of intents) {
-      if (intent.metadata[attemptKeyField] !== req.idempotencyKey) continue;
-      const outcome = outcomeOf(intent);
-      // Still processing: no answer yet, so the lookup fails and is retried later.
-      if (!outcome) throw new Error(`Stripe PaymentIntent ${intent.id} is still processing`);
-      return outcome;
-    }
-    return { kind: 'not_found' };
+    const found = await attemptOf(req, owner?.customer ?? null);
+    // Still processing: no answer yet, so the lookup fails and is retried later.
+    if (found === 'processing')
+      throw new Error(`Stripe's PaymentIntent of ${req.idempotencyKey} is still processing`);
+    return found ?? { kind: 'not_found' };
   }
 
   /**

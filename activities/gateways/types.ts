@@ -10,13 +10,17 @@ export type ChargeOutcome =
       gatewayTransactionId: string | null;
       /**
        * The gateway refused the payment method itself before any charge (it does not know the token: deleted,
-       * or the key of another account): this recovery cannot charge it, but no issuer said anything about the
-       * card, so it is not remembered as blocked.
+       * or the key of another account; or it will not charge it any more: blocked by the gateway, a mandate
+       * replaced): this recovery cannot charge it, but no issuer said anything about the card, so it is not
+       * remembered as blocked.
        */
       tokenRefused?: true;
     }
-  /** Timeout, 5xx or a lost response: the charge may or may not have happened. */
-  | { kind: 'ambiguous'; reason: string };
+  /**
+   * Timeout, 5xx or a lost response: the charge may or may not have happened. Or a payment the gateway has
+   * taken but not settled (pending), which it names: its lookup reads it by that id.
+   */
+  | { kind: 'ambiguous'; reason: string; gatewayTransactionId?: string };
 
 /** A gateway's definite answer to a charge. */
 export type ChargeAnswer = Exclude<ChargeOutcome, { kind: 'ambiguous' }>;
@@ -49,6 +53,14 @@ export const refusedToken = (): ChargeAnswer => ({
 export const unchargeableAmount = (): ChargeAnswer => declined('invalid_amount', null, null);
 
 /**
+ * A charge the gateway refused as it was sent, with nothing charged, and would refuse the same way every
+ * time (a parameter or a setting it will not take: a currency the account does not charge, a field it
+ * rejects): declined `request_refused`, which the engine does not retry on that payment method, where an
+ * error would be retried for ever.
+ */
+export const refusedRequest = (): ChargeAnswer => declined('request_refused', null, null);
+
+/**
  * The charge whose answer was lost: its idempotency key, the token, amount and currency it charged (a
  * gateway whose only lookup is resending the same request needs them), and when it was sent.
  */
@@ -57,8 +69,15 @@ export interface LookupRequest {
   token: string;
   amount: number;
   currency: string;
-  /** Epoch ms, the recovery's clock. */
+  /** Epoch ms, the recovery's clock: when the try whose answer was lost was sent. */
   sentAt: number;
+  /**
+   * When the attempt was first sent, from durable storage (as `ChargeRequest.firstSentAt`): earlier than
+   * `sentAt` when a worker that replayed the workflow sent the attempt again.
+   */
+  firstSentAt?: number;
+  /** The gateway's id of the payment, when the charge's ambiguous outcome named one (a pending payment). */
+  gatewayTransactionId?: string;
   /** The billing platform's subscription the charge went through (Braintree's recurring billing). */
   subscriptionId?: string;
 }
@@ -82,7 +101,9 @@ export interface ChargeRequest {
    * When this attempt was first sent (epoch ms, the recovery's clock), read from durable storage (the record
    * every attempt makes before its first try: `store/attempt-sends.ts`), not from the workflow: earlier than
    * `sentAt` when the charge is a retry, also one sent by a worker replaying the workflow after a crash.
-   * Braintree tells a retry from a first try by it (by `sentAt` when it is absent).
+   * Braintree tells a retry from a first try by it (by `sentAt` when it is absent); gateways whose keys
+   * expire tell a charge sent again after their window by it (Stripe and GoCardless then look the attempt
+   * up first, Adyen sends nothing); Adyen builds the attempt's request as it was first sent.
    */
   firstSentAt?: number;
   /**

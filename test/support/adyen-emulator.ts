@@ -7,8 +7,9 @@ import { closeServer, readJson, sendJson, serveEmulator } from './emulator-http.
  * with a stored payment method), with Adyen's API-key authentication, its idempotency (a request with a
  * key already answered gets the first answer again; a 5xx is not kept, so the same key goes through
  * again), its documented limits (an `Idempotency-Key` of at most 64 characters, a `reference` of at most
- * 80) and its error bodies, so the official library runs unchanged against loopback. Each stored payment
- * method answers from a script.
+ * 80), its error bodies and a merchant account that captures by hand (`AcmeManual`: an authorised payment
+ * is captured only when the request says `captureDelayHours: 0`), so the official library runs unchanged
+ * against loopback. Each stored payment method answers from a script.
  */
 export type EmulatedAnswer =
   | 'approve'
@@ -29,7 +30,12 @@ export type EmulatedAnswer =
   /** 500 before anything is processed (not kept under the idempotency key). */
   | 'server_error'
   /** 422 with error code 704: a request with this idempotency key is still being processed. */
-  | 'in_flight';
+  | 'in_flight'
+  /**
+   * 422 of Adyen's `validation` type: Adyen refuses the request as invalid (a currency the merchant account
+   * does not take, …; modelled: the error code and message are the script's), nothing processed.
+   */
+  | { invalid: { errorCode: string; message: string } };
 
 export interface EmulatedPayment {
   pspReference: string;
@@ -43,6 +49,10 @@ export interface EmulatedPayment {
   recurringProcessingModel: string;
   returnUrl: string;
   idempotencyKey: string | null;
+  /** The request's `captureDelayHours`, null when it sent none (the merchant account's setting holds). */
+  captureDelayHours: number | null;
+  /** Authorised and captured: at once on an account that captures automatically, else only if asked. */
+  captured: boolean;
 }
 
 interface StoredMethod {
@@ -66,13 +76,17 @@ export interface AdyenEmulator {
   payments(): EmulatedPayment[];
   /** Requests received, replays included. */
   requests(): number;
+  /** The body of every payment request received, replays included, with its `Idempotency-Key`. */
+  requestBodies(): Array<{ idempotencyKey: string | null; body: Record<string, unknown> }>;
   /** Forgets every idempotency key, as Adyen does once a key's validity has passed. */
   expireKeys(): void;
   close(): Promise<void>;
 }
 
 /** Merchant accounts the emulated API key may use. */
-const merchantAccounts = new Set(['AcmeECOM', 'AcmeEU']);
+const merchantAccounts = new Set(['AcmeECOM', 'AcmeEU', 'AcmeManual']);
+/** Merchant accounts set to capture later or by hand (Customer Area > Account > Settings > Capture delay). */
+const manualCapture = new Set(['AcmeManual']);
 
 /** Adyen's documented maximum lengths of the `Idempotency-Key` header and of a payment's `reference`. */
 const idempotencyKeyMax = 64;
@@ -106,6 +120,7 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
   const methods = new Map<string, StoredMethod>();
   const payments: EmulatedPayment[] = [];
   const answered = new Map<string, { status: number; body: unknown }>();
+  const bodies: Array<{ idempotencyKey: string | null; body: Record<string, unknown> }> = [];
   let requests = 0;
 
   function send(res: ServerResponse, status: number, body: unknown) {
@@ -149,8 +164,14 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
         status: 422,
         body: apiError(422, '704', 'request already processed or in progress', 'validation'),
       };
+    if (typeof answer === 'object' && 'invalid' in answer)
+      return {
+        status: 422,
+        body: apiError(422, answer.invalid.errorCode, answer.invalid.message, 'validation'),
+      };
     const pspReference = randomBytes(8).toString('hex').toUpperCase();
     const resultCode = typeof answer === 'object' ? 'Refused' : resultCodes[answer];
+    const captureDelayHours = typeof body.captureDelayHours === 'number' ? body.captureDelayHours : null;
     payments.push({
       pspReference,
       resultCode,
@@ -163,6 +184,9 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
       recurringProcessingModel: text(body, 'recurringProcessingModel'),
       returnUrl,
       idempotencyKey: key,
+      captureDelayHours,
+      captured:
+        resultCode === 'Authorised' && (captureDelayHours === 0 || !manualCapture.has(merchantAccount)),
     });
     const refusal =
       typeof answer === 'object'
@@ -189,6 +213,7 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
         return send(res, 404, apiError(404, '000', 'Not found', 'validation'));
       const body = await readJson(req);
       const key = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : null;
+      bodies.push({ idempotencyKey: key, body });
       if (key && key.length > idempotencyKeyMax)
         return send(
           res,
@@ -209,6 +234,7 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
     addStoredMethod: (id, method) => methods.set(id, { ...method, tries: 0 }),
     payments: () => [...payments],
     requests: () => requests,
+    requestBodies: () => [...bodies],
     expireKeys: () => answered.clear(),
     close: () => closeServer(server),
   };

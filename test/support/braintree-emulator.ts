@@ -12,10 +12,15 @@ import { closeServer, readJson, serveEmulator } from './emulator-http.js';
  */
 export type EmulatedAnswer =
   | 'approve'
-  /** processor_declined with Braintree's processor response code, and Mastercard's merchant advice code. */
-  | { decline: string; advice?: string }
-  /** gateway_rejected by Braintree's own checks (fraud, cvv, avs, three_d_secure, …). */
+  /**
+   * processor_declined with Braintree's processor response code, Mastercard's merchant advice code and, with
+   * `hard`, the processor's word that the decline is for good (`processorResponseType: hard_declined`).
+   */
+  | { decline: string; advice?: string; hard?: true }
+  /** gateway_rejected by Braintree's own checks (fraud, cvv, avs, three_d_secure, excessive_retry, …). */
   | { reject: string }
+  /** A 422 validation error of the sale, with Braintree's code for it; nothing is created. */
+  | { invalid: { code: string; attribute: string; message: string } }
   /** status failed: the processor answered with an error. */
   | 'failed'
   /** The sale stays `authorizing`: the processor has not answered yet. */
@@ -37,6 +42,7 @@ export interface EmulatedTransaction {
   transactionSource: string | null;
   submitForSettlement: boolean;
   processorResponseCode: string;
+  processorResponseType: 'approved' | 'soft_declined' | 'hard_declined';
   gatewayRejectionReason: string | null;
   merchantAdviceCode: string | null;
   subscriptionId: string | null;
@@ -160,7 +166,7 @@ function wire(t: EmulatedTransaction, email: string | null = null) {
     subscriptionId: t.subscriptionId,
     processorResponseCode: t.processorResponseCode,
     processorResponseText: declined ? 'Declined' : 'Approved',
-    processorResponseType: declined ? 'soft_declined' : 'approved',
+    processorResponseType: t.processorResponseType,
     gatewayRejectionReason: t.gatewayRejectionReason,
     merchantAdviceCode: t.merchantAdviceCode,
     createdAt: t.createdAt,
@@ -308,6 +314,10 @@ export async function startBraintreeEmulator(
       return sendXml(res, 422, validationError('81503', 'amount', 'Amount is an invalid format.'));
     const answer = method.answers[Math.min(method.sales, method.answers.length - 1)] ?? 'approve';
     if (answer === 'server_error') return sendXml(res, 500, '<error/>');
+    if (typeof answer === 'object' && 'invalid' in answer) {
+      const { code, attribute, message } = answer.invalid;
+      return sendXml(res, 422, validationError(code, attribute, message));
+    }
     const now = await clock();
     const orderId = text(request, 'order_id');
     const base = {
@@ -495,42 +505,35 @@ export async function startBraintreeEmulator(
 
 /** The status fields of a sale that answers `answer`. */
 function outcome(
-  answer: Exclude<EmulatedAnswer, 'lost' | 'server_error'> | { reject: 'duplicate' },
+  answer: Exclude<EmulatedAnswer, 'lost' | 'server_error' | { invalid: unknown }> | { reject: 'duplicate' },
 ): Pick<
   EmulatedTransaction,
-  'status' | 'processorResponseCode' | 'gatewayRejectionReason' | 'merchantAdviceCode'
+  | 'status'
+  | 'processorResponseCode'
+  | 'processorResponseType'
+  | 'gatewayRejectionReason'
+  | 'merchantAdviceCode'
 > {
+  const none = {
+    processorResponseType: 'approved',
+    gatewayRejectionReason: null,
+    merchantAdviceCode: null,
+  } as const;
   if (answer === 'approve')
-    return {
-      status: 'submitted_for_settlement',
-      processorResponseCode: '1000',
-      gatewayRejectionReason: null,
-      merchantAdviceCode: null,
-    };
-  if (answer === 'authorizing')
-    return {
-      status: 'authorizing',
-      processorResponseCode: '',
-      gatewayRejectionReason: null,
-      merchantAdviceCode: null,
-    };
-  if (answer === 'failed')
-    return {
-      status: 'failed',
-      processorResponseCode: '3000',
-      gatewayRejectionReason: null,
-      merchantAdviceCode: null,
-    };
+    return { ...none, status: 'submitted_for_settlement', processorResponseCode: '1000' };
+  if (answer === 'authorizing') return { ...none, status: 'authorizing', processorResponseCode: '' };
+  if (answer === 'failed') return { ...none, status: 'failed', processorResponseCode: '3000' };
   if ('reject' in answer)
     return {
+      ...none,
       status: 'gateway_rejected',
       processorResponseCode: '',
       gatewayRejectionReason: answer.reject,
-      merchantAdviceCode: null,
     };
   return {
     status: 'processor_declined',
     processorResponseCode: answer.decline,
+    processorResponseType: answer.hard ? 'hard_declined' : 'soft_declined',
     gatewayRejectionReason: null,
     merchantAdviceCode: answer.advice ?? null,
   };

@@ -4,9 +4,10 @@ import { closeServer, readJson, sendJson as send, serveEmulator } from './emulat
 
 /**
  * A local HTTPS emulator of the part of GoCardless's API the GoCardless adapter uses (`POST /payments`
- * against a mandate, `GET /payments/{id}`, `GET /events?payment=…`), with its bearer-token authentication,
- * its idempotency keys (a key already used answers 409 `idempotent_creation_conflict` naming the payment,
- * which the SDK then fetches) and its error bodies, so the official SDK runs unchanged against loopback.
+ * against a mandate, `GET /payments/{id}`, `GET /payments?mandate=…`, `GET /mandates/{id}`,
+ * `GET /events?payment=…`), with its bearer-token authentication, its idempotency keys (a key already used
+ * answers 409 `idempotent_creation_conflict` naming the payment, which the SDK then fetches; `forgetKeys`
+ * drops them) and its error bodies, so the official SDK runs unchanged against loopback.
  * A payment is `pending_submission` when created, `submitted` after that, and takes its mandate's scripted
  * answer `settleAfterMs` after its creation (the payer's bank answering a few working days later).
  */
@@ -20,7 +21,11 @@ export type EmulatedAnswer =
   /** 500 before anything is created (not kept under the idempotency key). */
   | 'server_error'
   /** 422 `mandate_is_inactive`: the mandate was cancelled, expired or failed. */
-  | 'inactive';
+  | 'inactive'
+  /** 422 `mandate_replaced`: the creditor moved the mandate to a new one (`links.new_mandate`). */
+  | 'replaced'
+  /** 422 `validation_failed` on this field of the payment (modelled: GoCardless names the field). */
+  | { invalid: string };
 
 export interface EmulatedDebit {
   id: string;
@@ -59,6 +64,11 @@ export interface GoCardlessEmulator {
   cancelMandate(id: string): void;
   /** How long after its creation the bank answers a payment (default 0: at the first read after it). */
   settleAfter(ms: number): void;
+  /**
+   * Forgets every idempotency key (GoCardless does not say how long it keeps them): the same request is then
+   * a new payment.
+   */
+  forgetKeys(): void;
   close(): Promise<void>;
 }
 
@@ -106,6 +116,8 @@ export async function startGoCardlessEmulator(
   const accessToken = `sandbox_${randomBytes(12).toString('hex')}`;
   const mandates = new Map<string, { answers: EmulatedAnswer[]; tries: number; scheme?: EmulatedScheme }>();
   const debits: EmulatedDebit[] = [];
+  /** The payment each idempotency key made, while GoCardless keeps the key. */
+  const keys = new Map<string, EmulatedDebit>();
   const cancelled = new Set<string>();
   let settleMs = 0;
 
@@ -140,7 +152,7 @@ export async function startGoCardlessEmulator(
         422,
         apiError('invalid_state', 422, 'mandate_is_inactive', 'The mandate is not active'),
       );
-    const earlier = debits.find((d) => d.idempotencyKey === key);
+    const earlier = keys.get(key);
     if (earlier)
       return send(
         res,
@@ -177,6 +189,27 @@ export async function startGoCardlessEmulator(
         422,
         apiError('invalid_state', 422, 'mandate_is_inactive', 'The mandate is not active'),
       );
+    if (answer === 'replaced')
+      return send(
+        res,
+        422,
+        apiError('invalid_state', 422, 'mandate_replaced', 'The mandate has been replaced', {
+          new_mandate: `${String(links.mandate)}NEW`,
+        }),
+      );
+    if (typeof answer === 'object' && 'invalid' in answer)
+      return send(res, 422, {
+        error: {
+          type: 'validation_failed',
+          code: 422,
+          message: 'Validation failed',
+          documentation_url: 'https://developer.gocardless.com/api-reference#validation_failed',
+          request_id: randomBytes(8).toString('hex'),
+          errors: [
+            { field: answer.invalid, message: 'is invalid', request_pointer: `/payments/${answer.invalid}` },
+          ],
+        },
+      });
     const debit: EmulatedDebit = {
       id: `PM${randomBytes(6).toString('hex').toUpperCase()}`,
       mandate: String(links.mandate),
@@ -188,6 +221,7 @@ export async function startGoCardlessEmulator(
       answer: answer === 'lost' ? 'confirm' : answer,
     };
     debits.push(debit);
+    if (key) keys.set(key, debit);
     if (answer === 'lost') return res.socket?.destroy();
     // A payment is always answered as just created, however long the request took: the payer's bank has
     // not seen it yet (reading its age here made a slow run see it collected already).
@@ -236,6 +270,17 @@ export async function startGoCardlessEmulator(
           meta: { cursors: { before: null, after: null }, limit: 50 },
         });
       }
+      const mandatePath = url.pathname.match(/^\/mandates\/([^/]+)$/);
+      if (req.method === 'GET' && mandatePath) {
+        const id = decodeURIComponent(mandatePath[1] ?? '');
+        if (!mandates.has(id))
+          return send(
+            res,
+            404,
+            apiError('invalid_api_usage', 404, 'resource_not_found', 'Resource not found'),
+          );
+        return send(res, 200, { mandates: { id, status: cancelled.has(id) ? 'cancelled' : 'active' } });
+      }
       const found = url.pathname.match(/^\/payments\/(PM[0-9A-F]+)$/);
       const debit = found && debits.find((d) => d.id === found[1]);
       if (req.method === 'GET' && debit) return send(res, 200, { payments: await wire(debit) });
@@ -252,6 +297,7 @@ export async function startGoCardlessEmulator(
     payments: () => [...debits],
     cancelMandate: (id) => cancelled.add(id),
     settleAfter: (ms) => (settleMs = ms),
+    forgetKeys: () => keys.clear(),
     close: () => closeServer(server),
   };
 }

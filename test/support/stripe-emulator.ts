@@ -4,9 +4,10 @@ import { closeServer, readForm, sendJson, serveEmulator } from './emulator-http.
 
 /**
  * A local emulator of the part of Stripe's API the Stripe adapter uses (retrieve a PaymentMethod, create
- * and list PaymentIntents), with Stripe's idempotency, its error bodies, its list pagination and its rules
- * for amounts (ISK in whole krónur written with two decimals), so the adapter's official SDK runs unchanged
- * against loopback. Each saved card answers from a script.
+ * and list PaymentIntents), with Stripe's idempotency (and its forgetting of keys a day later), its error
+ * bodies, its list pagination, its refusal of currencies it does not support and its rules for amounts (ISK
+ * in whole krónur written with two decimals), so the adapter's official SDK runs unchanged against
+ * loopback. Each saved card answers from a script.
  */
 export type EmulatedAnswer =
   | 'approve'
@@ -151,6 +152,11 @@ export interface StripeEmulator {
   invoiceOutage(until: number | null, scope?: 'pay' | 'reads'): void;
   /** Idempotency keys of every PaymentIntent creation that reached the emulator, in order. */
   creations(): string[];
+  /**
+   * Forgets every idempotency key, as Stripe may once a key is 24 hours old: the same request is then a new
+   * PaymentIntent.
+   */
+  forgetKeys(): void;
   close(): Promise<void>;
 }
 
@@ -174,6 +180,20 @@ const noSuchMethod = (token: string) =>
       : `No such PaymentMethod: '${token}'`,
     'resource_missing',
   );
+
+/**
+ * ISO 4217 currencies Stripe does not charge in: none of them is in the list its error names (modelled: a
+ * few, of countries Stripe does not serve). Stripe answers a PaymentIntent in one as below (400, `param`
+ * `currency`, no `code`), the list in the message cut short here.
+ */
+const unsupportedCurrencies: ReadonlySet<string> = new Set(['cup', 'irr', 'kpw', 'syp']);
+const unsupportedCurrency = (currency: string) => ({
+  error: {
+    type: 'invalid_request_error',
+    message: `Invalid currency: ${currency}. Stripe currently supports these currencies: usd, aed, afn, all, amd, ang, aoa, ars, aud, …`,
+    param: 'currency',
+  },
+});
 
 /**
  * Why Stripe refuses a PaymentIntent's `amount` in `currency`, by its "Supported currencies" page: ISK and
@@ -226,6 +246,8 @@ export async function startStripeEmulator(
         status: 400,
         body: invalid('A return_url is required to confirm a PaymentIntent that may redirect.'),
       };
+    if (unsupportedCurrencies.has(form.get('currency') ?? ''))
+      return { status: 400, body: unsupportedCurrency(form.get('currency') ?? '') };
     const problem = amountProblem(Number(form.get('amount')), form.get('currency') ?? '');
     if (problem)
       return {
@@ -665,6 +687,7 @@ export async function startStripeEmulator(
     invoiceOutage: (until, scope = 'pay') =>
       void (outage = until === null ? null : { until, reads: scope === 'reads' }),
     creations: () => [...creations],
+    forgetKeys: () => replies.clear(),
     close: () => closeServer(server),
   };
 }
