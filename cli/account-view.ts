@@ -10,6 +10,7 @@ export function accountJson(account: Account) {
     gateways: account.gateways,
     connectors: account.connectors,
     nextSigningSecretFrom: account.nextSigningSecretFrom?.toISOString() ?? null,
+    closingAt: account.closingAt?.toISOString() ?? null,
     settings: account.settings,
     createdAt: account.createdAt.toISOString(),
     updatedAt: account.updatedAt.toISOString(),
@@ -30,12 +31,29 @@ export function gatewaysLine(account: Account): string {
     .join(', ');
 }
 
-/** An account for people: identity first, then every setting as an aligned dotted path. */
+/** The command that finishes closing an account a first run of `accounts close` left half way. */
+export const finishClosing = (clientId: string) => `recoup accounts close ${clientId} --confirm ${clientId}`;
+
+/** Whether the account is open, or since when it is being closed: a closure left half way must show. */
+export function accountStatus(account: Account): string {
+  return account.closingAt ? `closing since ${account.closingAt.toISOString()}` : 'open';
+}
+
+/**
+ * An account for people: identity first, then every setting as an aligned dotted path. One being closed
+ * says so first, with the command that finishes the closure.
+ */
 export function accountLines(account: Account): string[] {
   return [
+    ...(account.closingAt
+      ? [
+          `${account.id} is being closed: it takes nothing new. Finish closing it: ${finishClosing(account.id)}`,
+        ]
+      : []),
     ...pairs([
       ['clientId', account.id],
       ['name', account.name],
+      ['status', accountStatus(account)],
       ['testMode', String(account.testMode)],
       ['gateways', gatewaysLine(account)],
       ['connectors', account.connectors.join(', ') || 'none'],

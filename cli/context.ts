@@ -14,20 +14,28 @@ export interface CliContext {
   clock: () => Date;
   /** Writes one line to stdout (results); errors are thrown and reported by main. */
   out: (line: string) => void;
+  /** Writes one warning line to stderr: the result stands, but the operator must know something about it. */
+  warn: (line: string) => void;
 }
 
-/** A command: its own arguments (after the command name) and the context. */
-export type Command = (argv: string[], ctx: CliContext) => Promise<void>;
+/** What a command does once its arguments are parsed and checked: everything that needs the database. */
+export type Run = (ctx: CliContext) => Promise<void>;
+
+/**
+ * A command: parses and checks its own arguments (after the command name), throwing usage errors before
+ * anything is loaded or connected, and returns what it does.
+ */
+export type Command = (argv: string[]) => Run;
 
 /** A group of subcommands (`recoup accounts create|list|…`): runs the one named first, or says which exist. */
 export function commandGroup(group: string, subcommands: Record<string, Command>): Command {
-  return async (argv, ctx) => {
+  return (argv) => {
     const [name, ...rest] = argv;
-    const run = name !== undefined && Object.hasOwn(subcommands, name) ? subcommands[name] : undefined;
-    if (!run)
+    const parse = name !== undefined && Object.hasOwn(subcommands, name) ? subcommands[name] : undefined;
+    if (!parse)
       throw new UsageError(
         `unknown ${group} command "${name ?? ''}" (one of: ${Object.keys(subcommands).join(', ')}); run \`recoup help\``,
       );
-    await run(rest, ctx);
+    return parse(rest);
   };
 }

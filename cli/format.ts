@@ -29,3 +29,13 @@ export function flatten(value: Record<string, unknown>, prefix = ''): Array<[str
     return [[path, typeof v === 'string' ? v : JSON.stringify(v)]];
   });
 }
+
+/**
+ * A command line to copy into a POSIX shell: each word as it is when the shell leaves it so, else in single
+ * quotes (a `'` inside written `'\''`), so an email address like `o'brien@…` survives the paste.
+ */
+export function shellLine(words: string[]): string {
+  return words
+    .map((w) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", `'\\''`)}'`))
+    .join(' ');
+}

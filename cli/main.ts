@@ -1,7 +1,9 @@
 import type { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../runtime/config.js';
+import { ConfigurationError } from '../runtime/configuration-error.js';
 import { errorLine } from '../runtime/error-line.js';
 import { ensureIndexes } from '../store/indexes.js';
+import { checkMasterKey } from '../store/master-key-check.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/index.js';
 import { taskQueues } from '../worker/task-queues.js';
@@ -67,7 +69,10 @@ function lazyTemporal(config: Config) {
   };
 }
 
-/** Composition root of the CLI: config → MongoDB → stores → the command. Returns the exit code. */
+/**
+ * Composition root of the CLI: the command's arguments → config → MongoDB → stores → the command. Returns
+ * the exit code. Arguments come first: a usage error is told at once, not after MongoDB's connect timeout.
+ */
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || argv.includes('--help') || argv.includes('-h')) {
@@ -78,6 +83,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) throw new UsageError(`unknown command "${name}"; run \`recoup help\``);
+  const run = command(rest);
   const config = configOrUsageError();
   const mongo = await connectMongo(config.mongoUri).catch((error: unknown) => {
     throw new Error(`cannot reach MongoDB at ${safeUri(config.mongoUri)}: ${errorLine(error)}`);
@@ -85,6 +91,10 @@ async function main(argv: string[]): Promise<number> {
   const temporal = lazyTemporal(config);
   try {
     await ensureIndexes(mongo.db);
+    // A key other than the service's would seal secrets the service cannot open: refused before anything.
+    await checkMasterKey(mongo.db, config.masterKey).catch((error: unknown) => {
+      throw error instanceof ConfigurationError ? new UsageError(errorLine(error)) : error;
+    });
     const ctx: CliContext = {
       config,
       stores: createStores(mongo.db, config.masterKey),
@@ -92,8 +102,9 @@ async function main(argv: string[]): Promise<number> {
       queues: taskQueues(config.temporal.taskQueue),
       clock: () => new Date(),
       out: (line) => process.stdout.write(`${line}\n`),
+      warn: (line) => process.stderr.write(`recoup: warning: ${line}\n`),
     };
-    await command(rest, ctx);
+    await run(ctx);
     return 0;
   } finally {
     await mongo.client.close();

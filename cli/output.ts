@@ -1,6 +1,6 @@
 import type { CliContext } from './context.js';
 
-/** The `--json` flag every command takes. */
+/** The `--json` flag of every command that prints for people (`customers export` prints JSON only, and takes none). */
 export const jsonFlag = { json: { type: 'boolean', default: false } } as const;
 
 /** Prints a result as JSON (`--json`) or as lines for people. */

@@ -8,8 +8,8 @@ function validSettings(input: Record<string, unknown>): Settings {
   return validInput('settings', Settings, input);
 }
 
-/** The `--settings` flag as a JSON object (empty when absent). */
-function settingsFlag(text: string | undefined): Record<string, unknown> {
+/** The `--settings` flag as a JSON object (empty when absent): checked before anything is read. */
+export function settingsFlag(text: string | undefined): Record<string, unknown> {
   if (text === undefined) return {};
   const value = parseJsonFlag('--settings', text);
   if (!isJsonObject(value)) throw new UsageError('--settings must be a JSON object');
@@ -24,8 +24,8 @@ export function newAccountSettings(webhookUrl: string, settingsText: string | un
   return validSettings({ ...given, webhookUrl });
 }
 
-/** Current settings with a JSON merge patch applied, validated as a whole. */
-export function patchedSettings(current: Settings, patchText: string): Settings {
-  const merged = mergePatch(current, settingsFlag(patchText));
+/** Current settings with a JSON merge patch (`settingsFlag`) applied, validated as a whole. */
+export function patchedSettings(current: Settings, patch: Record<string, unknown>): Settings {
+  const merged = mergePatch(current, patch);
   return validSettings(isJsonObject(merged) ? merged : {});
 }

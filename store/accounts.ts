@@ -52,6 +52,8 @@ export interface Account {
   nextSigningSecretFrom: Date | null;
   /** Being closed: its hosted pages and card health sweep stop (see `shut`). */
   closing: boolean;
+  /** Since when it is being closed (`shut`); null for an open account. */
+  closingAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -80,6 +82,7 @@ function toAccount(doc: AccountDoc, now: number): Account {
     testMode: gateways[0]?.test ?? false,
     nextSigningSecretFrom: next && next.from.getTime() > now ? next.from : null,
     closing: doc.closingAt !== undefined,
+    closingAt: doc.closingAt ?? null,
     createdAt: doc.createdAt,
     updatedAt: doc.updatedAt,
   };
@@ -276,12 +279,16 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
       return issueKeys(id);
     },
 
-    /** Resolves an API key to its account and kind, or null. Keys are looked up by hash only. */
+    /**
+     * Resolves an API key to its account and kind, or null. Keys are looked up by hash only. A key of an
+     * account being closed is refused: `shut` revoked its keys, but one issued since (a rotation racing the
+     * closure) must not open it again.
+     */
     async authenticate(apiKey: string): Promise<{ account: Account; kind: ApiKeyDoc['kind'] } | null> {
       const key = await keys.findOne({ _id: sha256(apiKey) });
       if (!key) return null;
       const account = await this.find(key.accountId);
-      return account ? { account, kind: key.kind } : null;
+      return account && !account.closing ? { account, kind: key.kind } : null;
     },
 
     /** The secret that signs the account's webhooks at `now`. */

@@ -14,12 +14,15 @@ const masterKey = randomBytes(32);
 let dataDir: string;
 let stack: Stack;
 
-const recoup = (...args: string[]): Promise<CliRun> =>
+/** The real `recoup` on the test database, with `env` added to its environment. */
+const recoupWith = (env: Record<string, string>, ...args: string[]): Promise<CliRun> =>
   runCli(args, {
     MONGODB_URI: `${inject('mongoUri')}${dbName}`,
     DATA_DIR: dataDir,
     RECOUP_MASTER_KEY: masterKey.toString('base64'),
+    ...env,
   });
+const recoup = (...args: string[]): Promise<CliRun> => recoupWith({}, ...args);
 
 interface Created {
   clientId: string;
@@ -222,14 +225,20 @@ describe('recoup accounts list, show and update', () => {
 
     const table = await recoup('accounts', 'list');
     const [header, ...rows] = table.stdout.trim().split('\n');
-    expect(header).toMatch(/^CLIENT ID\s+NAME\s+TEST MODE\s+GATEWAYS\s+CREATED$/);
+    expect(header).toMatch(/^CLIENT ID\s+NAME\s+TEST MODE\s+GATEWAYS\s+CREATED\s+STATUS$/);
     const row = rows.find((r) => r.startsWith(created.clientId));
     expect(row?.indexOf('Acme Fitness')).toBe(header?.indexOf('NAME'));
+    expect(row).toMatch(/\s+open$/);
 
     const shown = await recoup('accounts', 'show', created.clientId, '--json');
-    expect(JSON.parse(shown.stdout)).toMatchObject({ clientId: created.clientId, testMode: true });
+    expect(JSON.parse(shown.stdout)).toMatchObject({
+      clientId: created.clientId,
+      testMode: true,
+      closingAt: null,
+    });
     const text = await recoup('accounts', 'show', created.clientId);
     expect(text.stdout).toMatch(/^ {2}proofMode\.controlPercent\s+10$/m);
+    expect(text.stdout).toMatch(/^status\s+open$/m);
 
     const missing = await recoup('accounts', 'show', 'acct_nope');
     expect(missing.code).toBe(1);
@@ -311,9 +320,19 @@ describe('authentication of a protected route with the keys the CLI issued', () 
 describe('recoup connectors', () => {
   const secret = `whsec_${randomBytes(12).toString('hex')}`;
   const apiKey = `sk_test_${randomBytes(12).toString('hex')}`;
-  /** `recoup connectors set <clientId> <platform> --config <config> …extra`. */
+  const publicBase = { PUBLIC_BASE_URL: 'https://recoup.example.com/' };
+  /** `recoup connectors set <clientId> <platform> --config <config> …extra`, PUBLIC_BASE_URL set unless `env`. */
   const setConnector = (clientId: string, platform: string, config: unknown, ...extra: string[]) =>
-    recoup(
+    setConnectorWith(publicBase, clientId, platform, config, ...extra);
+  const setConnectorWith = (
+    env: Record<string, string>,
+    clientId: string,
+    platform: string,
+    config: unknown,
+    ...extra: string[]
+  ) =>
+    recoupWith(
+      env,
       'connectors',
       'set',
       clientId,
@@ -352,8 +371,9 @@ describe('recoup connectors', () => {
     );
     expect(set.stderr).toBe('');
     const out = JSON.parse(set.stdout) as { intakeUrl: string };
+    // The service's public address, as the operator gives it to the CLI.
     expect(out.intakeUrl).toBe(
-      `http://localhost:3000/api/connectors/stripe-billing/webhook/${created.clientId}`,
+      `https://recoup.example.com/api/connectors/stripe-billing/webhook/${created.clientId}`,
     );
     // At rest the secrets are sealed: neither appears in the account document.
     const raw = JSON.stringify(
@@ -382,10 +402,49 @@ describe('recoup connectors', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ action: 'ignored' });
 
-    const list = await recoup('connectors', 'list', created.clientId);
-    expect(list.code).toBe(0);
+    const list = await recoupWith(publicBase, 'connectors', 'list', created.clientId);
+    expect(list).toMatchObject({ code: 0, stderr: '' });
     expect(list.stdout).toContain(out.intakeUrl);
     expect(list.stdout).toMatch(/customer\.created\s+evt_cli1\s+ignored/);
+  });
+
+  it('prints an intake URL on this machine (PUBLIC_BASE_URL not set for the CLI) with a warning, not as the URL to paste', async () => {
+    const created = await createAccount();
+    const json = await setConnectorWith(
+      {},
+      created.clientId,
+      'stripe-billing',
+      { webhookSecret: secret, apiKey },
+      '--json',
+    );
+    expect(json.code).toBe(0);
+    expect((JSON.parse(json.stdout) as { intakeUrl: string }).intakeUrl).toBe(
+      `http://localhost:3000/api/connectors/stripe-billing/webhook/${created.clientId}`,
+    );
+    const warning =
+      'recoup: warning: the intake URL is on http://localhost:3000, which a billing platform cannot reach: PUBLIC_BASE_URL is not set';
+    expect(json.stderr).toContain(warning);
+    expect(json.stderr).toContain(`run \`recoup connectors list ${created.clientId}\``);
+
+    const text = await setConnectorWith({}, created.clientId, 'stripe-billing', {
+      webhookSecret: secret,
+      apiKey,
+    });
+    expect(text.code).toBe(0);
+    expect(text.stdout).not.toContain('Paste');
+    expect(text.stdout).toContain('on this machine, see the warning');
+    expect(text.stderr).toContain(warning);
+
+    const list = await recoup('connectors', 'list', created.clientId);
+    expect(list.code).toBe(0);
+    expect(list.stderr).toContain(warning);
+    const loopback = await recoupWith(
+      { PUBLIC_BASE_URL: 'http://127.0.0.1:3000' },
+      'connectors',
+      'list',
+      created.clientId,
+    );
+    expect(loopback.stderr).toContain('the intake URL is on http://127.0.0.1:3000');
   });
 
   it('remove turns the intake URL off (404); removing it again is an error', async () => {
@@ -402,5 +461,95 @@ describe('recoup connectors', () => {
     const again = await recoup('connectors', 'remove', created.clientId, 'stripe-billing');
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/has no stripe-billing connector/);
+  });
+});
+
+describe('an account a first `accounts close` left half way (closing)', () => {
+  /** An account as `accounts close` leaves it when recoveries were still finishing: keys and connectors gone. */
+  async function halfClosed(): Promise<Created> {
+    const created = await createAccount();
+    await stack.stores.accounts.shut(created.clientId);
+    return created;
+  }
+
+  it('shows as closing in show and list, as text and as JSON', async () => {
+    const { clientId } = await halfClosed();
+    const closingAt = (await stack.stores.accounts.find(clientId))?.closingAt?.toISOString();
+    expect(closingAt).toMatch(/^\d{4}-/);
+
+    const shown = await recoup('accounts', 'show', clientId, '--json');
+    expect(JSON.parse(shown.stdout)).toMatchObject({ clientId, closingAt });
+    const text = await recoup('accounts', 'show', clientId);
+    expect(text.stdout.split('\n')[0]).toBe(
+      `${clientId} is being closed: it takes nothing new. Finish closing it: recoup accounts close ${clientId} --confirm ${clientId}`,
+    );
+    expect(text.stdout).toMatch(new RegExp(`^status\\s+closing since ${closingAt}$`, 'm'));
+
+    const listed = await recoup('accounts', 'list', '--json');
+    const entry = (JSON.parse(listed.stdout) as Array<{ clientId: string; closingAt: string | null }>).find(
+      (a) => a.clientId === clientId,
+    );
+    expect(entry?.closingAt).toBe(closingAt);
+    const table = await recoup('accounts', 'list');
+    const row = table.stdout.split('\n').find((r) => r.startsWith(clientId));
+    expect(row).toMatch(new RegExp(`\\s+closing since ${closingAt}$`));
+  });
+
+  it('refuses every command that would change it or open it again (exit 1), changing nothing', async () => {
+    const { clientId } = await halfClosed();
+    const before = await stack.stores.accounts.find(clientId);
+    const refused = [
+      ['accounts', 'rotate-key', clientId],
+      ['accounts', 'update', clientId, '--settings', '{"timezone":"Europe/Berlin"}'],
+      ['accounts', 'set-gateways', clientId, '--gateway', 'test', '--backup-gateway', 'test'],
+      ['accounts', 'rotate-webhook-secret', clientId, '--grace-hours', '0'],
+      ['accounts', 'sweep', clientId],
+      [
+        'connectors',
+        'set',
+        clientId,
+        'stripe-billing',
+        '--config',
+        JSON.stringify({
+          webhookSecret: `whsec_${randomBytes(12).toString('hex')}`,
+          apiKey: `sk_test_${randomBytes(12).toString('hex')}`,
+        }),
+      ],
+      ['webhooks', 'test', clientId],
+      ['webhooks', 'resend-all', clientId],
+    ];
+    for (const args of refused) {
+      const run = await recoup(...args);
+      expect(run.code, args.join(' ')).toBe(1);
+      expect(run.stdout, args.join(' ')).toBe('');
+      expect(run.stderr, args.join(' ')).toContain(
+        `${clientId} is being closed (since ${before?.closingAt?.toISOString() ?? ''}) and takes no changes; finish closing it: recoup accounts close ${clientId} --confirm ${clientId}`,
+      );
+    }
+    const after = await stack.stores.accounts.find(clientId);
+    expect(after).toEqual(before);
+    expect(
+      await stack.stores.db.collection(collections.apiKeys).countDocuments({ accountId: clientId }),
+    ).toBe(0);
+    expect(await stack.stores.events.list({ accountId: clientId })).toEqual([]);
+  });
+
+  it('a key of a closing account does not authenticate, even one issued after the closure began', async () => {
+    const { clientId } = await halfClosed();
+    // A rotation that raced the closure (or the old CLI's rotate-key, which did not refuse).
+    const keys = await stack.stores.accounts.rotateKeys(clientId);
+    expect((await statusOfUnknown({ 'X-API-KEY': keys.apiKey })).status).toBe(401);
+    expect(await stack.stores.accounts.authenticate(keys.publishableKey)).toBeNull();
+  });
+});
+
+describe('recoup webhooks list --account', () => {
+  it('an unknown client id exits 1 rather than listing no events', async () => {
+    const run = await recoup('webhooks', 'list', '--account', 'acct_typo');
+    expect(run).toMatchObject({ code: 1, stdout: '' });
+    expect(run.stderr).toContain('no account with clientId acct_typo');
+    const created = await createAccount();
+    const known = await recoup('webhooks', 'list', '--account', created.clientId);
+    expect(known).toMatchObject({ code: 0, stdout: 'No events.\n' });
   });
 });

@@ -31,3 +31,67 @@ describe('recoup usage', () => {
     });
   });
 });
+
+describe('usage errors come before MongoDB is reached', () => {
+  // Configuration loads (a master key is given), but nothing listens on port 9: a command that reached for
+  // MongoDB would wait out its 10 s connect timeout and exit 1 with "cannot reach MongoDB". (Not timed here:
+  // starting the CLI alone can take seconds on a busy machine; the exit code tells the two apart.)
+  const offline = (...args: string[]): Promise<CliRun> =>
+    runCli(args, {
+      MONGODB_URI: 'mongodb://127.0.0.1:9/recoup',
+      RECOUP_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
+    });
+
+  it.each([
+    ['accounts show', 'missing <clientId>'],
+    ['accounts frobnicate', 'unknown accounts command "frobnicate"'],
+    ['webhooks list extra', 'unexpected argument "extra"; usage: recoup webhooks list'],
+    ['connectors set acct_x', 'missing <platform>'],
+    ['accounts update acct_x --settings [1]', '--settings must be a JSON object'],
+  ])('`recoup %s` exits 2 without reaching for MongoDB', async (line, message) => {
+    const run = await offline(...line.split(' '));
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toContain(message);
+    expect(run.stderr).not.toContain('MongoDB');
+  });
+
+  it.each([
+    ['webhooks list --limit 5 --limit 6', '--limit is given more than once'],
+    ['accounts show acct_x --json --json', '--json is given more than once'],
+  ])('a single-value flag given twice is a usage error: `recoup %s`', async (line, message) => {
+    const run = await offline(...line.split(' '));
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toContain(message);
+  });
+
+  it.each(['0x10', '1e1', ' 7', '+5', '1.0'])('an integer flag takes digits only, not %j', async (value) => {
+    const run = await offline('recoveries', 'list', 'acct_x', `--limit=${value}`);
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toContain(`--limit must be an integer from 1 to 100; got "${value}"`);
+  });
+
+  it.each([
+    ['customers export acct_x', 'recoup: name the customer by --email, --customer-id or --token\n'],
+    ['customers export acct_x --email nope', 'recoup: invalid customer: --email: Invalid email address\n'],
+    [
+      'recoveries list acct_x --customer-email nope',
+      'recoup: invalid --customer-email: Invalid email address\n',
+    ],
+  ])('errors name the flags, not the API fields: `recoup %s`', async (line, message) => {
+    const run = await offline(...line.split(' '));
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr.startsWith(message)).toBe(true);
+  });
+
+  it('names the bad token by the flag and its place', async () => {
+    const run = await offline('customers', 'erase', 'acct_x', '--token', 'tok_1', '--token', ' ');
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toBe('recoup: invalid customer: --token #2: must not be empty\n');
+  });
+
+  it('names a bad report window by its flag', async () => {
+    const run = await offline('reports', 'summary', 'acct_x', '--from', '2025-01-01');
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('recoup: invalid report window: --from: Invalid ISO datetime');
+  });
+});

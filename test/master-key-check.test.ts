@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { ConfigurationError } from '../runtime/configuration-error.js';
 import { seal } from '../runtime/crypto.js';
 import { checkMasterKey } from '../store/master-key-check.js';
+import { runCli } from './support/cli.js';
 import { scratchDb } from './support/scratch-db.js';
 
 // Every API, worker and CLI process checks its master key against the database before it seals or opens
@@ -51,4 +52,31 @@ describe('checkMasterKey', () => {
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     await db.dropDatabase();
   });
+});
+
+describe('the CLI with another master key', () => {
+  it('exits 2 naming the mismatch, before it reads or changes anything', async () => {
+    const db = freshDb();
+    await checkMasterKey(db, randomBytes(32));
+    const run = await runCli(
+      [
+        'accounts',
+        'create',
+        '--name',
+        'Wrong key',
+        '--gateway',
+        'test',
+        '--webhook-url',
+        'https://example.com/hooks',
+      ],
+      {
+        MONGODB_URI: `${inject('mongoUri')}${db.databaseName}`,
+        RECOUP_MASTER_KEY: randomBytes(32).toString('base64'),
+      },
+    );
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/not the one this database's secrets are sealed with/);
+    expect(await db.collection('accounts').countDocuments()).toBe(0);
+    await db.dropDatabase();
+  }, 60_000);
 });

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { webhooksCommand } from '../cli/commands/webhooks.js';
@@ -8,13 +7,12 @@ import { NotFoundError, UsageError } from '../cli/errors.js';
 import { eventNames, StoredEventSchema, type EventPayload } from '../domain/events.js';
 import { Settings } from '../domain/settings.js';
 import { webhookWorkflowId } from '../domain/webhooks.js';
-import { loadConfig } from '../runtime/config.js';
 import { generateKey } from '../runtime/crypto.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { searchAttributeKeys } from '../domain/search-attributes.js';
 import { ResendRefusedError } from '../services/events.js';
 import { sampleEvent, sampleEvents } from './support/sample-events.js';
-import { runCli } from './support/cli.js';
+import { cliContextOf, runCli } from './support/cli.js';
 import { startStack, type Stack } from './support/stack.js';
 import { startReceiver, type ReceivedRequest, type Receiver } from './support/webhook-receiver.js';
 
@@ -213,25 +211,13 @@ describe('recoup webhooks', () => {
     await settled(delivered);
     await stack.events.publish(m.accountId, sampleEvent('recovery.failed'));
     lines = [];
-    ctx = {
-      config: loadConfig({
-        DATA_DIR: tmpdir(),
-        RECOUP_MASTER_KEY: randomBytes(32).toString('base64'),
-        MONGODB_URI: inject('mongoUri'),
-        TEMPORAL_ADDRESS: inject('temporalAddress'),
-      }),
-      stores: stack.stores,
-      temporal: () => Promise.resolve(stack.temporal),
-      queues: stack.queues,
-      clock: () => new Date(),
-      out: (line) => lines.push(line),
-    };
+    ctx = cliContextOf(stack, lines);
   });
 
   /** Runs one command and returns what it printed. */
   async function run(...argv: string[]): Promise<string> {
     lines.length = 0;
-    await webhooksCommand(argv, ctx);
+    await webhooksCommand(argv)(ctx);
     return lines.join('\n');
   }
 

@@ -1,7 +1,8 @@
 import { accountJson, accountLines } from '../account-view.js';
 import { onePositional, parseCommand } from '../args.js';
-import type { CliContext } from '../context.js';
-import { NotFoundError, UsageError } from '../errors.js';
+import type { Run } from '../context.js';
+import { UsageError } from '../errors.js';
+import { accountToChange, noAccount } from '../existing-account.js';
 import { parseGateways } from '../gateway-spec.js';
 import { jsonFlag, print } from '../output.js';
 import { replaceGateways } from '../../services/account-gateways.js';
@@ -17,9 +18,9 @@ const usage = setGatewaysUsage.map((l) => l.trim()).join(' ');
 /**
  * `recoup accounts set-gateways`: replaces the account's gateways, given as at creation (a rotated key, a new
  * backup, Adyen's webhook HMAC key). Refused (exit 1) while a gateway that goes may still be charged by a
- * recovery under way, or when a configured connector would no longer work.
+ * recovery under way, when a configured connector would no longer work, or while the account is being closed.
  */
-export async function setGateways(argv: string[], ctx: CliContext): Promise<void> {
+export function setGateways(argv: string[]): Run {
   const { values, positionals } = parseCommand(argv, {
     ...jsonFlag,
     gateway: { type: 'string' },
@@ -28,12 +29,15 @@ export async function setGateways(argv: string[], ctx: CliContext): Promise<void
   const clientId = onePositional(positionals, 'clientId', usage);
   if (!values.gateway) throw new UsageError(`--gateway is required; usage: ${usage}`);
   const gateways = parseGateways(values.gateway, values['backup-gateway']);
-  const outcome = await replaceGateways(ctx.stores, clientId, gateways);
-  if (outcome.kind === 'not_found') throw new NotFoundError(`no account with clientId ${clientId}`);
-  if (outcome.kind === 'refused')
-    throw new Error(`the gateways of ${clientId} are unchanged: ${outcome.reason}`);
-  print(ctx, values.json, accountJson(outcome.account), () => [
-    `Set the gateways of ${clientId}.`,
-    ...accountLines(outcome.account),
-  ]);
+  return async (ctx) => {
+    await accountToChange(ctx, clientId);
+    const outcome = await replaceGateways(ctx.stores, clientId, gateways);
+    if (outcome.kind === 'not_found') throw noAccount(clientId);
+    if (outcome.kind === 'refused')
+      throw new Error(`the gateways of ${clientId} are unchanged: ${outcome.reason}`);
+    print(ctx, values.json, accountJson(outcome.account), () => [
+      `Set the gateways of ${clientId}.`,
+      ...accountLines(outcome.account),
+    ]);
+  };
 }

@@ -2,7 +2,7 @@ import { formatMoney } from '../../domain/money.js';
 import { ReportWindow } from '../../domain/report-window.js';
 import { breakdownOf, summaryOf } from '../../services/reports.js';
 import { onePositional, parseCommand, validInput } from '../args.js';
-import { commandGroup, type CliContext } from '../context.js';
+import { commandGroup, type CliContext, type Run } from '../context.js';
 import { existingAccount } from '../existing-account.js';
 import { pairs, table } from '../format.js';
 import { jsonFlag, print } from '../output.js';
@@ -12,25 +12,46 @@ const summaryUsage = [`recoup reports summary <clientId> ${window}`];
 const breakdownUsage = [`recoup reports breakdown <clientId> ${window}`];
 export const reportsUsage = [...summaryUsage, ...breakdownUsage];
 
+/** What a report is asked for: the account, the window and how to print it. */
+interface ReportArgs {
+  clientId: string;
+  query: ReportWindow;
+  json: boolean;
+}
+
 /** `--from` and `--to` checked with the API's own query schema, and the account they report on. */
-async function reportArgs(argv: string[], ctx: CliContext, usage: string[]) {
+function reportArgs(argv: string[], usage: string[]): ReportArgs {
   const { values, positionals } = parseCommand(argv, {
     ...jsonFlag,
     from: { type: 'string' },
     to: { type: 'string' },
   });
   const clientId = onePositional(positionals, 'clientId', usage.join(' '));
-  const query = validInput('report window', ReportWindow, { from: values.from, to: values.to });
-  await existingAccount(ctx, clientId);
+  const query = validInput(
+    'report window',
+    ReportWindow,
+    { from: values.from, to: values.to },
+    { from: '--from', to: '--to' },
+  );
   return { clientId, query, json: values.json };
+}
+
+/** A report command: its arguments checked first, then the account looked up before `report` runs. */
+function reportCommand(usage: string[], report: (ctx: CliContext, args: ReportArgs) => Promise<void>) {
+  return (argv: string[]): Run => {
+    const args = reportArgs(argv, usage);
+    return async (ctx) => {
+      await existingAccount(ctx, args.clientId);
+      await report(ctx, args);
+    };
+  };
 }
 
 const percent = (rate: number | null) => (rate === null ? '–' : `${(rate * 100).toFixed(1)} %`);
 const money = (amount: number, currency: string) => formatMoney({ amount, currency });
 
 /** The account's summary report, as the merchant's GET /api/reports/summary answers. */
-async function summary(argv: string[], ctx: CliContext): Promise<void> {
-  const { clientId, query, json } = await reportArgs(argv, ctx, summaryUsage);
+const summary = reportCommand(summaryUsage, async (ctx, { clientId, query, json }) => {
   const report = await summaryOf(ctx.stores, clientId, query, ctx.clock());
   const proof = report.proofMode;
   print(ctx, json, report, () => [
@@ -63,11 +84,10 @@ async function summary(argv: string[], ctx: CliContext): Promise<void> {
         : []),
     ]),
   ]);
-}
+});
 
 /** The account's breakdown report, as the merchant's GET /api/reports/breakdown answers. */
-async function breakdown(argv: string[], ctx: CliContext): Promise<void> {
-  const { clientId, query, json } = await reportArgs(argv, ctx, breakdownUsage);
+const breakdown = reportCommand(breakdownUsage, async (ctx, { clientId, query, json }) => {
   const report = await breakdownOf(ctx.stores, clientId, query, ctx.clock());
   const revenue = (byCurrency: Record<string, number>) =>
     Object.entries(byCurrency)
@@ -116,7 +136,7 @@ async function breakdown(argv: string[], ctx: CliContext): Promise<void> {
       ]),
     ),
   ]);
-}
+});
 
 /** `recoup reports summary|breakdown`: an account's reports, for the operator. */
 export const reportsCommand = commandGroup('reports', { summary, breakdown });

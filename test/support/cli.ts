@@ -1,6 +1,10 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
+import type { CliContext } from '../../cli/context.js';
+import { loadConfig } from '../../runtime/config.js';
 import type { Stack } from './stack.js';
 
 const bin = fileURLToPath(new URL('../../cli/bin.js', import.meta.url));
@@ -34,5 +38,26 @@ export function cliEnvOf(stack: Stack, masterKey: Buffer): Record<string, string
     RECOUP_MASTER_KEY: masterKey.toString('base64'),
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: stack.taskQueuePrefix,
+  };
+}
+
+/**
+ * A context to run a `recoup` command in this process on the stack's own stores and Temporal client (to
+ * reach into what it reads, e.g. make a read fail): what it prints and warns goes to `lines`.
+ */
+export function cliContextOf(stack: Stack, lines: string[]): CliContext {
+  return {
+    config: loadConfig({
+      DATA_DIR: tmpdir(),
+      RECOUP_MASTER_KEY: randomBytes(32).toString('base64'),
+      MONGODB_URI: inject('mongoUri'),
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+    }),
+    stores: stack.stores,
+    temporal: () => Promise.resolve(stack.temporal),
+    queues: stack.queues,
+    clock: () => new Date(),
+    out: (line) => lines.push(line),
+    warn: (line) => lines.push(`warning: ${line}`),
   };
 }
