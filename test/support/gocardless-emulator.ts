@@ -96,7 +96,11 @@ function invalidFor(scheme: EmulatedScheme, request: Fields) {
       ? [{ field: 'amount', message: `must be less than or equal to ${scheme.maxAmount}` }]
       : []),
   ];
-  if (errors.length === 0) return null;
+  return errors.length === 0 ? null : validationFailed(errors);
+}
+
+/** GoCardless's `validation_failed` error naming the payment fields it refused. */
+function validationFailed(errors: Array<{ field: string; message: string }>) {
   return {
     error: {
       type: 'validation_failed',
@@ -198,18 +202,7 @@ export async function startGoCardlessEmulator(
         }),
       );
     if (typeof answer === 'object' && 'invalid' in answer)
-      return send(res, 422, {
-        error: {
-          type: 'validation_failed',
-          code: 422,
-          message: 'Validation failed',
-          documentation_url: 'https://developer.gocardless.com/api-reference#validation_failed',
-          request_id: randomBytes(8).toString('hex'),
-          errors: [
-            { field: answer.invalid, message: 'is invalid', request_pointer: `/payments/${answer.invalid}` },
-          ],
-        },
-      });
+      return send(res, 422, validationFailed([{ field: answer.invalid, message: 'is invalid' }]));
     const debit: EmulatedDebit = {
       id: `PM${randomBytes(6).toString('hex').toUpperCase()}`,
       mandate: String(links.mandate),
