@@ -42,19 +42,20 @@ export async function startRecovery(
     });
     return processing;
   }
-  const deadlineMs = opts.deadlineMs ?? firstPhaseDeadlineMs;
+  // One deadline for the start and the first phase together.
+  const deadline = Date.now() + (opts.deadlineMs ?? firstPhaseDeadlineMs);
   const start = new WithStartWorkflowOperation(recoveryWorkflow, options);
   // Until a worker accepts the update, the client sends it again and again: with no worker polling (all
   // down, or far behind) the start would never answer. Past the deadline it fails instead, and the caller
   // finds the workflow started (202, still processing) or not (503).
-  const update = await temporal.withDeadline(Date.now() + deadlineMs, () =>
+  const update = await temporal.withDeadline(deadline, () =>
     temporal.workflow.startUpdateWithStart(executeUpdate, {
       startWorkflowOperation: start,
       updateId: input.transactionId,
       waitForStage: 'ACCEPTED',
     }),
   );
-  const outcome = await bounded(temporal, deadlineMs, () => update.result());
+  const outcome = await bounded(temporal, Math.max(0, deadline - Date.now()), () => update.result());
   if (outcome) return outcome;
   // A workflow that has ended since takes no note: its first phase has answered the first update by then.
   // Bounded too: workers that take no task for this long cannot end the first phase either meanwhile.

@@ -1,4 +1,9 @@
-import { WorkflowNotFoundError, WorkflowUpdateStage, type Client } from '@temporalio/client';
+import {
+  WorkflowNotFoundError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  WorkflowUpdateStage,
+  type Client,
+} from '@temporalio/client';
 import { statusOf, stillOwed, type StopReason } from '../domain/recovery.js';
 import { within } from '../runtime/within.js';
 import type { Stores } from '../store/index.js';
@@ -35,13 +40,19 @@ async function settle(end: Promise<unknown>): Promise<Asked> {
 /** Asks the recovery's workflow to stop (stopUpdate) and waits for it to end, within the wait. */
 async function askToStop(temporal: Client, doc: RecoveryDoc, reason: StopReason): Promise<Asked> {
   try {
-    const update = await temporal.workflow
-      .getHandle(doc.workflowId)
-      .startUpdate(stopUpdate, { args: [{ reason }], waitForStage: WorkflowUpdateStage.ACCEPTED });
+    // Until a worker accepts the update the client sends it again and again: with no worker taking the
+    // workflow's tasks, the ask is given up at the wait (the update stays in its history, and is taken
+    // when a worker comes back).
+    const update = await temporal.withDeadline(Date.now() + waitMs, () =>
+      temporal.workflow
+        .getHandle(doc.workflowId)
+        .startUpdate(stopUpdate, { args: [{ reason }], waitForStage: WorkflowUpdateStage.ACCEPTED }),
+    );
     return await settle(update.result());
   } catch (error) {
     // Completed meanwhile (the read model has its end), or never started.
     if (error instanceof WorkflowNotFoundError) return 'no_workflow';
+    if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'pending';
     throw error;
   }
 }
@@ -88,7 +99,9 @@ export async function stopRecovery(
     now = (await recoveries.find(accountId, doc.publicId)) ?? now;
   }
   if (asked === 'pending') return { kind: 'pending', doc: now };
-  return now.state === 'paid_elsewhere' || now.state === 'stopped'
-    ? { kind: 'stopped', doc: now }
-    : { kind: 'ended', doc: now };
+  if (now.state === 'paid_elsewhere' || now.state === 'stopped') return { kind: 'stopped', doc: now };
+  // Ended otherwise meanwhile: collected (409), or unpaid, and then settled as one that had ended.
+  return statusOf(now.state) === 'unknown'
+    ? { kind: 'ended', doc: now }
+    : settleEnded(deps.stores, now, reason);
 }

@@ -39,6 +39,14 @@ describe('execute with no worker polling the recovery queue', () => {
     // The same request again is the same recovery.
     const again = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: apiKey, body });
     expect(again).toMatchObject({ status: 409, body: { existingTransactionId: transactionId } });
+    // A stop cannot be taken either until a worker comes: 202 after the stop's wait, not a hung request.
+    const stopping = Date.now();
+    const stop = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: apiKey,
+      body: { transactionId, reason: 'paid_elsewhere' },
+    });
+    expect(Date.now() - stopping).toBeLessThan(20_000);
+    expect(stop).toMatchObject({ status: 202, body: { transactionId, status: 'unknown' } });
     await handle.terminate('test over');
   }, 60_000);
 });
