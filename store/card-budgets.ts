@@ -163,19 +163,19 @@ export function createCardBudgetStore(db: Db) {
      * runs, so no retry of those attempts can look for its claim. Returns how many claims changed.
      */
     async forgetAttemptsBefore(accountId: string, cutoff: Date): Promise<number> {
-      const old = await claims
-        .find(
-          { _id: { $regex: idsOfAccount(accountId) }, at: { $lt: cutoff } },
-          { projection: { attemptKey: 1, n: 1 } },
-        )
-        .toArray();
-      // The card's stop (no attempt key, no number) stays as it is; so does a claim forgotten before.
-      const named = old.filter(
-        (c) => typeof c.attemptKey === 'string' && !c.attemptKey.startsWith(erasedAttempt),
+      const old = claims.find(
+        { _id: { $regex: idsOfAccount(accountId) }, at: { $lt: cutoff } },
+        { projection: { attemptKey: 1, n: 1 } },
       );
-      for (const c of named)
+      let forgotten = 0;
+      // Read as they come (forgotten claims stay, so the old ones only grow): the card's stop (no attempt
+      // key, no number) stays as it is; so does a claim forgotten before.
+      for await (const c of old) {
+        if (typeof c.attemptKey !== 'string' || c.attemptKey.startsWith(erasedAttempt)) continue;
         await claims.updateOne({ _id: c._id }, { $set: { attemptKey: `${erasedAttempt}${c.n}` } });
-      return named.length;
+        forgotten += 1;
+      }
+      return forgotten;
     },
 
     /** Epoch ms of the card's claimed attempts after `since`, oldest first. */

@@ -41,9 +41,15 @@ async function unlinkGone(db: Db, accountId: string, collection: string, unlinke
   let changed = 0;
   for await (const batch of inBatches(linked)) {
     const gone = await namingNoRecovery(db, batch);
+    // Only while they still name what was read: a block a new recovery wrote meanwhile stays its own.
+    const named = [...new Set(batch.flatMap((d) => (d.transactionId ? [d.transactionId] : [])))];
     if (gone.length > 0)
-      changed += (await docs.updateMany({ _id: { $in: gone } }, { $set: { transactionId: unlinked } }))
-        .modifiedCount;
+      changed += (
+        await docs.updateMany(
+          { _id: { $in: gone }, transactionId: { $in: named } },
+          { $set: { transactionId: unlinked } },
+        )
+      ).modifiedCount;
   }
   return changed;
 }
