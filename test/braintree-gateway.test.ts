@@ -101,8 +101,6 @@ describe('Braintree adapter: a charge is one recurring sale of the vaulted payme
 
   it.each([
     [{ reject: 'excessive_retry' }, 'excessive_retry', 'request_card_update'],
-    [{ reject: 'application_incomplete' }, 'request_refused', 'manual_review'],
-    [{ reject: 'manual_transactions_disabled' }, 'request_refused', 'manual_review'],
     [{ decline: '2023', hard: true }, 'hard_decline', 'request_card_update'],
   ] as const)(
     'a sale answered %j is declined %s, which stops its retries (not a retried processing_error)',
@@ -120,6 +118,15 @@ describe('Braintree adapter: a charge is one recurring sale of the vaulted payme
         stopsImmediately: false,
         recommendedAction: action,
       });
+    },
+  );
+
+  it.each(['application_incomplete', 'manual_transactions_disabled'])(
+    'a sale rejected for the merchant account’s setup (%s) is a processing_error, retried once it is fixed',
+    async (reject) => {
+      const { req } = cardWith([{ reject }]);
+      expect(await gateway.charge(req)).toMatchObject({ kind: 'declined', code: 'processing_error' });
+      expect(classifyDecline('processing_error')).toMatchObject({ retryable: true });
     },
   );
 

@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPayPalGateway, PayPalCredentials } from '../activities/gateways/paypal.js';
+import { captureAnswer } from '../activities/gateways/paypal-answers.js';
+import { paymentAnswer } from '../activities/gateways/paypal-nvp.js';
 import type { GatewayAdapter } from '../activities/gateways/types.js';
 import { credentialsProblem } from '../activities/gateways/registry.js';
 import type { ChargeRequest } from '../activities/gateways/types.js';
@@ -427,5 +429,25 @@ describe('PayPal adapter: what it offers and how it is configured', () => {
       expect(parseGateways(`paypal:${JSON.stringify(credentials)}`, [])).toEqual([
         { name: 'paypal', kind: 'paypal', test: false, credentials },
       ]);
+  });
+});
+
+describe('PayPal answers: a payment refunded or reversed since it was taken was still collected', () => {
+  it.each(['REFUNDED', 'PARTIALLY_REFUNDED', 'COMPLETED'])('a capture %s is approved', (status) => {
+    expect(captureAnswer({ id: 'CAP1', status } as Parameters<typeof captureAnswer>[0])).toEqual({
+      kind: 'approved',
+      gatewayTransactionId: 'CAP1',
+    });
+  });
+
+  it.each(['Refunded', 'Partially-Refunded', 'Reversed', 'Canceled-Reversal', 'Completed'])(
+    'a reference transaction %s is approved',
+    (status) => {
+      expect(paymentAnswer('TX1', status, '')).toEqual({ kind: 'approved', gatewayTransactionId: 'TX1' });
+    },
+  );
+
+  it('a status PayPal has not settled stays no answer, naming the payment to read again', () => {
+    expect(paymentAnswer('TX1', 'Pending', 'echeck')).toMatchObject({ paymentId: 'TX1' });
   });
 });

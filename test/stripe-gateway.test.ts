@@ -148,6 +148,12 @@ describe('Stripe adapter: a charge is one off-session PaymentIntent', () => {
     expect(gateway.capabilities.currencies).toBeNull();
   });
 
+  it('the account’s payment volume limit throws (the activity retries until it lifts): not a refusal for good', async () => {
+    const { token, req } = cardWith(['volume_limit']);
+    await expect(gateway.charge(req)).rejects.toThrow(/weekly volume limit/);
+    expect(intentsOf(token)).toHaveLength(0);
+  });
+
   it('a wrong key throws (the activity retries) and charges nothing', async () => {
     const { token, req } = cardWith(['approve']);
     const wrong = createStripeGateway({ secretKey: 'sk_test_wrong', apiBase: stripe.url });

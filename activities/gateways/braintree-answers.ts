@@ -14,11 +14,10 @@ export const chargedStatuses: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * What Braintree's own checks (gateway rejections) mean for a recovery. Those that refuse the card, or the
- * merchant's setup, every time stop its retries: too many retries of the card (`excessive_retry`), a payment
- * method Braintree blocks, a merchant account whose application is incomplete or whose settings refuse
- * such a sale (`manual_transactions_disabled`). Others (`token_issuance` …) are a `processing_error`,
- * retried later.
+ * What Braintree's own checks (gateway rejections) mean for a recovery. Those that refuse the card every
+ * time stop its retries: too many retries of the card (`excessive_retry`), a payment method Braintree
+ * blocks. Others (`token_issuance`, and the merchant's setup — an application not yet approved, settings
+ * that refuse such a sale — which the merchant can fix) are a `processing_error`, retried later.
  */
 const rejectionCodes: Record<string, string> = {
   fraud: 'fraudulent',
@@ -29,8 +28,6 @@ const rejectionCodes: Record<string, string> = {
   three_d_secure: 'authentication_required',
   excessive_retry: 'excessive_retry',
   payment_method_blocked: 'card_no_longer_chargeable',
-  application_incomplete: 'request_refused',
-  manual_transactions_disabled: 'request_refused',
 };
 
 /** The gateway rejection of a payment method Braintree blocks: refused before any charge (`tokenRefused`). */

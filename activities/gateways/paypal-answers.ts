@@ -22,8 +22,9 @@ export const isAmbiguous = (error: unknown) =>
 
 /**
  * Our outcome of a capture (an order's, or one read by its id): a declined one carries the processor's
- * response code and payment advice code when PayPal gives them (card-funded payments); one PayPal has not
- * completed or refused yet (`PENDING`: an eCheck, a review) is no answer, and names the capture to read later.
+ * response code and payment advice code when PayPal gives them (card-funded payments); one refunded since
+ * was collected all the same; one PayPal has not completed or refused yet (`PENDING`: an eCheck, a review)
+ * is no answer, and names the capture to read later.
  */
 export function captureAnswer(
   capture: Pick<CapturedPayment, 'id' | 'status' | 'statusDetails' | 'processorResponse'>,
@@ -31,7 +32,10 @@ export function captureAnswer(
   const id = capture.id ?? null;
   const processor = capture.processorResponse;
   switch (capture.status) {
+    // Taken: refunded since (in part or whole) by the merchant, it was still collected.
     case CaptureStatus.Completed:
+    case CaptureStatus.PartiallyRefunded:
+    case CaptureStatus.Refunded:
       if (id) return { kind: 'approved', gatewayTransactionId: id };
       break;
     case CaptureStatus.Declined:

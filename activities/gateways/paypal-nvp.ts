@@ -29,10 +29,21 @@ export function nvpUrl(environment: 'sandbox' | 'live', apiBase: string | undefi
   return environment === 'live' ? 'https://api-3t.paypal.com/nvp' : 'https://api-3t.sandbox.paypal.com/nvp';
 }
 
-/** Payment statuses of a transaction PayPal has taken. */
-const paid: ReadonlySet<string> = new Set(['Completed', 'Processed', 'Completed-Funds-Held']);
+/**
+ * Statuses of a payment that was taken: completed, or refunded or reversed (a chargeback) since — the
+ * attempt collected it; what became of it later is the merchant's to see.
+ */
+const paid: ReadonlySet<string> = new Set([
+  'Completed',
+  'Processed',
+  'Completed-Funds-Held',
+  'Refunded',
+  'Partially-Refunded',
+  'Reversed',
+  'Canceled-Reversal',
+]);
 const waiting: ReadonlySet<string> = new Set(['Pending', 'In-Progress']);
-/** Statuses of a payment that took nothing. Any other (Refunded, Reversed …) is not an attempt's outcome. */
+/** Statuses of a payment that took nothing. Any other is not known to be an outcome: read again later. */
 const refused: ReadonlySet<string> = new Set(['Denied', 'Failed', 'Expired', 'Voided']);
 /** Errors that are the caller's setup, not the payer's: thrown, so the Temporal UI shows them. */
 const setupErrors: ReadonlySet<string> = new Set(['10002', '10006', '11452']);
@@ -129,7 +140,7 @@ function answerOf(fields: URLSearchParams, reading: Reading): PayPalAnswer {
 }
 
 /** Our reading of a payment PayPal names with its status. */
-function paymentAnswer(id: string | null, status: string, pendingReason: string): PayPalAnswer {
+export function paymentAnswer(id: string | null, status: string, pendingReason: string): PayPalAnswer {
   if (paid.has(status) && id) return { kind: 'approved', gatewayTransactionId: id };
   if (refused.has(status)) return declined('generic_decline', null, id);
   const paymentId = id ? { paymentId: id } : {};

@@ -118,10 +118,16 @@ const amountRefusals: ReadonlySet<string> = new Set(['amount_too_small', 'amount
 /** Parameters naming the payment method, or the customer it belongs to: refused, it cannot be charged. */
 const methodParams: ReadonlySet<string> = new Set(['payment_method', 'customer']);
 
-/** Stripe's codes of a 400 that is the account's or the key's setup, not the payment's: the operator's to fix. */
+/**
+ * Stripe's codes of a 400 that is the account's or the key's setup, not the payment's: the operator's to fix
+ * (or, for the account's payment volume limits, lifted in time or by Stripe).
+ */
 const setupCodes: ReadonlySet<string> = new Set([
   'account_invalid',
   'api_key_expired',
+  'charge_exceeds_source_limit',
+  'charge_exceeds_transaction_limit',
+  'charge_exceeds_weekly_limit',
   'livemode_mismatch',
   'platform_api_key_expired',
   'secret_key_required',

@@ -17,7 +17,9 @@ export type EmulatedAnswer =
   /** 500 before anything is created, with `stripe-should-retry: false`, as Stripe's idempotency layer does. */
   | 'server_error'
   /** 400 naming the payment method: Stripe will not charge it off-session (e.g. used once without a customer). */
-  | 'unusable';
+  | 'unusable'
+  /** 400: the account's weekly payment volume limit is reached (Stripe's `charge_exceeds_weekly_limit`). */
+  | 'volume_limit';
 
 export interface EmulatedIntent {
   id: string;
@@ -257,6 +259,11 @@ export async function startStripeEmulator(
     const answer = card.answers[Math.min(card.charges, card.answers.length - 1)] ?? 'approve';
     if (answer === 'server_error')
       return { status: 500, body: { error: { type: 'api_error', message: 'boom' } } };
+    if (answer === 'volume_limit')
+      return {
+        status: 400,
+        body: invalid('This payment would exceed your weekly volume limit.', 'charge_exceeds_weekly_limit'),
+      };
     if (answer === 'unusable') {
       const refused = invalid('This PaymentMethod cannot be used again.').error;
       return { status: 400, body: { error: { ...refused, param: 'payment_method' } } };
