@@ -1,4 +1,5 @@
 import type { EventPayload } from '../domain/events.js';
+import { settleStopped } from '../services/stop-settlement.js';
 import type { RecoveryPatch } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
 
@@ -31,6 +32,10 @@ export function recordActivities(deps: ActivityDeps) {
       if (input.ends) patch.endedAt = now;
       await deps.stores.recoveries.update(input.transactionId, patch, now);
       if (input.ends && patch.state) deps.metrics.recoveryEnded(patch.state);
+      // A stop answered 202 during the attempt that ended it: an end without the payment is settled as the
+      // stop said (the stop settles it instead if it is recorded after this end).
+      const ended = input.ends ? await deps.stores.recoveries.findById(input.transactionId) : null;
+      if (ended?.stopAsked) await settleStopped(deps.stores, ended, ended.stopAsked, now);
     },
 
     /**

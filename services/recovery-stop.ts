@@ -4,12 +4,13 @@ import {
   WorkflowUpdateStage,
   type Client,
 } from '@temporalio/client';
-import { statusOf, stillOwed, type StopReason } from '../domain/recovery.js';
+import { statusOf, type StopReason } from '../domain/recovery.js';
 import { within } from '../runtime/within.js';
 import type { Stores } from '../store/index.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import type { TaskQueues } from '../worker/task-queues.js';
 import { startStopped } from './recovery-start.js';
+import { settleStopped } from './stop-settlement.js';
 import { findRecovery, type RecoveryRef } from './status-record.js';
 import { stopUpdate } from '../workflows/recovery-definitions.js';
 
@@ -59,18 +60,12 @@ async function askToStop(temporal: Client, doc: RecoveryDoc, reason: StopReason)
 
 /**
  * A recovery that had ended when the stop came: one that collected the payment ends as it did; one that
- * ended without it (failed, blocked, stopped, a Proof Mode control) keeps its outcome, and the stop records
- * that the customer paid on their own (`paid_elsewhere`: the report counts it collected, as a billing
- * platform's notice does) or no longer owes it (`not_owed`). Either way the paywall no longer holds the
- * customer past due for it. A payment is written off once; word that it was paid stands over a write-off.
+ * ended without it (failed, blocked, stopped, a Proof Mode control) keeps its outcome, and is settled as
+ * the stop says (settleStopped).
  */
 async function settleEnded(stores: Stores, doc: RecoveryDoc, reason: StopReason): Promise<StopOutcome> {
   if (statusOf(doc.state) === 'succeeded') return { kind: 'ended', doc };
-  const now = new Date();
-  if (reason === 'paid_elsewhere' && doc.paidOnTheirOwnAt === undefined)
-    await stores.recoveries.settle(doc._id, { paidOnTheirOwnAt: now }, now);
-  if (reason === 'not_owed' && stillOwed(doc))
-    await stores.recoveries.settle(doc._id, { writtenOffAt: now }, now);
+  await settleStopped(stores, doc, reason, new Date());
   return { kind: 'stopped', doc: (await stores.recoveries.find(doc.accountId, doc.publicId)) ?? doc };
 }
 
@@ -98,7 +93,14 @@ export async function stopRecovery(
     asked = stopping ? await settle(stopping.result()) : await askToStop(deps.temporal, now, reason);
     now = (await recoveries.find(accountId, doc.publicId)) ?? now;
   }
-  if (asked === 'pending') return { kind: 'pending', doc: now };
+  if (asked === 'pending') {
+    // The attempt under way may be the last, and this ask may not reach the workflow before it ends (the
+    // charge holds its task): the stop is recorded, and an end without the payment is settled as it says —
+    // by the workflow recording its end, or here, if that came first.
+    await recoveries.askStop(now._id, reason, new Date());
+    now = (await recoveries.find(accountId, doc.publicId)) ?? now;
+    if (statusOf(now.state) === 'unknown') return { kind: 'pending', doc: now };
+  }
   if (now.state === 'paid_elsewhere' || now.state === 'stopped') return { kind: 'stopped', doc: now };
   // Ended otherwise meanwhile: collected (409), or unpaid, and then settled as one that had ended.
   return statusOf(now.state) === 'unknown'

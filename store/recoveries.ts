@@ -7,6 +7,7 @@ import {
   stillOwed,
   type Prediction,
   type RecoveryState,
+  type StopReason,
   type Strategy,
 } from '../domain/recovery.js';
 import type { RecoveryRequest } from '../domain/recovery-request.js';
@@ -82,6 +83,11 @@ export interface RecoveryDoc {
    * stopped as `not_owed` after it ended: when. The customer no longer owes it; the payment stays uncollected.
    */
   writtenOffAt?: Date;
+  /**
+   * A stop the merchant asked while an attempt was under way, answered 202 ("stops right after it"): the
+   * latest reason. If that attempt ends the recovery without the payment, the end is settled as it says.
+   */
+  stopAsked?: StopReason;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -322,6 +328,10 @@ export function createRecoveryStore(db: Db) {
     /** Removes a recovery whose workflow certainly never started, so nothing refers to it. */
     discard: (transactionId: string) => recoveries.deleteOne({ _id: transactionId, state: 'processing' }),
 
+    /** A recovery by its stored id, for the workflow that runs it (which knows it is its own). */
+    findById: (transactionId: string): Promise<RecoveryDoc | null> =>
+      recoveries.findOne({ _id: transactionId }),
+
     /** Finds an account's recovery by either form of its id (UUID or FAILED_API_<uuid>). */
     find(accountId: string, transactionId: string): Promise<RecoveryDoc | null> {
       return accountsRecovery(accountId, storedIdOf(transactionId));
@@ -334,6 +344,11 @@ export function createRecoveryStore(db: Db) {
 
     async update(transactionId: string, patch: RecoveryPatch, now: Date): Promise<void> {
       await recoveries.updateOne({ _id: transactionId }, { $set: { ...patch, updatedAt: now } });
+    },
+
+    /** Records a stop answered 202 while an attempt was under way (see `stopAsked`). */
+    async askStop(transactionId: string, reason: StopReason, now: Date): Promise<void> {
+      await recoveries.updateOne({ _id: transactionId }, { $set: { stopAsked: reason, updatedAt: now } });
     },
 
     /**
