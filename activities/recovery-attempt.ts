@@ -13,6 +13,7 @@ import type { AttemptRecord } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
 import { GatewayGoneError, gatewayFor, gatewayOf } from './gateways/resolve.js';
 import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome } from './gateways/types.js';
+import { heldByInvoice } from './invoice-check.js';
 
 export interface AttemptInput {
   accountId: string;
@@ -96,7 +97,9 @@ export function attemptActivities(deps: ActivityDeps) {
     // Mastercard's 03 or 21 is for the card, not this payment: later recoveries' claims on it are refused.
     if (outcome.kind === 'declined' && isStopAdvice(outcome.advice))
       await stores.cardBudgets.rememberStop(cardKey, { advice: outcome.advice, at });
-    if (outcome.kind === 'approved' || outcome.kind === 'declined') {
+    // An answer that the payment is no longer owed (nothing was charged) says nothing of when cards recover.
+    const saysOfTheCard = outcome.kind !== 'declined' || classifyDecline(outcome.code).aboutTheCard;
+    if ((outcome.kind === 'approved' || outcome.kind === 'declined') && saysOfTheCard) {
       await stores.learning.record({
         _id: input.attemptKey,
         accountId: input.accountId,
@@ -198,7 +201,8 @@ export function attemptActivities(deps: ActivityDeps) {
     /**
      * One charge: claims the card's network budget (cards only: see `underCardNetworkRules`) and records when
      * the attempt was first sent, then charges with the attempt's idempotency key, so a retried activity or a
-     * restarted worker replays the same charge instead of making a second one.
+     * restarted worker replays the same charge instead of making a second one. A recovery a billing platform
+     * reported is charged only while its invoice is owed, never more than is due (see heldByInvoice).
      */
     async attemptCharge(input: AttemptInput): Promise<AttemptResult> {
       const now = new Date(input.now);
@@ -218,6 +222,8 @@ export function attemptActivities(deps: ActivityDeps) {
           `${resolved.gone}: attempt ${input.attemptKey} was sent to it; add it back to settle it`,
         );
       if ('gone' in resolved) return { kind: 'not_allowed', reason: resolved.gone, retryAt: null };
+      const held = await heldByInvoice(deps, input, (outcome) => remember(input, now, outcome));
+      if (held) return held;
       const { adapter, kind, account } = resolved;
       const request: ChargeRequest = {
         token: input.option.token,

@@ -43,7 +43,7 @@ export type ConnectorReceipt =
   | { action: 'paid_elsewhere' | 'control_paid' | 'paid_after_end'; transactionId: string | null }
   | { action: 'amount_lowered'; transactionId: string; amountDue: number }
   | { action: 'card_expiring'; eventId: string }
-  | { action: 'ignored'; reason: string };
+  | { action: 'ignored'; reason: string; details?: Record<string, string[]> };
 
 /**
  * Carries out what a platform event asks: a failed payment becomes a recovery (through the same intake
@@ -71,11 +71,16 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
       for (const field of refused) delete request[field];
       parsed = schema.safeParse(request, { reportInput: true });
     }
+    // A failure the account cannot charge (a token none of its gateways takes, an amount under the minimum)
+    // is answered 200 and ignored, as decisions.md has every event not handled: an error would only bring the
+    // same event back, and platforms turn a webhook off after enough failures (Recharge: 19 in 48 hours),
+    // losing every later failure. The reason and details show in the platform's webhook log and Recoup's.
     if (!parsed.success)
-      throw new HttpError(422, {
-        error: 'The failed payment cannot be recovered through this account',
+      return {
+        action: 'ignored',
+        reason: 'The failed payment cannot be recovered through this account',
         details: formatIssues(parsed.error),
-      });
+      };
     const now = clock();
     const admission = await admitRecovery(stores, account, parsed.data, now, {
       platform,

@@ -2,6 +2,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ConnectorPlatform } from '../domain/connectors.js';
 import { statusOf } from '../domain/recovery.js';
 import { startStopped } from '../services/recovery-start.js';
+import { settleStopped } from '../services/stop-settlement.js';
 import type { Account } from '../store/accounts.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import { amountDueSignal, paidElsewhereSignal } from '../workflows/recovery-definitions.js';
@@ -70,12 +71,18 @@ export function createPaymentNotices(
       const action = recovery.state === 'holdout' ? 'control_paid' : 'paid_after_end';
       return { action, transactionId: recovery.publicId };
     }
+    // Recorded first: an attempt under way that is the recovery's last, and ends it without the payment,
+    // ends it before the signal can stop it; that end is then settled as paid on the customer's own (by the
+    // workflow recording it, or below if it came first), as it would be had this notice come after it.
+    await stores.recoveries.askStop(recovery._id, 'paid_elsewhere', clock());
     // A recovery whose workflow never started (its intake died) is started told to stop: nothing is charged.
     if (
       !(await signalPaid(recovery)) &&
       !(await startStopped(temporal, deps.queues, recovery, 'paid_elsewhere'))
     )
       await signalPaid(recovery);
+    const now = await stores.recoveries.find(account.id, recovery.publicId);
+    if (now && statusOf(now.state) !== 'unknown') await settleStopped(stores, now, 'paid_elsewhere', clock());
     return { action: 'paid_elsewhere', transactionId: recovery.publicId };
   }
 

@@ -180,6 +180,17 @@ const knownCodes: Record<string, CodeEntry> = {
   transaction_not_allowed: ['no_longer_chargeable', 1],
   // A billing platform's subscription that no longer owes the payment: nothing was charged, nothing is owed.
   subscription_not_past_due: ['no_longer_chargeable', 4, nothingOwed],
+  // Recoup's own answer (no gateway gives it, none gave it before 2026-11-27): the billing platform's invoice
+  // was read just before a charge and found paid, voided or cancelled there; nothing was sent.
+  invoice_not_owed: [
+    'no_longer_chargeable',
+    4,
+    {
+      ...nothingOwed,
+      reason:
+        'The invoice is no longer owed on the billing platform (paid, voided or cancelled there); nothing was charged.',
+    },
+  ],
 
   expired_card: ['expired', 3],
 

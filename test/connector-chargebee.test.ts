@@ -19,6 +19,7 @@ import {
   stoppedPaidElsewhere,
   writtenBack,
 } from './support/connectors.js';
+import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
 let stack: Stack;
@@ -178,7 +179,7 @@ describe('Chargebee connector: payment_failed', () => {
     ['de', 'de'],
     ['ja-JP', undefined],
   ])('the customer’s Chargebee locale %s gives its pages the language %s', async (tag, locale) => {
-    const accountId = await connectedAccount(false);
+    const accountId = await connectedAccount();
     const failed = paymentFailed('cus_1/tok_visa', { locale: tag });
     expect((await post(accountId, failed.body)).status).toBe(200);
     const doc = await stack.stores.recoveries.findByKey(accountId, failed.invoiceId);
@@ -192,44 +193,85 @@ describe('Chargebee connector: payment_failed', () => {
     expect(chargebee.recordPayments(failed.invoiceId)).toHaveLength(1);
   });
 
-  it('a Stripe token on an account whose gateway is the test gateway is refused with 422, and nothing is stored', async () => {
+  it('a Stripe token on an account whose gateway is the test gateway is answered 200 and ignored with why, nothing stored, the event done', async () => {
     const accountId = await connectedAccount();
     const failed = paymentFailed('cus_1/pm_123');
     const res = await post(accountId, failed.body);
-    expect(res.status).toBe(422);
-    expect(JSON.stringify(res.body.details)).toContain('paymentMethodToken');
+    expect(res).toMatchObject({
+      status: 200,
+      body: {
+        received: true,
+        action: 'ignored',
+        reason: 'The failed payment cannot be recovered through this account',
+        details: { paymentMethodToken: [expect.any(String)] },
+      },
+    });
     expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toBeNull();
+    // Done: Chargebee's redelivery is a duplicate, not another failure counting towards turning the webhook off.
+    expect((await stack.stores.connectorEvents.latest(accountId, 1))[0]).toMatchObject({
+      outcome: 'ignored',
+      doneAt: expect.any(Date),
+    });
+    expect((await post(accountId, failed.body)).body).toEqual({
+      received: true,
+      duplicate: true,
+      action: 'ignored',
+    });
   });
 
-  it('without API credentials the recovery succeeds and the write-back is not_configured', async () => {
+  it('a configuration without the site and an API key is refused: the invoice could not be read before charging', () => {
+    const problem = chargebeeConnector.configProblem?.({ username, password }, []);
+    expect(problem).toMatch(/site and apiKey are required/);
+    expect(
+      chargebeeConnector.configProblem?.({ username, password, site: 'acme', apiKey: 'live_x' }, []),
+    ).toBeNull();
+  });
+
+  it('with a configuration stored before API credentials were required, a payment_failed after Chargebee reported the invoice paid charges nothing', async () => {
     const accountId = await connectedAccount(false);
-    const failed = paymentFailed('cus_1/tok_visa');
-    await post(accountId, failed.body);
-    const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.writeBack !== undefined);
-    expect(doc).toMatchObject({ state: 'succeeded', writeBack: 'not_configured' });
-    expect(chargebee.calls().filter((c) => c.path.includes(failed.invoiceId))).toEqual([]);
+    const failed = paymentFailed('cus_1/tok_visa_paid_first');
+    // The customer pays, Chargebee says so; its older payment_failed comes after.
+    const paid = await post(accountId, chargebee.payInvoiceInChargebee(failed.invoiceId));
+    expect(paid.body).toMatchObject({ action: 'ignored' });
+    const late = await post(accountId, failed.body);
+    expect(late).toEqual({
+      status: 200,
+      body: {
+        received: true,
+        action: 'ignored',
+        reason: expect.stringMatching(/site and apiKey are required/),
+      },
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, failed.invoiceId)).toBeNull();
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_visa_paid_first')).toBe(0);
   });
 
-  it('an invoice paid in Chargebee while its recovery waited is left alone: already_paid, no payment recorded', async () => {
+  it('an invoice paid in Chargebee while its recovery waited, its payment_succeeded not yet in, is not charged again: the recovery stops', async () => {
     const accountId = await connectedAccount();
     const failed = paymentFailed('cus_1/tok_decline_do_not_honor_x3');
     await post(accountId, failed.body);
     await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.state === 'queued');
     chargebee.payInvoiceInChargebee(failed.invoiceId);
-    // The customer's new card retries the recovery at once; its write-back finds the invoice paid.
+    // The customer's new card retries the recovery at once; the invoice, read first, is paid.
+    const newCard = `tok_visa_paid${n}`;
     const updated = event('payment_source_updated', {
       payment_source: {
         id: `pm_paid${n}`,
         customer_id: failed.customerId,
         type: 'card',
-        reference_id: 'cus_1/tok_visa',
+        reference_id: `cus_1/${newCard}`,
         status: 'valid',
         deleted: false,
       },
     });
-    await post(accountId, JSON.stringify(updated));
-    const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.writeBack !== undefined);
-    expect(doc?.writeBack).toBe('already_paid');
+    expect((await post(accountId, JSON.stringify(updated))).body).toMatchObject({
+      action: 'card_updated',
+      recoveriesRetried: 1,
+    });
+    const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.endedAt !== undefined);
+    expect(doc).toMatchObject({ state: 'stopped', lastDeclineCode: 'invoice_not_owed', nextAttemptAt: null });
+    expect(doc).not.toHaveProperty('writeBack');
+    expect(await stack.stores.sandbox.countForToken('test', newCard)).toBe(0);
     expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
   });
 });
@@ -320,6 +362,29 @@ describe('Chargebee connector: payment_succeeded (paid elsewhere)', () => {
     });
   });
 
+  it('paid in Chargebee while the last attempt is under way, which is declined: the failure stands, recorded as paid by the customer', async () => {
+    // The gateway's answers take 3 s: the notice comes while the first (and, for this decline, last) charge is out.
+    const created = await stack.createAccount({}, [
+      { name: 'test', kind: 'test', test: true, credentials: { latencyMs: '3000' } },
+    ]);
+    const api = { site: chargebee.site, apiKey: chargebee.apiKey, apiBase: chargebee.url };
+    await stack.stores.accounts.setConnector(created.account.id, 'chargebee', { username, password, ...api });
+    const accountId = created.account.id;
+    const token = `tok_decline_incorrect_number_x${300 + n}`;
+    const failed = paymentFailed(`cus_1/${token}`);
+    expect((await post(accountId, failed.body)).body).toMatchObject({ action: 'recovery_started' });
+    await poll(
+      () => stack.stores.sandbox.countForToken('test', token),
+      (count) => count > 0,
+    );
+    const res = await post(accountId, chargebee.payInvoiceInChargebee(failed.invoiceId));
+    expect(res.body).toMatchObject({ action: 'paid_elsewhere' });
+    const ended = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.endedAt !== undefined);
+    expect(ended).toMatchObject({ state: 'failed' });
+    expect(ended!.paidOnTheirOwnAt).toBeInstanceOf(Date);
+    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(1);
+  });
+
   it('a payment of an invoice Recoup holds no recovery of is ignored', async () => {
     const accountId = await connectedAccount();
     chargebee.addInvoice({
@@ -356,9 +421,10 @@ describe('Chargebee connector: payment_succeeded (paid elsewhere)', () => {
     const accountId = await connectedAccount();
     const failed = paymentFailed(`cus_1/tok_decline_do_not_honor_x${200 + n + 1}`);
     await post(accountId, failed.body);
-    const partial = chargebee.payInvoiceInChargebee(failed.invoiceId, 500);
+    // Paid once the recovery is queued: an attempt that read the invoice partly paid would collect no more.
+    let partial = '';
     await collectsWhatIsStillDue(stack, accountId, failed.invoiceId, {
-      sendPartial: () => post(accountId, partial),
+      sendPartial: () => post(accountId, (partial = chargebee.payInvoiceInChargebee(failed.invoiceId, 500))),
       sendUpdate: () => post(accountId, sourceUpdated(failed.customerId, 'cus_1/tok_mastercard')),
       newToken: 'tok_mastercard',
       amountDue: failed.amount - 500,

@@ -9,6 +9,7 @@ import { recoveryInputOf } from '../services/recovery-start.js';
 import type { Account } from '../store/accounts.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
 import { taskQueues } from '../worker/task-queues.js';
+import { cardUpdatedSignal } from '../workflows/recovery-definitions.js';
 import {
   cardUpdateRecovers,
   collectsWhatIsStillDue,
@@ -409,6 +410,21 @@ describe('Recurly connector: payment.succeeded', () => {
       body: { received: true, duplicate: true, action: 'paid_elsewhere' },
     });
     expect(await recoveryOfInvoice(stack, account.id, invoiceId)).toMatchObject({ state: 'paid_elsewhere' });
+  });
+
+  it('an invoice paid on Recurly whose notification never came is read before the next attempt and not charged: the recovery stops', async () => {
+    const accountId = await connectedAccount();
+    const { invoiceId, token, queued } = await queuedRecovery(accountId);
+    const charged = await stack.stores.sandbox.countForToken('test', token);
+    recurly.payOnRecurly(invoiceId);
+    // The next attempt, brought forward as a new card brings it.
+    await stack.temporal.workflow
+      .getHandle(queued.workflowId)
+      .signal(cardUpdatedSignal, { newToken: 'tok_visa_recurly_new', paymentMethodType: 'card' });
+    const ended = await recoveryOfInvoice(stack, accountId, invoiceId, (d) => d.endedAt !== undefined);
+    expect(ended).toMatchObject({ state: 'stopped', lastDeclineCode: 'invoice_not_owed' });
+    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(charged);
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_visa_recurly_new')).toBe(0);
   });
 
   it('a payment of part of the invoice lowers its queued recovery: the new card is charged the balance left', async () => {

@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
+import { cardUpdatedSignal } from '../workflows/recovery-definitions.js';
 import {
   paidNoticeLeftSucceeded,
   postWebhook,
@@ -131,13 +132,24 @@ describe('Recharge connector: charge/failed', () => {
     expect(await stack.stores.recoveries.findByKey(accountId, failed.chargeId)).toBeNull();
   });
 
-  it('a Stripe payment method on an account whose gateway is the test gateway gets 422, nothing stored', async () => {
+  it('a Stripe payment method on an account whose gateway is the test gateway is answered 200 and ignored with why (Recharge deletes a webhook that keeps failing), nothing stored', async () => {
     const accountId = await connectedAccount();
     const failed = chargeFailed('pm_123');
     const res = await post(accountId, failed.body);
-    expect(res.status).toBe(422);
-    expect(JSON.stringify(res.body.details)).toContain('paymentMethodToken');
+    expect(res).toMatchObject({
+      status: 200,
+      body: {
+        received: true,
+        action: 'ignored',
+        reason: 'The failed payment cannot be recovered through this account',
+        details: { paymentMethodToken: [expect.any(String)] },
+      },
+    });
     expect(await stack.stores.recoveries.findByKey(accountId, failed.chargeId)).toBeNull();
+    expect((await stack.stores.connectorEvents.latest(accountId, 1))[0]).toMatchObject({
+      outcome: 'ignored',
+      doneAt: expect.any(Date),
+    });
   });
 
   it('Recharge refusing the API token is a 5xx, so Recharge delivers again', async () => {
@@ -210,6 +222,55 @@ describe('Recharge connector: charge/paid (paid elsewhere)', () => {
     const paid = recharge.payChargeInRecharge(failed.chargeId);
     const { 'x-recharge-topic': _topic, ...bare } = paidHeaders(paid);
     expect((await post(accountId, paid, bare)).body).toMatchObject({ action: 'paid_elsewhere' });
+  });
+});
+
+describe('Recharge connector: charge/paid in API version 2021-01 (statuses in upper case)', () => {
+  /** The charge/paid body as a token defaulting to 2021-01 receives it: `SUCCESS`, not `success`. */
+  const upperCase = (paid: string) => paid.replace('"status":"success"', '"status":"SUCCESS"');
+
+  it.each([
+    ['with its topic header', (body: string) => signed(body, { topic: 'charge/paid' })],
+    ['without it', (body: string) => ({ 'x-recharge-hmac-sha256': signed(body)['x-recharge-hmac-sha256'] })],
+  ])('a SUCCESS charge stops its queued recovery as paid elsewhere, %s', async (_, headers) => {
+    const accountId = await connectedAccount();
+    const token = `tok_decline_do_not_honor_x${200 + n}`;
+    const failed = chargeFailed(token);
+    await post(accountId, failed.body);
+    const queued = await recoveryOfInvoice(stack, accountId, failed.chargeId, (d) => d.state === 'queued');
+    const charged = await stack.stores.sandbox.countForToken('test', token);
+    const paid = upperCase(recharge.payChargeInRecharge(failed.chargeId));
+    expect(paid).toContain('"status":"SUCCESS"');
+    const res = await post(accountId, paid, headers(paid));
+    expect(res).toEqual({
+      status: 200,
+      body: { received: true, action: 'paid_elsewhere', transactionId: queued!.publicId },
+    });
+    await stoppedPaidElsewhere(stack, accountId, failed.chargeId, {
+      token,
+      charged,
+      attempts: queued!.attempts.length,
+    });
+  });
+});
+
+describe('Recharge connector: the charge read again before each attempt', () => {
+  it('a charge Recharge collected, its charge/paid not yet in, is not charged again: the recovery stops', async () => {
+    const accountId = await connectedAccount();
+    const token = `tok_decline_do_not_honor_x${200 + n}`;
+    const failed = chargeFailed(token);
+    await post(accountId, failed.body);
+    const queued = await recoveryOfInvoice(stack, accountId, failed.chargeId, (d) => d.state === 'queued');
+    const charged = await stack.stores.sandbox.countForToken('test', token);
+    recharge.payChargeInRecharge(failed.chargeId);
+    // The next attempt, due at once, is brought forward as a new card would.
+    await stack.temporal.workflow
+      .getHandle(queued!.workflowId)
+      .signal(cardUpdatedSignal, { newToken: 'tok_visa_recharge_new', paymentMethodType: 'card' });
+    const ended = await recoveryOfInvoice(stack, accountId, failed.chargeId, (d) => d.endedAt !== undefined);
+    expect(ended).toMatchObject({ state: 'stopped', lastDeclineCode: 'invoice_not_owed' });
+    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(charged);
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_visa_recharge_new')).toBe(0);
   });
 });
 

@@ -17,6 +17,7 @@ import {
   redeliveryIsDuplicate,
   writtenBack,
 } from './support/connectors.js';
+import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 
@@ -93,6 +94,10 @@ function signed(
   });
   return { body, headers: { 'stripe-signature': header } };
 }
+
+/** Stripe's notice that the customer saved a card (`type` as Stripe names the payment method's kind). */
+const attachedCard = (id: string, customer: string, type = 'card') =>
+  signed('payment_method.attached', { id, object: 'payment_method', type, customer });
 
 /**
  * Stripe reports the automatic payment of a new invoice failed; the card answers `answers` to Recoup. The
@@ -465,7 +470,7 @@ describe('Stripe Billing connector: after the failure', () => {
     await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
     const fresh = `pm_fresh${n}`;
     stripe.addCard(fresh, { customer, answers: ['approve'] });
-    const attached = signed('payment_method.attached', { id: fresh, object: 'payment_method', customer });
+    const attached = attachedCard(fresh, customer);
     await cardUpdateRecovers(
       stack,
       account.id,
@@ -517,10 +522,16 @@ describe('Stripe Billing connector: after the failure', () => {
     await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
     const fresh = `pm_fresh${n}`;
     stripe.addCard(fresh, { customer, answers: ['approve'] });
-    const partial = signed('payment_intent.succeeded', stripe.payPartOfInvoiceAtStripe(invoice.id, o.paid));
-    const attached = signed('payment_method.attached', { id: fresh, object: 'payment_method', customer });
+    const attached = attachedCard(fresh, customer);
     const done = await collectsWhatIsStillDue(stack, account.id, invoice.id, {
-      sendPartial: () => postWebhook(stack, 'stripe-billing', account.id, partial.body, partial.headers),
+      // Paid once the recovery is queued: an attempt that read the invoice partly paid would collect no more.
+      sendPartial: () => {
+        const partial = signed(
+          'payment_intent.succeeded',
+          stripe.payPartOfInvoiceAtStripe(invoice.id, o.paid),
+        );
+        return postWebhook(stack, 'stripe-billing', account.id, partial.body, partial.headers);
+      },
       sendUpdate: () => postWebhook(stack, 'stripe-billing', account.id, attached.body, attached.headers),
       newToken: fresh,
       amountDue: o.amountDue,
@@ -718,6 +729,130 @@ describe('Stripe Billing connector: after the failure', () => {
       expect(res.body).toMatchObject({ received: true, action: 'ignored', reason: expect.any(String) });
     }
     expect(await stack.stores.recoveries.findByKey(account.id, 'in_unknown')).toBeNull();
+  });
+});
+
+describe('Stripe Billing connector: the invoice read again before each charge', () => {
+  it('an invoice the customer paid at Stripe, its paid notice not yet in, is not charged again when the card they saved arrives first: the recovery stops', async () => {
+    const account = await connectedAccount();
+    const { invoice, customer, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'queued');
+    // Paid on Stripe's hosted invoice page with a card saved for later: payment_method.attached comes first.
+    stripe.payInvoiceAtStripe(invoice.id);
+    const fresh = `pm_fresh${n}`;
+    stripe.addCard(fresh, { customer, answers: ['approve'] });
+    const attached = attachedCard(fresh, customer);
+    const res = await postWebhook(stack, 'stripe-billing', account.id, attached.body, attached.headers);
+    expect(res.body).toEqual({ received: true, action: 'card_updated', recoveriesRetried: 1 });
+
+    const ended = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.endedAt !== undefined);
+    expect(ended).toMatchObject({
+      state: 'stopped',
+      lastDeclineCode: 'invoice_not_owed',
+      recommendedAction: 'monitor',
+      nextAttemptAt: null,
+    });
+    expect(stripe.intents().filter((i) => i.payment_method === fresh)).toEqual([]);
+    expect(stripe.invoicePays()).not.toContain(`recoup-write-back/${invoice.id}`);
+    const events = await stack.stores.events.list({ accountId: account.id, limit: 200 });
+    expect(events.map((e) => e.type)).not.toContain('recovery.failed');
+    expect(await isPastDue(account.apiKey, ended!.customerEmail!)).toBe(false);
+  });
+
+  it('Stripe not answering the invoice read holds the charge until it does: nothing is sent blind, nothing declined', async () => {
+    const account = await connectedAccount();
+    const { invoice, customer, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'queued');
+    const fresh = `pm_fresh${n}`;
+    stripe.addCard(fresh, { customer, answers: ['approve'] });
+    stripe.invoiceOutage(Number.POSITIVE_INFINITY, 'reads');
+    try {
+      const attached = attachedCard(fresh, customer);
+      await postWebhook(stack, 'stripe-billing', account.id, attached.body, attached.headers);
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(stripe.intents().filter((i) => i.payment_method === fresh)).toEqual([]);
+      expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toMatchObject({
+        state: 'processing',
+        attempts: [expect.objectContaining({ declineCode: 'do_not_honor' })],
+      });
+    } finally {
+      stripe.invoiceOutage(null);
+    }
+    // Stripe answers again: the invoice is still owed, and the held attempt charges the new card.
+    const done = await writtenBack(stack, account.id, invoice.id);
+    expect(done.paymentMethodToken).toBe(fresh);
+    expect(stripe.intents().filter((i) => i.payment_method === fresh)).toHaveLength(1);
+  });
+
+  it('an invoice partly paid at Stripe, its notice lost, is never charged in full: the recovery is lowered to what remains', async () => {
+    const account = await connectedAccount();
+    const { invoice, customer, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    const queued = await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'queued');
+    stripe.payPartOfInvoiceAtStripe(invoice.id, 900);
+    const fresh = `pm_fresh${n}`;
+    stripe.addCard(fresh, { customer, answers: ['approve'] });
+    const attached = attachedCard(fresh, customer);
+    await postWebhook(stack, 'stripe-billing', account.id, attached.body, attached.headers);
+    // The attempt is held, and the workflow told what is still due, as a partial-payment notice would.
+    const workflow = stack.temporal.workflow.getHandle(queued!.workflowId);
+    const told = await poll(
+      async () => (await workflow.fetchHistory()).events ?? [],
+      (events) => events.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'amountDue'),
+    );
+    expect(told.some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'amountDue')).toBe(
+      true,
+    );
+    expect(stripe.intents().filter((i) => i.payment_method === fresh)).toEqual([]);
+    // The customer's next card collects only the 20.00 still due of the 29.00.
+    const other = `pm_other${n}`;
+    stripe.addCard(other, { customer, answers: ['approve'] });
+    const again = attachedCard(other, customer);
+    await postWebhook(stack, 'stripe-billing', account.id, again.body, again.headers);
+    const done = await writtenBack(stack, account.id, invoice.id);
+    expect(done).toMatchObject({ amount: 2000, paymentMethodToken: other });
+    expect(stripe.intents().filter((i) => [fresh, other].includes(i.payment_method))).toEqual([
+      expect.objectContaining({ payment_method: other, amount: 2000, status: 'succeeded' }),
+    ]);
+  });
+
+  it('a bank debit or Link method the customer saves is not retried as a card', async () => {
+    const account = await connectedAccount();
+    const { invoice, customer, event } = failedInvoice([{ decline: 'do_not_honor' }]);
+    await postWebhook(stack, 'stripe-billing', account.id, event.body, event.headers);
+    await recoveryOfInvoice(stack, account.id, invoice.id, (d) => d.state === 'queued');
+    for (const type of ['sepa_debit', 'us_bank_account', 'link']) {
+      const method = `pm_${type.replaceAll('_', '')}${n}`;
+      stripe.addCard(method, { customer, answers: ['approve'] });
+      const attached = attachedCard(method, customer, type);
+      const res = await postWebhook(stack, 'stripe-billing', account.id, attached.body, attached.headers);
+      expect(res.body).toEqual({
+        received: true,
+        action: 'ignored',
+        reason: `The payment method is a ${type}, not a card Recoup retries`,
+      });
+      expect(stripe.intents().filter((i) => i.payment_method === method)).toEqual([]);
+    }
+    expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toMatchObject({
+      state: 'queued',
+    });
+  });
+
+  it('a failed invoice the customer is to pay themselves (send_invoice) is not recovered off-session', async () => {
+    const account = await connectedAccount();
+    const { invoice, card } = failedInvoice(['approve']);
+    const manual = signed('invoice.payment_failed', { ...invoice, collection_method: 'send_invoice' });
+    const res = await postWebhook(stack, 'stripe-billing', account.id, manual.body, manual.headers);
+    expect(res).toMatchObject({
+      status: 200,
+      body: { action: 'ignored', reason: expect.stringContaining('send_invoice') },
+    });
+    expect(await stack.stores.recoveries.findByKey(account.id, invoice.id)).toBeNull();
+    expect(stripe.intents().filter((i) => i.payment_method === card && i.metadata[attemptKeyField])).toEqual(
+      [],
+    );
   });
 });
 

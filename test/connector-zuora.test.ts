@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConnectorConfig } from '../activities/connectors/registry.js';
 import { zuora as zuoraConnector } from '../activities/connectors/zuora.js';
+import { cardUpdatedSignal } from '../workflows/recovery-definitions.js';
 import {
   collectsWhatIsStillDue,
   paidNoticeLeftSucceeded,
@@ -164,12 +165,18 @@ describe('Zuora connector: Payment Declined callout', () => {
     expect(zuora.payments().filter((p) => p.idempotencyKey?.endsWith(declined.invoiceId))).toHaveLength(1);
   });
 
-  it('a Stripe card on an account whose gateway is the test gateway is refused with 422, nothing stored', async () => {
+  it('a Stripe card on an account whose gateway is the test gateway is answered 200 and ignored with why, nothing stored', async () => {
     const accountId = await connectedAccount();
     const declined = paymentDeclined('pm_1Nabc');
     const res = await post(accountId, declined.body, declined.headers);
-    expect(res.status).toBe(422);
-    expect(JSON.stringify(res.body.details)).toContain('paymentMethodToken');
+    expect(res).toMatchObject({
+      status: 200,
+      body: {
+        action: 'ignored',
+        reason: 'The failed payment cannot be recovered through this account',
+        details: { paymentMethodToken: [expect.any(String)] },
+      },
+    });
     expect(await stack.stores.recoveries.findByKey(accountId, declined.invoiceId)).toBeNull();
   });
 
@@ -293,6 +300,27 @@ describe('Zuora connector: Payment Processed callout', () => {
     });
   });
 
+  it('an invoice paid in Zuora whose Payment Processed callout never came is read before the next attempt and not charged: the recovery stops', async () => {
+    const accountId = await connectedAccount();
+    const declined = await queuedRecovery(accountId);
+    const charged = await stack.stores.sandbox.countForToken('test', declined.token);
+    zuora.payInvoiceInZuora(declined.invoiceId, 49.5);
+    // The next attempt, brought forward as a new card brings it.
+    await stack.temporal.workflow
+      .getHandle(declined.queued.workflowId)
+      .signal(cardUpdatedSignal, { newToken: 'tok_visa_zuora_new', paymentMethodType: 'card' });
+    const ended = await recoveryOfInvoice(
+      stack,
+      accountId,
+      declined.invoiceId,
+      (d) => d.endedAt !== undefined,
+    );
+    expect(ended).toMatchObject({ state: 'stopped', lastDeclineCode: 'invoice_not_owed' });
+    expect(await stack.stores.sandbox.countForToken('test', declined.token)).toBe(charged);
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_visa_zuora_new')).toBe(0);
+    expect(paymentsOf(declined.invoiceId)).toEqual([]);
+  });
+
   it('a payment of part of the invoice lowers its queued recovery to the balance: a new card is charged that, and that is recorded', async () => {
     const { account, apiKey } = await connected();
     const declined = await queuedRecovery(account.id);
@@ -396,5 +424,23 @@ describe('Zuora connector: a write-back retried', () => {
     expect(paymentsOf(invoiceId)).toMatchObject([
       { body: { amount: '29.50', invoices: [{ invoiceId, amount: '29.50' }] } },
     ]);
+  });
+});
+
+describe('Zuora connector: an OAuth token Zuora no longer takes', () => {
+  it('is dropped and a new one fetched: the callout is recovered, not answered 5xx until the cached token expires', async () => {
+    const accountId = await connectedAccount();
+    const first = paymentDeclined('tok_visa_before_revoke');
+    expect((await post(accountId, first.body, first.headers)).body).toMatchObject({
+      action: 'recovery_started',
+    });
+    // Zuora revokes the cached token (the OAuth client's secret rotated, or a token expired early).
+    zuora.revokeTokens();
+    const issued = zuora.tokensIssued();
+    const declined = paymentDeclined('tok_visa_after_revoke');
+    const res = await post(accountId, declined.body, declined.headers);
+    expect(res).toMatchObject({ status: 200, body: { action: 'recovery_started' } });
+    expect(zuora.tokensIssued()).toBe(issued + 1);
+    expect(await writtenBack(stack, accountId, declined.invoiceId)).toMatchObject({ amount: 4950 });
   });
 });

@@ -3,12 +3,19 @@ import { z } from 'zod';
 import type { ConnectorAction } from '../../domain/connectors.js';
 import { pageLocaleOf } from '../../domain/links.js';
 import { clientOf, currentInvoice, writeBack } from './chargebee-api.js';
-import { ignored, type ConnectorContext, type PlatformConnector, type VerifiedEvent } from './types.js';
+import {
+  ignored,
+  type ConnectorContext,
+  type InvoiceStanding,
+  type PlatformConnector,
+  type RecoveredInvoice,
+  type VerifiedEvent,
+} from './types.js';
 import { bodyDigestId, jsonOf, samePair } from './webhook-body.js';
 
 /**
  * The Chargebee connector's configuration: the basic-auth pair the merchant types into Chargebee's webhook
- * settings and, for write-back, the site and an API key. `apiBase` replaces https://{site}.chargebee.com
+ * settings, and the site and an API key, which read each invoice before it is charged and write back. `apiBase` replaces https://{site}.chargebee.com
  * (tests point it at a loopback emulator).
  */
 export const ChargebeeConfig = z
@@ -20,12 +27,14 @@ export const ChargebeeConfig = z
       .string()
       .regex(/^[a-z0-9][a-z0-9-]{0,62}$/i, 'must be the site name (acme in acme.chargebee.com)')
       .optional(),
+    // Optional in the schema only so configurations stored before they were required still load; `configProblem`
+    // refuses a new one without them.
     apiKey: z.string().min(1).max(256).optional(),
     apiBase: z.url({ protocol: /^https?$/ }).optional(),
   })
   .strict()
   .refine((c) => (c.site === undefined) === (c.apiKey === undefined), {
-    message: 'site and apiKey go together (both for write-back, or neither)',
+    message: 'site and apiKey go together',
     path: ['apiKey'],
   });
 export type ChargebeeConfig = z.infer<typeof ChargebeeConfig>;
@@ -122,20 +131,30 @@ function tokenOf(referenceId: string | null | undefined, gateway: string | null 
 const gatewayOf = (named: string | null | undefined, ctx: ConnectorContext) =>
   named ?? ctx.gateways[0]?.kind ?? null;
 
+/**
+ * Why a configuration without the site and an API key recovers nothing: the event's invoice is a snapshot
+ * that cannot be checked, and Recoup remembers no payment Chargebee reported (a payment_succeeded, then a
+ * late payment_failed of the same invoice, would charge the customer twice); nor could it write back.
+ */
+const credentialsRequired =
+  'site and apiKey are required: without reading the invoice, a payment_failed Chargebee delivers after the invoice was paid would be charged again';
+
 /** The invoice's statuses that await the payment Recoup would collect (Chargebee's Invoice `status`). */
 const awaitingPayment = new Set(['payment_due', 'not_paid']);
 
 /**
  * Chargebee resends a webhook for days and does not order them, so the event's invoice is a snapshot: the
- * customer may have paid it since. With API credentials the invoice is read back, and only one still
- * awaiting payment is recovered, of what it still owes; a failed read throws (the intake answers 5xx and
- * Chargebee resends). Without credentials the event's own amount is all there is.
+ * customer may have paid it since. The invoice is read back, and only one still awaiting payment is
+ * recovered, of what it still owes; a failed read throws (the intake answers 5xx and Chargebee resends). A
+ * configuration without API credentials (set before they were required) recovers nothing: a late
+ * payment_failed of an invoice already paid would be charged again.
  */
 async function paymentFailed(
   payload: unknown,
   config: ChargebeeConfig,
   ctx: ConnectorContext,
 ): Promise<ConnectorAction> {
+  if (!config.site || !config.apiKey) return ignored(credentialsRequired);
   const parsed = PaymentFailedEvent.safeParse(payload);
   if (!parsed.success) return ignored('The payment_failed event lacks the transaction Recoup needs');
   const { transaction: t, invoice, customer, card } = parsed.data.content;
@@ -145,20 +164,14 @@ async function paymentFailed(
   const method = customer?.payment_method;
   const token = tokenOf(method?.reference_id, gatewayOf(method?.gateway, ctx));
   if (!token) return ignored('The customer has no gateway payment method to retry');
-  let amount = invoice?.amount_due ?? t.amount;
-  let currency = invoice?.currency_code ?? t.currency_code;
-  if (config.site && config.apiKey) {
-    const current = await currentInvoice(clientOf(config.site, config.apiKey, config.apiBase), invoiceId);
-    if (!current) return ignored('Chargebee does not know the invoice');
-    if (current.status === 'paid') return ignored('The invoice is paid at Chargebee, nothing is owed');
-    if (!awaitingPayment.has(current.status))
-      return ignored(`The invoice is ${current.status} at Chargebee, no longer due for collection`);
-    const due = current.amount_due ?? 0;
-    if (due <= 0) return ignored('The invoice is paid at Chargebee, nothing is owed');
-    amount = due;
-    currency = current.currency_code;
-  }
-  if (amount == null || !currency) return ignored('The failed payment names no amount');
+  const current = await currentInvoice(clientOf(config.site, config.apiKey, config.apiBase), invoiceId);
+  if (!current) return ignored('Chargebee does not know the invoice');
+  if (current.status === 'paid') return ignored('The invoice is paid at Chargebee, nothing is owed');
+  if (!awaitingPayment.has(current.status))
+    return ignored(`The invoice is ${current.status} at Chargebee, no longer due for collection`);
+  const amount = current.amount_due ?? 0;
+  const currency = current.currency_code;
+  if (amount <= 0) return ignored('The invoice is paid at Chargebee, nothing is owed');
   // Chargebee passes the gateway's codes through; Stripe's specific decline code sits under error_detail.
   const code = (t.error_detail?.decline_code ?? t.error_code)?.toLowerCase();
   const iin = card?.iin ?? t.iin;
@@ -239,6 +252,23 @@ function paymentSourceExpiring(payload: unknown, ctx: ConnectorContext): Connect
   };
 }
 
+/**
+ * The invoice as Chargebee holds it just before Recoup charges it: owed while it awaits payment with an
+ * amount due (that amount), else not owed. A failed read throws, so the charge waits for Chargebee.
+ */
+async function invoiceStanding(
+  config: ChargebeeConfig,
+  recovered: RecoveredInvoice,
+): Promise<InvoiceStanding> {
+  if (!config.site || !config.apiKey) return { kind: 'unreadable' };
+  const invoice = await currentInvoice(clientOf(config.site, config.apiKey, config.apiBase), recovered.id);
+  if (!invoice) return { kind: 'not_owed', reason: 'Chargebee no longer knows the invoice' };
+  const due = invoice.amount_due ?? 0;
+  if (!awaitingPayment.has(invoice.status) || due <= 0)
+    return { kind: 'not_owed', reason: `The invoice is ${invoice.status} at Chargebee` };
+  return { kind: 'owed', amountDue: due, currency: invoice.currency_code };
+}
+
 /** The event in an authenticated body. */
 function eventOf(rawBody: Buffer): VerifiedEvent {
   const json = jsonOf(rawBody);
@@ -252,6 +282,7 @@ function eventOf(rawBody: Buffer): VerifiedEvent {
 /** Chargebee: authenticated by the basic-auth pair set on the webhook, checked with the SDK's validator. */
 export const chargebee: PlatformConnector<ChargebeeConfig> = {
   config: ChargebeeConfig,
+  configProblem: (config) => (config.site && config.apiKey ? null : credentialsRequired),
   async verify(request, config) {
     const validate = basicAuthValidator((username, password) => samePair({ username, password }, config));
     try {
@@ -278,5 +309,6 @@ export const chargebee: PlatformConnector<ChargebeeConfig> = {
         return Promise.resolve(ignored(`Recoup does not act on ${event.type}`));
     }
   },
+  invoiceStanding,
   writeBack,
 };

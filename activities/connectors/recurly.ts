@@ -10,7 +10,9 @@ import { collectedByRecurly, markedByRecoup } from './recurly-paid-by.js';
 import {
   ignored,
   type ConnectorContext,
+  type InvoiceStanding,
   type PlatformConnector,
+  type RecoveredInvoice,
   type VerifiedEvent,
   type WriteBack,
 } from './types.js';
@@ -193,6 +195,32 @@ function interpret(
 }
 
 /**
+ * The invoice as Recurly holds it just before Recoup charges it: owed while pending or past due with a
+ * balance (that balance), else not owed. A failed read throws, so the charge waits for Recurly.
+ */
+async function invoiceStanding(config: RecurlyConfig, recovered: RecoveredInvoice): Promise<InvoiceStanding> {
+  let invoice: Recurly.Invoice;
+  try {
+    invoice = await clientOf(config).getInvoice(recovered.id);
+  } catch (error) {
+    if (error instanceof Recurly.errors.NotFoundError)
+      return { kind: 'not_owed', reason: 'Recurly no longer knows the invoice' };
+    throw error;
+  }
+  const state = invoice.state ?? 'unknown';
+  if (!invoice.balance || !['pending', 'past_due'].includes(state))
+    return { kind: 'not_owed', reason: `The invoice is ${state} at Recurly, with nothing left to pay` };
+  const currency = invoice.currency ?? recovered.currency;
+  const amountDue = minorUnitsOf(invoice.balance, currency);
+  if (amountDue === null)
+    return {
+      kind: 'not_owed',
+      reason: `The invoice's balance ${invoice.balance} is not an amount Recoup can charge`,
+    };
+  return { kind: 'owed', amountDue, currency };
+}
+
+/**
  * Marks the invoice paid outside Recurly, which stops Recurly's dunning. `record_external_transaction` would
  * carry the amount but refuses auto-collecting invoices (the kind a failed renewal leaves); `mark_successful`
  * takes pending, processing, past_due and failed ones. A retry re-reads the invoice first, so it is
@@ -222,5 +250,6 @@ export const recurly: PlatformConnector<RecurlyConfig> = {
     return Promise.resolve({ id: n.id, type: `${n.object_type}.${n.event_type}`, payload: n });
   },
   interpret,
+  invoiceStanding,
   writeBack,
 };

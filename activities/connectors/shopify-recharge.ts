@@ -3,7 +3,14 @@ import { z } from 'zod';
 import type { ConnectorAction } from '../../domain/connectors.js';
 import { tokenFitsKind } from '../../domain/gateway-kinds.js';
 import { minorUnitsOf } from '../../domain/money.js';
-import { ignored, type ConnectorContext, type PlatformConnector, type VerifiedEvent } from './types.js';
+import {
+  ignored,
+  type ConnectorContext,
+  type InvoiceStanding,
+  type PlatformConnector,
+  type RecoveredInvoice,
+  type VerifiedEvent,
+} from './types.js';
 import { bodyDigestId, jsonOf } from './webhook-body.js';
 
 /**
@@ -64,8 +71,14 @@ const PaymentMethods = z.object({
 });
 type PaymentMethod = z.infer<typeof PaymentMethods>['payment_methods'][number];
 
+/**
+ * A charge's status in lower case: webhooks come in the API version the merchant's token defaults to, and
+ * 2021-01 writes statuses in upper case (SUCCESS, ERROR) where 2021-11 writes them in lower case.
+ */
+const statusOf = (charge: { status?: string | null }) => charge.status?.trim().toLowerCase() ?? null;
+
 /** The topic a charge body without its header is taken for: one in error failed, one in success was paid. */
-const topicOf = (status: string | null | undefined) =>
+const topicOf = (status: string | null) =>
   status === 'error' ? 'charge/failed' : status === 'success' ? 'charge/paid' : 'unknown';
 
 /**
@@ -77,7 +90,7 @@ function eventOf(rawBody: Buffer, topicHeader: string | undefined): VerifiedEven
   const json = jsonOf(rawBody);
   const charge = ChargeBody.safeParse(json);
   // The topic header is what Recharge integrations dispatch on; without one, the charge's status tells.
-  const topic = topicHeader?.trim() || (charge.success ? topicOf(charge.data.charge.status) : 'unknown');
+  const topic = topicHeader?.trim() || (charge.success ? topicOf(statusOf(charge.data.charge)) : 'unknown');
   if (charge.success) {
     const c = charge.data.charge;
     return { id: `${topic}:charge-${c.id}:${c.updated_at ?? ''}`, type: topic, payload: c };
@@ -135,7 +148,7 @@ async function chargeFailed(
   const fresh = await read(config, `/charges/${encodeURIComponent(reported.data.id)}`, ChargeBody);
   if (!fresh) return ignored('Recharge no longer knows the charge');
   const c = fresh.charge;
-  if (c.status !== 'error') return ignored(`The charge is ${c.status ?? 'unknown'}, nothing is owed`);
+  if (statusOf(c) !== 'error') return ignored(`The charge is ${c.status ?? 'unknown'}, nothing is owed`);
   const customerId = c.customer?.id;
   if (!customerId) return ignored('The charge names no customer');
   const methods = await read(
@@ -176,9 +189,29 @@ async function chargeFailed(
 function chargePaid(payload: unknown): ConnectorAction {
   const paid = Charge.safeParse(payload);
   if (!paid.success) return ignored('The charge/paid event lacks its charge');
-  if (paid.data.status !== 'success')
-    return ignored(`The charge is ${paid.data.status ?? 'unknown'}, not paid`);
+  const status = statusOf(paid.data);
+  if (status !== 'success') return ignored(`The charge is ${status ?? 'unknown'}, not paid`);
   return { kind: 'paid', invoiceId: paid.data.id };
+}
+
+/**
+ * The charge as Recharge holds it just before Recoup charges it: owed while in error (failed, and not
+ * collected since) with its total, else not owed (paid, skipped, refunded, or queued for Recharge to charge
+ * itself). A failed read throws, so the charge waits for Recharge.
+ */
+async function invoiceStanding(
+  config: RechargeConfig,
+  recovered: RecoveredInvoice,
+): Promise<InvoiceStanding> {
+  const found = await read(config, `/charges/${encodeURIComponent(recovered.id)}`, ChargeBody);
+  if (!found) return { kind: 'not_owed', reason: 'Recharge no longer knows the charge' };
+  const c = found.charge;
+  const status = statusOf(c) ?? 'unknown';
+  if (status !== 'error') return { kind: 'not_owed', reason: `The charge is ${status} at Recharge` };
+  const currency = c.currency ?? recovered.currency;
+  const amountDue = c.total_price ? minorUnitsOf(c.total_price, currency) : null;
+  if (amountDue === null) return { kind: 'not_owed', reason: 'The charge names no amount Recoup can charge' };
+  return { kind: 'owed', amountDue, currency };
 }
 
 /**
@@ -204,4 +237,5 @@ export const shopifyRecharge: PlatformConnector<RechargeConfig> = {
         return Promise.resolve(ignored(`Recoup does not act on ${event.type}`));
     }
   },
+  invoiceStanding,
 };

@@ -7,7 +7,9 @@ import { attemptKeyField, StripeCredentials, stripeClient } from '../gateways/st
 import {
   ignored,
   type ConnectorContext,
+  type InvoiceStanding,
   type PlatformConnector,
+  type RecoveredInvoice,
   type VerifiedEvent,
   type WriteBack,
 } from './types.js';
@@ -117,6 +119,10 @@ async function abandonedSignup(stripe: Stripe, invoice: Stripe.Invoice): Promise
  * intake answers 5xx and Stripe delivers the event again.
  */
 async function paymentFailed(stripe: Stripe, reported: Stripe.Invoice): Promise<ConnectorAction> {
+  // An invoice the customer is to pay themselves (emailed, paid on the hosted page): Stripe never charges it
+  // off-session, and neither may Recoup.
+  if (reported.collection_method === 'send_invoice')
+    return ignored('The invoice is sent for the customer to pay (send_invoice), not charged automatically');
   const invoice = await currentInvoice(stripe, reported.id);
   if (!invoice) return ignored('Stripe does not know the invoice');
   if (invoice.status === 'paid') return ignored('The invoice is paid at Stripe, nothing is owed');
@@ -189,6 +195,10 @@ async function interpret(
       return paymentFailed(clientOf(config, ctx), object as Stripe.Invoice);
     case 'payment_method.attached': {
       const method = object as Stripe.PaymentMethod;
+      // Recoup retries a card: a bank debit (sepa_debit, us_bank_account) or Link sent as one would fail, or
+      // pull a debit the customer never agreed to off-session.
+      if (method.type !== 'card')
+        return ignored(`The payment method is a ${String(method.type)}, not a card Recoup retries`);
       const customerId = idOf(method.customer);
       return customerId
         ? { kind: 'card_updated', customerId, newToken: method.id }
@@ -230,6 +240,29 @@ async function interpret(
     default:
       return { kind: 'ignored', reason: `Recoup does not act on ${event.type}` };
   }
+}
+
+/**
+ * The invoice as Stripe holds it just before Recoup charges it: owed while open with an amount remaining
+ * (that amount), else not owed. A failed read throws, so the charge waits for Stripe to answer.
+ */
+async function invoiceStanding(
+  config: StripeBillingConfig,
+  recovered: RecoveredInvoice,
+  ctx: ConnectorContext,
+): Promise<InvoiceStanding> {
+  const credentials = credentialsOf(config, ctx.gateways);
+  if (!credentials) return { kind: 'unreadable' };
+  const invoice = await currentInvoice(stripeClient(credentials), recovered.id);
+  if (!invoice) return { kind: 'not_owed', reason: 'Stripe no longer knows the invoice' };
+  if (invoice.status !== 'open' || invoice.amount_remaining <= 0)
+    return { kind: 'not_owed', reason: `The invoice is ${invoice.status ?? 'unknown'} at Stripe` };
+  const amountDue = fromGatewayUnits(invoice.amount_remaining, invoice.currency, 'stripe');
+  // Not a whole number of the currency's minor units (a partial payment left a fraction of a króna): no
+  // amount Recoup can charge is exactly what is due, so none is charged.
+  if (amountDue === null)
+    return { kind: 'not_owed', reason: 'The amount remaining at Stripe cannot be charged exactly' };
+  return { kind: 'owed', amountDue, currency: invoice.currency };
 }
 
 /**
@@ -289,5 +322,6 @@ export const stripeBilling: PlatformConnector<StripeBillingConfig> = {
     }
   },
   interpret,
+  invoiceStanding,
   writeBack,
 };

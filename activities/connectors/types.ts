@@ -37,6 +37,22 @@ export interface WriteBack {
   recoveredAt: number;
 }
 
+/**
+ * What the platform says of an invoice now, read just before Recoup charges it: still owed (what is due,
+ * in minor units of `currency`, the recovery's own when the platform names none); no longer owed (paid,
+ * voided, cancelled or unknown to it); or `unreadable` when the connector holds no API credentials to ask.
+ */
+export type InvoiceStanding =
+  | { kind: 'owed'; amountDue: number; currency?: string }
+  | { kind: 'not_owed'; reason: string }
+  | { kind: 'unreadable' };
+
+/** The invoice a recovery collects: the platform's id, and the currency the recovery charges in. */
+export interface RecoveredInvoice {
+  id: string;
+  currency: string;
+}
+
 /** One billing platform: how its webhooks are authenticated and read, and how a recovery is written back. */
 export interface PlatformConnector<C extends Record<string, unknown>> {
   /** The connector's configuration (secrets): checked when an operator sets it, sealed at rest. */
@@ -50,6 +66,12 @@ export interface PlatformConnector<C extends Record<string, unknown>> {
   verify(request: InboundWebhook, config: C, now: Date, ctx: ConnectorContext): Promise<VerifiedEvent | null>;
   /** What the event asks of Recoup; may read the platform's API. */
   interpret(event: VerifiedEvent, config: C, ctx: ConnectorContext): Promise<ConnectorAction>;
+  /**
+   * Whether the invoice is still owed, read from the platform's API; throws when the platform does not
+   * answer (the caller retries, never charging blind). Absent where the charge itself cannot collect an
+   * invoice no longer owed (Braintree charges through the subscription, which refuses then).
+   */
+  invoiceStanding?(config: C, invoice: RecoveredInvoice, ctx: ConnectorContext): Promise<InvoiceStanding>;
   /** Marks the invoice paid on the platform; absent where the platform has no such API. */
   writeBack?(config: C, payment: WriteBack, ctx: ConnectorContext): Promise<WriteBackOutcome>;
 }

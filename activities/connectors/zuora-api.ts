@@ -12,6 +12,17 @@ const ApiBody = z
   })
   .loose();
 const Token = z.object({ access_token: z.string().min(1), expires_in: z.number().optional() });
+
+/** A Zuora answer that is a failure, with its HTTP status (401: the bearer token was refused). */
+class ZuoraError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** One Zuora REST call: the body, or null on 404; any other failure throws (the activity retries). */
 async function call(base: string, path: string, init: RequestInit): Promise<unknown> {
   const res = await fetch(`${base.replace(/\/$/, '')}${path}`, {
@@ -35,15 +46,20 @@ async function call(base: string, path: string, init: RequestInit): Promise<unkn
         ...(parsed.data.Errors ?? []).map((r) => `${String(r.Code)} ${r.Message}`),
       ]
     : [];
-  throw new Error(`Zuora answered ${res.status} to ${init.method ?? 'GET'} ${path}: ${reasons.join('; ')}`);
+  throw new ZuoraError(
+    res.status,
+    `Zuora answered ${res.status} to ${init.method ?? 'GET'} ${path}: ${reasons.join('; ')}`,
+  );
 }
 
 // Zuora asks clients to reuse a token until it expires rather than mint many ("Create an OAuth token").
 const tokens = new Map<string, { token: string; until: number }>();
 
+const tokenKey = (config: ZuoraConfig) => `${config.apiBase}|${config.clientId}`;
+
 /** A bearer token of the connector's OAuth client (POST /oauth/token, client credentials). */
 async function bearer(config: ZuoraConfig): Promise<string> {
-  const key = `${config.apiBase}|${config.clientId}`;
+  const key = tokenKey(config);
   const cached = tokens.get(key);
   if (cached && cached.until > Date.now()) return cached.token;
   const body = await call(config.apiBase, '/oauth/token', {
@@ -61,8 +77,23 @@ async function bearer(config: ZuoraConfig): Promise<string> {
   return token;
 }
 
-/** One call of the Zuora REST API as the connector's OAuth client. */
-export async function api(config: ZuoraConfig, path: string, init: RequestInit = {}): Promise<unknown> {
+/** The call with a bearer token of the connector's OAuth client. */
+async function callAuthorized(config: ZuoraConfig, path: string, init: RequestInit): Promise<unknown> {
   const auth = { authorization: `Bearer ${await bearer(config)}`, accept: 'application/json' };
   return call(config.apiBase, path, { ...init, headers: { ...auth, ...init.headers } });
+}
+
+/**
+ * One call of the Zuora REST API as the connector's OAuth client. A cached token Zuora refuses (401: revoked,
+ * the client's secret rotated, or expired early) is dropped and the call made once more with a new one; a
+ * 401 changes nothing at Zuora, so a POST sent again (with its idempotency key) is not made twice.
+ */
+export async function api(config: ZuoraConfig, path: string, init: RequestInit = {}): Promise<unknown> {
+  try {
+    return await callAuthorized(config, path, init);
+  } catch (error) {
+    if (!(error instanceof ZuoraError) || error.status !== 401) throw error;
+    tokens.delete(tokenKey(config));
+    return callAuthorized(config, path, init);
+  }
 }

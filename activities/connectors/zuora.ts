@@ -5,7 +5,9 @@ import { majorUnitsOf, minorUnitsOf } from '../../domain/money.js';
 import {
   ignored,
   type ConnectorContext,
+  type InvoiceStanding,
   type PlatformConnector,
+  type RecoveredInvoice,
   type VerifiedEvent,
   type WriteBack,
 } from './types.js';
@@ -160,6 +162,29 @@ async function paymentProcessed(c: SuccessCallout, config: ZuoraConfig): Promise
 }
 
 /**
+ * The invoice as Zuora holds it just before Recoup charges it: owed while Posted with a balance (that
+ * balance), else not owed. A failed read throws, so the charge waits for Zuora.
+ */
+async function invoiceStanding(config: ZuoraConfig, recovered: RecoveredInvoice): Promise<InvoiceStanding> {
+  const invoice = await currentInvoice(config, recovered.id);
+  if (!invoice) return { kind: 'not_owed', reason: 'Zuora no longer knows the invoice' };
+  if (invoice.status !== 'Posted' || invoice.balance <= 0)
+    return {
+      kind: 'not_owed',
+      reason: `The invoice is ${invoice.status} at Zuora, with nothing left to pay`,
+    };
+  // Without the invoice's currency the balance is read in the recovery's, which Zuora's callout gave.
+  const currency = invoice.currency?.toUpperCase() ?? recovered.currency;
+  const amountDue = minorUnitsOf(invoice.balance, currency);
+  if (amountDue === null)
+    return {
+      kind: 'not_owed',
+      reason: `The invoice's balance ${invoice.balance} is not an amount Recoup can charge`,
+    };
+  return { kind: 'owed', amountDue, currency };
+}
+
+/**
  * Whether a payment applied to the invoice carries `reference` (Recoup's gateway transaction id): its own
  * External payment, recorded by an earlier write-back whose answer was lost. Reads the invoice's
  * application parts (`GET /v1/invoices/{id}/application-parts`) and each part's payment.
@@ -259,5 +284,6 @@ export const zuora: PlatformConnector<ZuoraConfig> = {
       ),
     );
   },
+  invoiceStanding,
   writeBack,
 };

@@ -33,9 +33,6 @@ export function connectorRoutes(deps: ConnectorIntakeDeps) {
         404: { description: 'Unknown platform or client, or the platform is not configured for the client' },
         409: { description: 'The same card and amount arrived within 5 minutes for another invoice' },
         413: { description: 'Request body too large (1 MiB)', schema: ErrorBody },
-        422: {
-          description: 'The failed payment cannot be recovered through this account (details name why)',
-        },
         503: {
           description:
             "Not handled yet, so the platform's retry handles it again: the invoice's recovery was stored under a minute ago and has not started (a retry after Retry-After starts it if its intake died), or the recovery engine (Temporal) is unreachable",

@@ -20,6 +20,10 @@ export interface ZuoraEmulator {
    * returns its id, which the Payment Processed callout names.
    */
   payInvoiceInZuora(invoiceId: string, amount: number): string;
+  /** Zuora forgets every bearer token issued so far (revoked, or expired early): each then answers 401. */
+  revokeTokens(): void;
+  /** How many OAuth tokens the emulator has issued. */
+  tokensIssued(): number;
   /** While on, invoice reads answer 503 with Zuora's error body. */
   invoiceOutage(on: boolean): void;
   /** While on, a `POST /v1/payments` is carried out but its answer is lost: the connection drops. */
@@ -73,6 +77,7 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
   const clientId = newId();
   const clientSecret = newId();
   const issued = new Set<string>();
+  let tokenCount = 0;
   const methods = new Map<string, { TokenId: string; SecondTokenId: string | null }>();
   const invoices = new Map<
     string,
@@ -164,6 +169,7 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
       if (!ok) return send(res, 401, { error: 'invalid_client', message: 'Invalid client credentials' });
       const token = newId();
       issued.add(token);
+      tokenCount += 1;
       return send(res, 200, { access_token: token, token_type: 'bearer', expires_in: 3599, scope: '' });
     }
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
@@ -195,6 +201,8 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
       if ('error' in result) throw new Error(`No invoice ${invoiceId}`);
       return result.id;
     },
+    revokeTokens: () => issued.clear(),
+    tokensIssued: () => tokenCount,
     losePaymentAnswers: (on) => void (losePayments = on),
     invoiceOutage: (on) => void (invoicesDown = on),
     payments: () => [...created],
