@@ -16,6 +16,13 @@ export const linkLifetimesMs = {
  */
 export const interruptedUseAfterMs = 60_000;
 
+/**
+ * How long the hosted form (or gateway session) that used a link is answered with that use's result when it
+ * is sent again (a double click, a reload during a slow save); after that, or for any other use, the link
+ * reads as used.
+ */
+export const resubmissionWindowMs = 10 * 60_000;
+
 /** The follow-up workflow of one use of a link (its hash: never the token itself). */
 export function linkUseWorkflowId(hash: string): string {
   return `link-use-${hash}`;
@@ -51,6 +58,12 @@ export function churnOutcomeOf(choice: CancelChoice): ChurnOutcome {
   if (choice.offer.type === 'pause') return 'paused';
   if (choice.offer.type === 'downgrade') return 'downgraded';
   return 'retained';
+}
+
+/** The choice a recorded churn outcome stands for: the offer taken, else keeping or cancelling. */
+export function choiceOfOutcome(outcome: ChurnOutcome, offer: CancelOffer | null): CancelChoice {
+  if (offer) return { kind: 'offer', offer };
+  return outcome === 'cancelled' ? { kind: 'cancel' } : { kind: 'keep' };
 }
 
 /** Whether a link can still be used at `now`: neither consumed nor past its expiry. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { GatewayKind } from './gateway-kinds.js';
 import { NetworkRules, defaultNetworkRules } from './network-rules.js';
-import { CardOrigin } from './recovery-request.js';
+import { CardOrigin, Currency } from './recovery-request.js';
 
 const https = z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
 
@@ -63,7 +63,13 @@ export const CancelOffer = z.discriminatedUnion('type', [
       type: z.literal('downgrade'),
       planId: z.string().min(1).max(128),
       label: z.string().min(1).max(80),
+      /** The smaller plan's price in minor units of `currency`; 0 for a free plan. */
       amount: z.int().min(0),
+      /**
+       * The price's currency. Optional, so offers saved before it existed still load: an offer without
+       * one (or in another currency than a link's) is shown without its price, never in the wrong currency.
+       */
+      currency: Currency.optional(),
     })
     .strict(),
 ]);

@@ -39,6 +39,27 @@ function churnEvent(
   }
 }
 
+/** How a link is used: by which hosted submission, and whether its caller waits for the effects. */
+export interface UseOptions {
+  /** Digest of the hosted form submission (or card-form session) making the use: see ConsumptionDoc. */
+  formDigest?: string;
+  /** Log effects that fail after the use is recorded and leave them to the follow-up workflow. */
+  deferEffects?: boolean;
+}
+
+/**
+ * The earlier card update of a link made with this same new payment method, if the recorded use is one:
+ * a retried completion (its answer lost) is answered as the first was, never a second update.
+ */
+export function sameCardUpdate(
+  consumption: ConsumptionDoc | null,
+  card: { token: string; paymentMethodType: PaymentMethodType },
+): Extract<LinkOutcome, { kind: 'card_updated' }> | null {
+  const o = consumption?.outcome;
+  if (o?.kind !== 'card_updated' || o.newPaymentMethodToken !== card.token) return null;
+  return (o.paymentMethodType ?? 'card') === card.paymentMethodType ? o : null;
+}
+
 export interface LinkOutcomeDeps {
   stores: Stores;
   temporal: Client;
@@ -139,9 +160,14 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
   /**
    * Uses the link once: the consumption insert that wins decides, every concurrent use gets null.
    * The winner then completes the effects; the follow-up workflow, started first, completes them if the
-   * winner cannot.
+   * winner cannot. With `deferEffects`, effects that fail once the use is recorded are logged and left to
+   * that workflow instead of thrown: the use stands, and its caller shows it as done.
    */
-  async function consumeLink(link: LinkDoc, outcome: LinkOutcome): Promise<ConsumptionDoc | null> {
+  async function consumeLink(
+    link: LinkDoc,
+    outcome: LinkOutcome,
+    how: UseOptions = {},
+  ): Promise<ConsumptionDoc | null> {
     await followUp(link);
     const consumption: ConsumptionDoc = {
       _id: link._id,
@@ -150,9 +176,18 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
       eventId: randomUUID(),
       outcome,
       effectsDoneAt: null,
+      ...(how.formDigest ? { formDigest: how.formDigest } : {}),
     };
     if (!(await stores.links.consume(consumption))) return null;
-    await complete(link, consumption);
+    try {
+      await complete(link, consumption);
+    } catch (error) {
+      if (!how.deferEffects) throw error;
+      log.error(
+        { err: error, link: link._id, workflowId: linkUseWorkflowId(link._id) },
+        "a link's use is recorded but its effects failed; its follow-up workflow finishes them",
+      );
+    }
     return consumption;
   }
 
@@ -165,14 +200,26 @@ export function createLinkOutcomes(deps: LinkOutcomeDeps) {
      */
     async updateCard(
       link: CardUpdateLink,
-      card: { token: string; paymentMethodType: PaymentMethodType; eligibleGateways: string[] },
+      card: {
+        token: string;
+        paymentMethodType: PaymentMethodType;
+        eligibleGateways: string[];
+        /** The card as the page names it, kept to show a resubmitted form the card saved. */
+        label?: { brand: string; last4: string };
+      },
+      how: UseOptions = {},
     ): Promise<ConsumptionDoc | null> {
-      return consumeLink(link, {
-        kind: 'card_updated',
-        newPaymentMethodToken: card.token,
-        eligibleGateways: card.eligibleGateways,
-        ...(card.paymentMethodType === 'card' ? {} : { paymentMethodType: card.paymentMethodType }),
-      });
+      return consumeLink(
+        link,
+        {
+          kind: 'card_updated',
+          newPaymentMethodToken: card.token,
+          eligibleGateways: card.eligibleGateways,
+          ...(card.paymentMethodType === 'card' ? {} : { paymentMethodType: card.paymentMethodType }),
+          ...(card.label ? { card: card.label } : {}),
+        },
+        how,
+      );
     },
 
     /**

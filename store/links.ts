@@ -53,6 +53,8 @@ export type LinkOutcome =
       eligibleGateways: string[];
       /** Absent on uses recorded before it existed: a card. */
       paymentMethodType?: PaymentMethodType;
+      /** The saved card as the page named it (brand, last four digits): a resubmitted form shows it again. */
+      card?: { brand: string; last4: string };
     }
   | { kind: 'churn'; outcome: ChurnOutcome; offer: CancelOffer | null };
 
@@ -65,6 +67,12 @@ export interface ConsumptionDoc {
   eventId: string;
   outcome: LinkOutcome;
   effectsDoneAt: Date | null;
+  /**
+   * Digest of the hosted form submission (or the gateway's card-form session) that made the use, so that
+   * the same submission sent again (a second click during a slow save) is answered with its result.
+   * Absent on uses made through the API, and on those recorded before it existed.
+   */
+  formDigest?: string;
 }
 
 /** Hosted links (hashed) and their consumptions. FerretDB has no atomic update we could rely on: inserts decide. */

@@ -13,7 +13,7 @@ import { startStack, type Stack } from './support/stack.js';
 const offers = [
   { type: 'pause', months: 2 },
   { type: 'discount', percentOff: 50, durationMonths: 3 },
-  { type: 'downgrade', planId: 'basic', label: 'Basic', amount: 499 },
+  { type: 'downgrade', planId: 'basic', label: 'Basic', amount: 499, currency: 'USD' },
 ] as const;
 const hour = 3_600_000;
 

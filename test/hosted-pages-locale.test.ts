@@ -206,6 +206,7 @@ describe('the catalogues', () => {
     expect(m.cancel.discount.title(20, 'TERM')).toMatch(/(?=.*20)(?=.*TERM)/);
     expect(m.cancel.downgrade.text('LOW', 'HIGH')).toMatch(/(?=.*LOW)(?=.*HIGH)/);
     expect(m.cancel.downgrade.text('LOW', null)).not.toMatch(/HIGH|null/);
+    expect(m.cancel.downgrade.textWithoutPrice).not.toMatch(/\d/);
     expect(m.cancel.done.discounted('BRAND', 20, 'TERM').text).toMatch(/(?=.*BRAND)(?=.*20)(?=.*TERM)/);
     expect(m.links.error.contact('REF-1')).toContain('REF-1');
     expect(m.months(1)).toContain('1');
@@ -220,6 +221,7 @@ describe('the catalogues', () => {
       expect(m.card.title, locale).not.toBe(en.card.title);
       expect(m.cancel.keep, locale).not.toBe(en.cancel.keep);
       expect(m.cancel.offersChanged, locale).not.toBe(en.cancel.offersChanged);
+      expect(m.cancel.downgrade.textWithoutPrice, locale).not.toBe(en.cancel.downgrade.textWithoutPrice);
       expect(Object.values(m.card.errors), locale).not.toEqual(Object.values(en.card.errors));
     }
   });

@@ -1,7 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sha256 } from '../runtime/crypto.js';
 import { eventsOf } from './support/events.js';
 import { launchChromium, mintLink, openWindow as openOn, postForm } from './support/pages.js';
@@ -29,7 +32,7 @@ const logo =
 const offers = [
   { type: 'pause', months: 2 },
   { type: 'discount', percentOff: 50, durationMonths: 3 },
-  { type: 'downgrade', planId: 'basic', label: 'Basic', amount: 499 },
+  { type: 'downgrade', planId: 'basic', label: 'Basic', amount: 499, currency: 'USD' },
 ] as const;
 
 let browser: Browser;
@@ -274,22 +277,39 @@ for (const size of viewports) {
 }
 
 describe('racing submissions against one link', () => {
-  it('20 parallel submits of one valid card form: exactly one consumes the link and one card.updated is sent', async () => {
+  // Two forms of one link, each sent many times at once (a double click, two tabs): exactly one use, and
+  // one webhook. The sends of the form that won are each shown its result, as a second click during a slow
+  // save would be; the other form is a different use of a used link, and gets 410.
+  it('10 parallel submits of each of two card forms: the winning form gets the saved card each time, the other 410; one card.updated', async () => {
     const { apiKey, account } = await stack.createAccount();
     const link = await generate('/api/recovery/update-card/generate', apiKey, {
       paymentMethodToken: 'tok_visa',
     });
     const { context, page } = await openWindow(viewports[1]);
-    await page.goto(link.local);
-    const form = await page.locator('input[name="_form"]').inputValue();
+    const forms: string[] = [];
+    for (const _ of [1, 2]) {
+      await page.goto(link.local);
+      forms.push(await page.locator('input[name="_form"]').inputValue());
+    }
     await context.close();
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        postForm(link.local, { _form: form, number: '4242424242424242', expiry: '12/34', cvc: '123' }),
+      Array.from({ length: 20 }, (_, i) =>
+        postForm(link.local, {
+          _form: forms[i % 2]!,
+          number: '4242424242424242',
+          expiry: '12/34',
+          cvc: '123',
+        }),
       ),
     );
-    expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array<number>(19).fill(410)]);
-    expect(answers.filter((a) => a.html.includes('This link has already been used'))).toHaveLength(19);
+    expect(answers.map((a) => a.status).sort()).toEqual([
+      ...Array<number>(10).fill(200),
+      ...Array<number>(10).fill(410),
+    ]);
+    const winner = answers.findIndex((a) => a.status === 200) % 2;
+    answers.forEach((a, i) => expect(a.status).toBe(i % 2 === winner ? 200 : 410));
+    expect(answers.filter((a) => a.html.includes('Visa card ending in 4242'))).toHaveLength(10);
+    expect(answers.filter((a) => a.html.includes('This link has already been used'))).toHaveLength(10);
     const consumptions = await stack.stores.db
       .collection('linkConsumptions')
       .countDocuments({ _id: sha256(link.token) as never });
@@ -298,7 +318,7 @@ describe('racing submissions against one link', () => {
     expect(events.filter((e) => e.type === 'card.updated')).toHaveLength(1);
   });
 
-  it('10 parallel choices on one cancel flow: one wins, one churn event', async () => {
+  it('10 parallel choices on one cancel flow, each of 5 choices twice: one wins, and only its two sends are confirmed; one churn event', async () => {
     const { apiKey, account } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
     const link = await generate('/api/cancel-flow/generate', apiKey, { customerId: 'cus_race' });
     const { context, page } = await openWindow(viewports[0]);
@@ -312,9 +332,69 @@ describe('racing submissions against one link', () => {
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) => postForm(link.local, { _form: form, choice: choices[i % 5]! })),
     );
-    expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array<number>(9).fill(410)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, ...Array<number>(8).fill(410)]);
+    const won = answers.findIndex((a) => a.status === 200) % 5;
+    answers.forEach((a, i) => expect(a.status).toBe(i % 5 === won ? 200 : 410));
     const events = await stack.stores.events.list({ accountId: account.id });
     expect(events.filter((e) => e.type.startsWith('churn.flow.'))).toHaveLength(1);
+  });
+});
+
+describe('back to the merchant', () => {
+  /** A local server answering every request with `answer`; its origin. */
+  async function serve(
+    server: Server,
+    answer: (res: ServerResponse) => void,
+  ): Promise<{ origin: string; close: () => void }> {
+    server.on('request', (_req, res: ServerResponse) => answer(res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const scheme = server instanceof HttpsServer ? 'https' : 'http';
+    return { origin: `${scheme}://127.0.0.1:${port}`, close: () => server.close() };
+  }
+
+  it('a returnUrl that redirects again (to another origin) still takes the customer there after their choice, with no CSP error', async () => {
+    // The merchant's pages, served for real (Chrome checks form-action on each hop of a real redirect
+    // chain): the returnUrl answers 302 to a page on a second origin.
+    const landing = await serve(createServer(), (res) => {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      res.end('<!doctype html><title>Acme</title><h1>Back at Acme</h1>');
+    });
+    const tls = { cert: readFileSync(inject('tlsCertFile')), key: readFileSync(inject('tlsKeyFile')) };
+    const hop = await serve(createHttpsServer(tls), (res) => {
+      res.writeHead(302, { Location: `${landing.origin}/billing` });
+      res.end();
+    });
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    try {
+      const { apiKey, account } = await stack.createAccount({
+        branding,
+        cancelFlow: { enabled: true, offers },
+      });
+      const link = await generate('/api/cancel-flow/generate', apiKey, {
+        customerId: 'cus_hop',
+        returnUrl: `${hop.origin}/billing`,
+      });
+      await context.route('https://cdn.acme.test/**', (route) =>
+        route.fulfill({ contentType: 'image/svg+xml', body: logo }),
+      );
+      const page = await context.newPage();
+      const cspErrors: string[] = [];
+      page.on('console', (message) => {
+        if (/Content Security Policy/i.test(message.text())) cspErrors.push(message.text());
+      });
+      expect((await page.goto(link.local))?.status()).toBe(200);
+      await page.getByRole('button', { name: 'Cancel anyway' }).click();
+      await page.waitForURL(`${landing.origin}/billing`, { timeout: 10_000 });
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Back at Acme');
+      expect(cspErrors).toEqual([]);
+      const events = await eventsOf(stack, account.id, ['churn.flow.cancelled']);
+      expect(events.filter((e) => e.type.startsWith('churn.flow.'))).toHaveLength(1);
+    } finally {
+      await context.close();
+      hop.close();
+      landing.close();
+    }
   });
 });
 

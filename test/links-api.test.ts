@@ -88,11 +88,15 @@ function expectFreshLink(
 describe('POST /api/recovery/update-card/generate', () => {
   it('answers 200 with a 72-hour link on the public base URL; a fresh 256-bit token each time', async () => {
     const { apiKey } = await stack.createAccount();
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { paymentMethodToken: 'tok_visa', amount: amount(), originalDeclineCode: 'insufficient_funds' },
+    });
     const first = await cardLink(apiKey, {
       paymentMethodToken: 'tok_visa',
       customerEmail: 'ada@example.com',
       returnUrl: 'https://shop.example.com/account',
-      transactionId: 'tx_1',
+      transactionId: String(queued.body.transactionId),
     });
     const second = await cardLink(apiKey);
     expect(first.status).toBe(200);
@@ -133,6 +137,27 @@ describe('POST /api/recovery/update-card/generate', () => {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: 'Missing or invalid API key' });
     }
+  });
+
+  it('400 for a transactionId naming no recovery of the account (its promised retry would be dropped), and no link is made', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const other = await stack.createAccount();
+    const theirs = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: other.apiKey,
+      body: { paymentMethodToken: 'tok_visa', amount: amount(), originalDeclineCode: 'insufficient_funds' },
+    });
+    expect(theirs.status).toBe(202);
+    for (const transactionId of [randomUUID(), 'tx_unknown', String(theirs.body.transactionId)]) {
+      const res = await cardLink(apiKey, { paymentMethodToken: 'tok_visa', transactionId });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        error: 'Validation failed',
+        details: { transactionId: ['must be the transactionId of a recovery of this account'] },
+      });
+    }
+    expect(
+      await stack.stores.db.collection(collections.links).countDocuments({ accountId: account.id }),
+    ).toBe(0);
   });
 
   it('stores the link hashed: the token appears nowhere in the database', async () => {
@@ -527,11 +552,12 @@ describe('another account', () => {
     });
     expect(queued.status).toBe(202);
     const transactionId = String(queued.body.transactionId);
-    // A names B's token and even B's transaction: neither reaches B.
-    const link = await cardLink(a.apiKey, {
-      paymentMethodToken: 'tok_decline_insufficient_funds',
-      transactionId,
-    });
+    // A cannot name B's transaction (no recovery of A's: 400), and a card update on B's token stays A's.
+    expect(
+      (await cardLink(a.apiKey, { paymentMethodToken: 'tok_decline_insufficient_funds', transactionId }))
+        .status,
+    ).toBe(400);
+    const link = await cardLink(a.apiKey, { paymentMethodToken: 'tok_decline_insufficient_funds' });
     expect((await submitPage(onServer(stack.baseUrl, link.body.url), goodCard)).status).toBe(200);
     expect((await eventsOf(stack, a.account.id, ['card.updated'])).map((e) => e.type)).toContain(
       'card.updated',
@@ -728,7 +754,40 @@ describe('the card-update page of a Stripe account', () => {
     });
     expect(await stateOnceSucceeded(account.id, transactionId)).toBe('succeeded');
     expect(stripe.intents().filter((i) => i.payment_method === 'pm_new1')).toHaveLength(1);
+    // Coming back with the session again (a reload) shows the card saved, and sends nothing more; ten
+    // minutes on, the link reads as used.
+    const reload = await getPage(`${url}?session=${session.id}`);
+    expect(reload.status).toBe(200);
+    expect(reload.html).toContain('Visa card ending in 4242');
+    expect(
+      (await stack.stores.events.list({ accountId: account.id })).filter((e) => e.type === 'card.updated'),
+    ).toHaveLength(1);
+    offsetMs = 11 * 60_000;
     expect((await getPage(`${url}?session=${session.id}`)).status).toBe(410);
+  });
+
+  it("a link naming no recovery opens Checkout in the currency of a recovery under way on the old card, else of the account's latest recovery; USD only for an account without any", async () => {
+    stripe.addCard('pm_old4', { customer: 'cus_page4', answers: [{ decline: 'do_not_honor' }] });
+    stripe.addCard('pm_old5', { customer: 'cus_page5', answers: [] });
+    const { apiKey } = await stripeAccount();
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: 'pm_old4',
+        amount: amount(),
+        currency: 'JPY',
+        originalDeclineCode: 'processing_error',
+      },
+    });
+    expect(queued.status).toBe(202);
+    const checkoutCurrency = async (key: string, paymentMethodToken: string) => {
+      const link = (await cardLink(key, { paymentMethodToken })).body;
+      expect((await getPage(onServer(stack.baseUrl, link.url))).status).toBe(303);
+      return latestSession().currency;
+    };
+    expect(await checkoutCurrency(apiKey, 'pm_old4')).toBe('jpy');
+    expect(await checkoutCurrency(apiKey, 'pm_old5')).toBe('jpy');
+    expect(await checkoutCurrency((await stripeAccount()).apiKey, 'pm_old5')).toBe('usd');
   });
 
   it('a session not finished, opened for another link or left early saves nothing, and the link stays usable', async () => {
@@ -856,14 +915,20 @@ describe("the merchant's own card form, for gateways whose form the page cannot 
     });
     expect(await stateOnceSucceeded(account.id, transactionId)).toBe('succeeded');
     expect(braintree.transactions().filter((t) => t.paymentMethodToken === 'bt_new')).toHaveLength(1);
-    // Used: the page and a second completion say so.
+    // Used: the page says so, and so does a completion with another card; the same completion sent again
+    // (its answer lost) gets the same answer, and changes nothing.
     expect((await getPage(onServer(stack.baseUrl, link.url))).status).toBe(410);
     expect(
       await complete(apiKey, { token: link.token, newPaymentMethodToken: 'bt_new|bt_cust' }),
+    ).toMatchObject({ status: 200, body: done.body });
+    expect(
+      await complete(apiKey, { token: link.token, newPaymentMethodToken: 'bt_other|bt_cust' }),
     ).toMatchObject({
       status: 410,
       body: { error: 'Link used' },
     });
+    const updates = await stack.stores.events.list({ accountId: account.id });
+    expect(updates.filter((e) => e.type === 'card.updated')).toHaveLength(1);
   });
 
   it("a wallet saved in the merchant's form is reported as such", async () => {
@@ -906,7 +971,7 @@ describe("the merchant's own card form, for gateways whose form the page cannot 
     expect((await getPage(onServer(stack.baseUrl, link.url))).status).toBe(303);
   });
 
-  it('a completion interrupted after consuming the link sends its event once, when the merchant tries again', async () => {
+  it('a completion retried after its answer was lost (the first call consumed the link, then failed) gets the same 200, and its event goes out once; another card gets 410', async () => {
     const { apiKey, account } = await braintreeAccount();
     const link = (await cardLink(apiKey, { paymentMethodToken: 'bt_f|bt_c' })).body;
     const eventId = randomUUID();
@@ -919,12 +984,22 @@ describe("the merchant's own card form, for gateways whose form the page cannot 
       outcome: { kind: 'card_updated', newPaymentMethodToken: 'bt_g|bt_c', eligibleGateways: ['braintree'] },
       effectsDoneAt: null,
     });
-    const again = () => complete(apiKey, { token: link.token, newPaymentMethodToken: 'bt_g|bt_c' });
-    expect(await again()).toMatchObject({ status: 410, body: { error: 'Link used' } });
+    const again = (newPaymentMethodToken = 'bt_g|bt_c', paymentMethodType = 'card') =>
+      complete(apiKey, { token: link.token, newPaymentMethodToken, paymentMethodType });
+    const answer = {
+      cardUpdated: true,
+      oldPaymentMethodToken: 'bt_f|bt_c',
+      newPaymentMethodToken: 'bt_g|bt_c',
+      eligibleGateways: ['braintree'],
+    };
+    expect(await again()).toMatchObject({ status: 200, body: answer });
+    // Another card, or the same token as another kind of payment method, is another use.
+    expect(await again('bt_h|bt_c')).toMatchObject({ status: 410, body: { error: 'Link used' } });
+    expect(await again('bt_g|bt_c', 'paypal')).toMatchObject({ status: 410, body: { error: 'Link used' } });
     expect(await stack.stores.events.get(eventId)).toBeNull(); // the first completion may still be running
     offsetMs = 61_000;
-    expect((await again()).status).toBe(410);
-    expect((await again()).status).toBe(410);
+    expect(await again()).toMatchObject({ status: 200, body: answer });
+    expect(await again()).toMatchObject({ status: 200, body: answer });
     const updates = (await stack.stores.events.list({ accountId: account.id })).filter(
       (e) => e.type === 'card.updated',
     );

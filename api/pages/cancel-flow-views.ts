@@ -11,6 +11,14 @@ export interface Price {
   currency: string;
 }
 
+/** What the customer pays for the smaller plan, and (when it is less) instead of what, in the link's currency. */
+function downgradePrices(offer: Extract<CancelOffer, { type: 'downgrade' }>, price: Price) {
+  // An offer's price in another currency (or in one not given) is not shown: no conversion, no guess.
+  if (offer.currency?.toUpperCase() !== price.currency.toUpperCase()) return null;
+  const cheaper = price.amount !== null && offer.amount < price.amount;
+  return { price: offer.amount, current: cheaper ? price.amount : null };
+}
+
 /** Title, explanation and button label of one offer, prices rendered from the link's amount and currency. */
 function describeOffer(
   offer: CancelOffer,
@@ -24,20 +32,27 @@ function describeOffer(
   }
   if (offer.type === 'discount') {
     const months = m.months(offer.durationMonths);
-    const discounted =
-      price.amount === null ? null : Math.round((price.amount * (100 - offer.percentOff)) / 100);
+    // A free subscription (amount 0) has no price to take a percentage off.
+    const full = price.amount ? price.amount : null;
     return {
       title: m.cancel.discount.title(offer.percentOff, months),
       text:
-        price.amount === null || discounted === null
+        full === null
           ? m.cancel.discount.text(offer.percentOff, months)
-          : m.cancel.discount.textWithPrices(money(discounted), money(price.amount), months),
+          : m.cancel.discount.textWithPrices(
+              money(Math.round((full * (100 - offer.percentOff)) / 100)),
+              money(full),
+              months,
+            ),
       action: m.cancel.discount.action(offer.percentOff),
     };
   }
   const title = m.cancel.downgrade.title(offer.label);
-  const current = price.amount === null ? null : money(price.amount);
-  return { title, text: m.cancel.downgrade.text(money(offer.amount), current), action: title };
+  const prices = downgradePrices(offer, price);
+  const text = prices
+    ? m.cancel.downgrade.text(money(prices.price), prices.current === null ? null : money(prices.current))
+    : m.cancel.downgrade.textWithoutPrice;
+  return { title, text, action: title };
 }
 
 /** The cancel flow: each configured offer with its own button, then "keep" and a plain "cancel anyway". */
@@ -114,9 +129,20 @@ export function confirmation(choice: CancelChoice, brand: string, m: PageMessage
   return done.downgraded(brand, offer.label);
 }
 
-/** Confirmation when the merchant gave no returnUrl. Recoup tells the merchant, who applies the choice. */
-export function cancelFlowDone({ title, text }: Notice, m: PageMessages): SafeHtml {
+/**
+ * The confirmation of the customer's choice. Recoup tells the merchant, who applies the choice. With a
+ * returnUrl the page goes on there at once (see `refreshTo`); the link is for browsers that do not.
+ */
+export function cancelFlowDone(
+  { title, text }: Notice,
+  m: PageMessages,
+  back: { url: string; brandName: string } | null,
+): SafeHtml {
   return html`<h1>${title}</h1>
     <p class="lead" role="status">${text}</p>
-    <p>${m.cancel.close}</p>`;
+    ${
+      back
+        ? html`<p><a class="button" href="${back.url}">${m.card.backTo(back.brandName)}</a></p>`
+        : html`<p>${m.cancel.close}</p>`
+    }`;
 }

@@ -1,6 +1,7 @@
-import { churnOutcomeOf, type CancelChoice } from '../../domain/links.js';
+import { choiceOfOutcome, churnOutcomeOf, type CancelChoice } from '../../domain/links.js';
 import type { CancelOffer } from '../../domain/settings.js';
 import { sha256 } from '../../runtime/crypto.js';
+import type { ConsumptionDoc } from '../../store/links.js';
 import type { AppContext } from '../context.js';
 import { cancelFlowDone, cancelFlowForm, confirmation } from './cancel-flow-views.js';
 import { trustedForm } from './form-body.js';
@@ -8,6 +9,7 @@ import { issueFormToken } from './form-token.js';
 import { sendPage } from './layout.js';
 import { loadLink, type LoadedLink, type PageDeps } from './load-link.js';
 import { goneLinkPage, staleFormPage } from './notices.js';
+import { submissionDigest, useBySameSubmission } from './resubmission.js';
 
 const path = (token: string) => `/cancel-flow/${token}`;
 
@@ -52,7 +54,6 @@ export function cancelFlowPage(deps: PageDeps) {
       brand,
       messages,
       wide: true,
-      formTargets: link.data.returnUrl ? [link.data.returnUrl] : [],
       body: cancelFlowForm(
         {
           action: path(token),
@@ -70,17 +71,59 @@ export function cancelFlowPage(deps: PageDeps) {
     });
   }
 
+  /**
+   * The choice is taken: its confirmation, which goes straight on to the merchant's returnUrl when there is
+   * one (a page of our own, not a 303: see `refreshTo`).
+   */
+  function showDone(ctx: AppContext, loaded: LoadedLink<'cancel_flow'>, choice: CancelChoice): void {
+    const { link, brand, messages } = loaded;
+    const done = confirmation(choice, brand.name, messages);
+    const { returnUrl } = link.data;
+    sendPage(ctx, 200, {
+      title: done.title,
+      brand,
+      messages,
+      wide: true,
+      ...(returnUrl ? { refreshTo: returnUrl } : {}),
+      body: cancelFlowDone(done, messages, returnUrl ? { url: returnUrl, brandName: brand.name } : null),
+    });
+  }
+
+  /** Shows the choice again when this same submission made the link's use; false for any other use. */
+  function answerResubmission(
+    ctx: AppContext,
+    loaded: LoadedLink<'cancel_flow'>,
+    consumption: ConsumptionDoc | null,
+    digest: string,
+  ): boolean {
+    const same = useBySameSubmission(consumption, digest, clock());
+    if (same?.outcome.kind !== 'churn') return false;
+    showDone(ctx, loaded, choiceOfOutcome(same.outcome.outcome, same.outcome.offer));
+    return true;
+  }
+
+  /** The submission's digest: the rendered form and the button pressed. */
+  const digestOf = (fields: URLSearchParams) =>
+    submissionDigest('cancel-flow', fields.get('_form') ?? '', fields.get('choice') ?? '');
+
   return {
     async show(ctx: AppContext, token: string): Promise<void> {
       const loaded = await loadLink(deps, ctx, token, 'cancel_flow');
       if (loaded) showForm(ctx, 200, loaded, token);
     },
 
-    /** The customer's choice: consumes the link, emits churn.flow.<outcome>, then returns to the merchant. */
+    /**
+     * The customer's choice: consumes the link, emits churn.flow.<outcome>, then confirms it (and returns to
+     * the merchant). The same choice sent again (a second click while the first was saving) is confirmed
+     * again, without a second event; any other use of a used link gets the "already used" page.
+     */
     async submit(ctx: AppContext, token: string): Promise<void> {
-      const loaded = await loadLink(deps, ctx, token, 'cancel_flow');
+      const loaded = await loadLink(deps, ctx, token, 'cancel_flow', (used, consumption) => {
+        const sent = trustedForm(ctx, used.link.formSecret, clock());
+        return sent !== null && answerResubmission(ctx, used, consumption, digestOf(sent));
+      });
       if (!loaded) return;
-      const { link, account, brand, messages } = loaded;
+      const { link, account, messages } = loaded;
       const fields = trustedForm(ctx, link.formSecret, clock());
       if (!fields) return staleFormPage(ctx, loaded, path(token));
       const choice = choiceOf(fields.get('choice'), account.settings.cancelFlow.offers);
@@ -88,27 +131,20 @@ export function cancelFlowPage(deps: PageDeps) {
       // Never the offer now at that place in its stead: the customer chooses again from the current ones.
       if (choice === 'changed') return showForm(ctx, 409, loaded, token, messages.cancel.offersChanged);
 
-      const used = await outcomes.consumeLink(link, {
-        kind: 'churn',
-        outcome: churnOutcomeOf(choice),
-        offer: choice.kind === 'offer' ? choice.offer : null,
-      });
-      if (!used) return goneLinkPage(ctx, loaded, 'used');
-      if (link.data.returnUrl) {
-        ctx.status = 303;
-        ctx.set('Cache-Control', 'no-store');
-        ctx.set('Referrer-Policy', 'no-referrer');
-        ctx.redirect(link.data.returnUrl);
-        return;
-      }
-      const done = confirmation(choice, brand.name, messages);
-      sendPage(ctx, 200, {
-        title: done.title,
-        brand,
-        messages,
-        wide: true,
-        body: cancelFlowDone(done, messages),
-      });
+      const digest = digestOf(fields);
+      const used = await outcomes.consumeLink(
+        link,
+        {
+          kind: 'churn',
+          outcome: churnOutcomeOf(choice),
+          offer: choice.kind === 'offer' ? choice.offer : null,
+        },
+        // The choice is recorded: should its event fail now, the follow-up workflow sends it.
+        { formDigest: digest, deferEffects: true },
+      );
+      if (used) return showDone(ctx, loaded, choice);
+      const winner = (await deps.stores.links.find(link._id))?.consumption ?? null;
+      if (!answerResubmission(ctx, loaded, winner, digest)) goneLinkPage(ctx, loaded, 'used');
     },
   };
 }

@@ -4,7 +4,8 @@ import type { AppContext } from '../context.js';
 import { html } from './html.js';
 import { sendPage } from './layout.js';
 import type { LoadedLink, PageDeps } from './load-link.js';
-import { cardLabel, cardUpdatePath, saveCard } from './save-card.js';
+import { submissionDigest } from './resubmission.js';
+import { cardUpdatePath, saveCard } from './save-card.js';
 
 /** Back from the gateway's form without a saved card: nothing changed, and the link still works. */
 function notSaved(ctx: AppContext, loaded: LoadedLink<'card_update'>, token: string, why: string): void {
@@ -17,6 +18,21 @@ function notSaved(ctx: AppContext, loaded: LoadedLink<'card_update'>, token: str
       <p class="lead">${why}</p>
       <p><a class="button" href="${cardUpdatePath(token)}">${messages.card.tryAgain}</a></p>`,
   });
+}
+
+/**
+ * The currency the gateway's form is opened for (it offers the payment methods that work in it): that of
+ * the recovery the link names, else of one under way on the old card, else of the account's latest
+ * recovery (a card-expiry link names none); USD only for an account without any.
+ */
+async function currencyOf(deps: PageDeps, link: LoadedLink<'card_update'>['link']): Promise<string> {
+  const { accountId, data } = link;
+  const named = data.transactionId ? await deps.stores.recoveries.find(accountId, data.transactionId) : null;
+  if (named) return named.currency;
+  const [onCard] = await deps.stores.recoveries.underWayOnToken(accountId, data.paymentMethodToken);
+  if (onCard) return onCard.currency;
+  const [latest] = await deps.stores.recoveries.page(accountId, { limit: 1 });
+  return latest?.currency ?? 'USD';
 }
 
 /**
@@ -37,18 +53,12 @@ export async function hostedCardUpdate(
   if (typeof session === 'string' && session) {
     const card = await form.finish(session, link._id);
     if (!card) return notSaved(ctx, loaded, token, messages.card.hostedFormIncomplete);
-    return saveCard(deps, ctx, loaded, {
-      token: card.token,
-      label: cardLabel(messages, card.brand, card.last4),
-    });
+    return saveCard(deps, ctx, loaded, card, submissionDigest('card-session', session));
   }
-  const recovery = link.data.transactionId
-    ? await deps.stores.recoveries.find(account.id, link.data.transactionId)
-    : null;
   const pageUrl = `${pagesOrigin(account, deps.publicBaseUrl)}${cardUpdatePath(token)}`;
   const { url } = await form.start({
     token: link.data.paymentMethodToken,
-    currency: recovery?.currency ?? 'USD',
+    currency: await currencyOf(deps, link),
     reference: link._id,
     returnUrl: pageUrl,
     cancelUrl: `${pageUrl}?cancelled=1`,

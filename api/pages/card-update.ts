@@ -9,7 +9,8 @@ import { issueFormToken } from './form-token.js';
 import { sendPage } from './layout.js';
 import { loadLink, type LoadedLink, type PageDeps } from './load-link.js';
 import { staleFormPage, unavailablePage } from './notices.js';
-import { cardLabel, cardUpdatePath as path, saveCard } from './save-card.js';
+import { submissionDigest } from './resubmission.js';
+import { answerSavedAgain, cardUpdatePath as path, saveCard } from './save-card.js';
 
 /** GET and POST /update-card/:token: the hosted card-update page. */
 export function cardUpdatePage(deps: PageDeps) {
@@ -54,9 +55,18 @@ export function cardUpdatePage(deps: PageDeps) {
     };
   }
 
+  /** A card form submission's digest: the rendered form it came from. */
+  const digestOf = (fields: URLSearchParams) => submissionDigest('card-form', fields.get('_form') ?? '');
+
   return {
     async show(ctx: AppContext, token: string): Promise<void> {
-      const loaded = await loadLink(deps, ctx, token, 'card_update');
+      // Back from the gateway's form a second time (a reload) with the session that saved the card.
+      const session = ctx.query.session;
+      const loaded = await loadLink(deps, ctx, token, 'card_update', (used, consumption) =>
+        typeof session === 'string' && session !== ''
+          ? answerSavedAgain(deps, ctx, used, consumption, submissionDigest('card-session', session))
+          : false,
+      );
       if (!loaded) return;
       const how = await collection(loaded.account);
       if (how.tokenize) return showForm(ctx, 200, loaded, token);
@@ -70,9 +80,15 @@ export function cardUpdatePage(deps: PageDeps) {
       ctx.status = 303;
     },
 
-    /** Invalid or refused input re-renders the form and leaves the link usable; only a saved card consumes it. */
+    /**
+     * Invalid or refused input re-renders the form and leaves the link usable; only a saved card consumes
+     * it. The same form sent again once it saved a card (a second click during a slow save) shows that card.
+     */
     async submit(ctx: AppContext, token: string): Promise<void> {
-      const loaded = await loadLink(deps, ctx, token, 'card_update');
+      const loaded = await loadLink(deps, ctx, token, 'card_update', (used, consumption) => {
+        const sent = trustedForm(ctx, used.link.formSecret, clock());
+        return sent !== null && answerSavedAgain(deps, ctx, used, consumption, digestOf(sent));
+      });
       if (!loaded) return;
       const { account, link, messages } = loaded;
       const { tokenize } = await collection(account);
@@ -95,10 +111,13 @@ export function cardUpdatePage(deps: PageDeps) {
           expiry: typed.expiry,
         });
 
-      await saveCard(deps, ctx, loaded, {
-        token: tokenized.token,
-        label: cardLabel(messages, tokenized.brand, checked.card.number.slice(-4)),
-      });
+      await saveCard(
+        deps,
+        ctx,
+        loaded,
+        { token: tokenized.token, brand: tokenized.brand, last4: checked.card.number.slice(-4) },
+        digestOf(fields),
+      );
     },
   };
 }

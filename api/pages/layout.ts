@@ -32,8 +32,12 @@ export interface Page {
   messages: PageMessages;
   body: SafeHtml;
   wide?: boolean;
-  /** Origins a form on the page may lead to besides this one (a redirect to the merchant's returnUrl). */
-  formTargets?: string[];
+  /**
+   * Where the page sends the browser at once (an instant meta refresh, with a link on the page for
+   * browsers that do not follow it). Forms never redirect off this origin: Chrome checks form-action on
+   * every hop of a redirect chain, and a merchant's returnUrl may itself redirect anywhere.
+   */
+  refreshTo?: string;
 }
 
 function originOf(url: string | null): string | null {
@@ -44,16 +48,15 @@ function originOf(url: string | null): string | null {
 
 /**
  * Strict CSP: no script at all, styles from our stylesheet or the one nonce'd block, images only from the
- * logo's origin, forms only to this origin (and the returnUrl's), never framed.
+ * logo's origin, forms only to this origin (which answers them itself, never by a redirect), never framed.
  */
 function contentSecurityPolicy(nonce: string, page: Page): string {
   const logo = originOf(page.brand.logoUrl);
-  const targets = (page.formTargets ?? []).map(originOf).filter((o): o is string => o !== null);
   return [
     "default-src 'none'",
     `style-src 'self' 'nonce-${nonce}'`,
     `img-src ${logo ?? "'none'"}`,
-    `form-action ${["'self'", ...targets].join(' ')}`,
+    "form-action 'self'",
     "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join('; ');
@@ -73,6 +76,7 @@ export function sendPage(ctx: AppContext, status: number, page: Page): void {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="robots" content="noindex, nofollow" />
         <title>${page.title} · ${page.brand.name}</title>
+        ${page.refreshTo ? html`<meta http-equiv="refresh" content="0; url=${page.refreshTo}" />` : ''}
         <link rel="stylesheet" href="${stylesheetPath}?v=${stylesheetVersion}" />
         <style nonce="${nonce}">
           :root {

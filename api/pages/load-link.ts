@@ -3,7 +3,7 @@ import type { LinkOutcomes } from '../../services/link-outcomes.js';
 import type { LinkService } from '../../services/links.js';
 import type { Account } from '../../store/accounts.js';
 import type { Stores } from '../../store/index.js';
-import type { LinkDoc } from '../../store/links.js';
+import type { ConsumptionDoc, LinkDoc } from '../../store/links.js';
 import type { AppContext } from '../context.js';
 import { messagesFor, type PageMessages } from './i18n/index.js';
 import { brandOf, type PageBrand } from './layout.js';
@@ -27,6 +27,15 @@ export interface LoadedLink<K extends LinkKind> {
   messages: PageMessages;
 }
 
+/**
+ * Answers a request for a link that is used already, when it can (the submission that used it, sent again):
+ * true when it did, false to let the "already used" page answer.
+ */
+export type UsedLinkAnswer<K extends LinkKind> = (
+  used: LoadedLink<K>,
+  consumption: ConsumptionDoc,
+) => boolean;
+
 const tokenShape = /^[A-Za-z0-9_-]{22,128}$/;
 
 function isKind<K extends LinkKind>(link: LinkDoc, kind: K): link is Extract<LinkDoc, { kind: K }> {
@@ -35,13 +44,15 @@ function isKind<K extends LinkKind>(link: LinkDoc, kind: K): link is Extract<Lin
 
 /**
  * Finds the usable link of `kind` behind the token, or renders why there is none: 404 for no such link,
- * 410 for a used or expired one (after finishing a use that was interrupted, so its event still goes out).
+ * 410 for a used or expired one (after finishing a use that was interrupted, so its event still goes out),
+ * unless `answerUsed` answers for the use.
  */
 export async function loadLink<K extends LinkKind>(
   deps: PageDeps,
   ctx: AppContext,
   token: string,
   kind: K,
+  answerUsed?: UsedLinkAnswer<K>,
 ): Promise<LoadedLink<K> | null> {
   const opened = tokenShape.test(token) ? await deps.links.open(token, kind) : null;
   const account = opened ? await deps.stores.accounts.find(opened.link.accountId) : null;
@@ -57,6 +68,8 @@ export async function loadLink<K extends LinkKind>(
   }
   if (opened.state !== 'usable') {
     await deps.outcomes.finishInterrupted(opened.link, opened.consumption);
+    const { consumption } = opened;
+    if (consumption && answerUsed?.({ link: opened.link, account, ...look }, consumption)) return null;
     goneLinkPage(ctx, look, opened.state);
     return null;
   }

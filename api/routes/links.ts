@@ -1,5 +1,5 @@
 import { gatewaysCharging } from '../../activities/gateways/routing.js';
-import { createLinkOutcomes, type LinkOutcomeDeps } from '../../services/link-outcomes.js';
+import { createLinkOutcomes, sameCardUpdate, type LinkOutcomeDeps } from '../../services/link-outcomes.js';
 import { createLinkService, type LinkServiceDeps } from '../../services/links.js';
 import { accountOf } from '../context.js';
 import { badRequest, forbidden, HttpError, notFound } from '../http-error.js';
@@ -37,7 +37,11 @@ export function linkRoutes(deps: LinkDeps) {
       body: CardUpdateLinkRequest,
       responses: { 200: { description: 'Hosted link', schema: HostedLinkBody } },
       async handle(ctx, { body }) {
-        const link = await links.mintCardUpdateLink(accountOf(ctx), {
+        const account = accountOf(ctx);
+        // The retry the link promises for that recovery would otherwise be dropped without a word.
+        if (body.transactionId && !(await deps.stores.recoveries.find(account.id, body.transactionId)))
+          throw badRequest({ transactionId: ['must be the transactionId of a recovery of this account'] });
+        const link = await links.mintCardUpdateLink(account, {
           paymentMethodToken: body.paymentMethodToken,
           customerEmail: body.customerEmail ?? null,
           returnUrl: body.returnUrl ?? null,
@@ -59,7 +63,11 @@ export function linkRoutes(deps: LinkDeps) {
       responses: {
         200: { description: 'The link is used and the new card is in place', schema: CardUpdateCompleteBody },
         404: { description: 'No card-update link of this account has this token', schema: ErrorBody },
-        410: { description: 'The link was used already, or has expired', schema: LinkGoneBody },
+        410: {
+          description:
+            'The link was used already (by another new payment method: a retry with the same one gets the 200 again), or has expired',
+          schema: LinkGoneBody,
+        },
       },
       async handle(ctx, { body }) {
         const account = accountOf(ctx);
@@ -72,11 +80,22 @@ export function linkRoutes(deps: LinkDeps) {
             error: `Link ${state}`,
             message: `This card-update link was ${state === 'used' ? 'used already' : 'not used in time'}.`,
           });
+        const method = { token: body.newPaymentMethodToken, paymentMethodType: body.paymentMethodType };
+        const answer = (o: { eligibleGateways: string[] }) =>
+          reply(200, {
+            cardUpdated: true as const,
+            oldPaymentMethodToken: link.data.paymentMethodToken,
+            newPaymentMethodToken: body.newPaymentMethodToken,
+            eligibleGateways: o.eligibleGateways,
+          });
         if (opened.state !== 'usable') {
           await outcomes.finishInterrupted(link, opened.consumption);
+          // A retry of the completion that used the link (its answer lost) gets that answer again; what the
+          // first call left undone, the follow-up workflow (or finishInterrupted, after its minute) does.
+          const earlier = sameCardUpdate(opened.consumption, method);
+          if (earlier) return answer(earlier);
           throw gone(opened.state);
         }
-        const method = { token: body.newPaymentMethodToken, paymentMethodType: body.paymentMethodType };
         const eligibleGateways = await gatewaysCharging(deps.stores, account.id, method, deps);
         if (eligibleGateways.length === 0)
           throw badRequest({
@@ -87,13 +106,11 @@ export function linkRoutes(deps: LinkDeps) {
             ],
           });
         const used = await outcomes.updateCard(link, { ...method, eligibleGateways });
-        if (!used) throw gone('used');
-        return reply(200, {
-          cardUpdated: true as const,
-          oldPaymentMethodToken: link.data.paymentMethodToken,
-          newPaymentMethodToken: body.newPaymentMethodToken,
-          eligibleGateways,
-        });
+        if (used) return answer({ eligibleGateways });
+        // Another call won the race: the same card sent twice at once is one completion, answered twice.
+        const earlier = sameCardUpdate((await deps.stores.links.find(link._id))?.consumption ?? null, method);
+        if (earlier) return answer(earlier);
+        throw gone('used');
       },
     }),
     route({

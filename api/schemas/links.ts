@@ -17,7 +17,7 @@ export const CardUpdateLinkRequest = z
     customerEmail: CustomerEmail.optional(),
     returnUrl: https.optional().describe('Shown as a "Return to…" button after the card is saved'),
     transactionId: TransactionRef.optional().describe(
-      'A recovery to retry at once with the new card, besides those queued on the old token',
+      'A recovery of the account to retry at once with the new card, besides those queued on the old token; one naming no recovery is refused (400)',
     ),
     locale,
   })
@@ -63,7 +63,11 @@ export const CancelFlowLinkRequest = z
       .optional()
       .describe('Recurring charge in the smallest currency unit; renders the offers'),
     currency: Currency.default('USD'),
-    returnUrl: https.optional().describe('Where the customer is redirected (303) after choosing'),
+    returnUrl: https
+      .optional()
+      .describe(
+        'Where the customer goes after choosing: the confirmation page sends them on at once (instant meta refresh and a link)',
+      ),
     locale,
   })
   .strict();

@@ -78,6 +78,7 @@ export const de: PageMessages = {
       title: (label) => `Zu ${label} wechseln`,
       text: (price, current) =>
         `Behalten Sie das Wichtigste und zahlen Sie ${price}${current ? ` statt ${current}` : ''} pro Abrechnungszeitraum.`,
+      textWithoutPrice: 'Behalten Sie das Wichtigste mit einem kleineren Tarif.',
     },
     done: {
       cancelled: (brand) => ({

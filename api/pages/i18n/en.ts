@@ -72,6 +72,7 @@ export const en: PageMessages = {
       title: (label) => `Switch to ${label}`,
       text: (price, current) =>
         `Keep the essentials for ${price}${current ? ` instead of ${current}` : ''} per billing period.`,
+      textWithoutPrice: 'Keep the essentials on a smaller plan.',
     },
     done: {
       cancelled: (brand) => ({

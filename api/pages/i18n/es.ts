@@ -75,6 +75,7 @@ export const es: PageMessages = {
       title: (label) => `Cambiar a ${label}`,
       text: (price, current) =>
         `Conserve lo esencial por ${price}${current ? ` en lugar de ${current}` : ''} en cada periodo de facturación.`,
+      textWithoutPrice: 'Conserve lo esencial con un plan más pequeño.',
     },
     done: {
       cancelled: (brand) => ({

@@ -77,6 +77,7 @@ export const fr: PageMessages = {
       title: (label) => `Passer à ${label}`,
       text: (price, current) =>
         `Gardez l’essentiel pour ${price}${current ? ` au lieu de ${current}` : ''} par période de facturation.`,
+      textWithoutPrice: 'Gardez l’essentiel avec une formule plus légère.',
     },
     done: {
       cancelled: (brand) => ({

@@ -81,6 +81,7 @@ export const it: PageMessages = {
       title: (label) => `Passa a ${label}`,
       text: (price, current) =>
         `Mantenga l’essenziale e paghi ${price}${current ? ` invece di ${current}` : ''} per ogni periodo di fatturazione.`,
+      textWithoutPrice: 'Mantenga l’essenziale con un piano più leggero.',
     },
     done: {
       cancelled: (brand) => ({

@@ -69,6 +69,8 @@ export interface PageMessages {
       title: (label: string) => string;
       /** `price` of the smaller plan, `current` the subscription's price when known. */
       text: (price: string, current: string | null) => string;
+      /** When the smaller plan's price cannot be shown (not known in the link's currency). */
+      textWithoutPrice: string;
     };
     done: {
       cancelled: (brand: string) => Notice;

@@ -74,6 +74,7 @@ export const nl: PageMessages = {
       title: (label) => `Overstappen naar ${label}`,
       text: (price, current) =>
         `Houd het belangrijkste en betaal ${price}${current ? ` in plaats van ${current}` : ''} per factuurperiode.`,
+      textWithoutPrice: 'Houd het belangrijkste met een kleiner abonnement.',
     },
     done: {
       cancelled: (brand) => ({

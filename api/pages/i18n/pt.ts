@@ -78,6 +78,7 @@ export const pt: PageMessages = {
       title: (label) => `Mudar para ${label}`,
       text: (price, current) =>
         `Fique com o essencial por ${price}${current ? ` em vez de ${current}` : ''} em cada período de pagamento.`,
+      textWithoutPrice: 'Mantenha o essencial com um plano mais simples.',
     },
     done: {
       cancelled: (brand) => ({
