@@ -766,6 +766,24 @@ describe('the card-update page of a Stripe account', () => {
     expect((await getPage(`${url}?session=${session.id}`)).status).toBe(410);
   });
 
+  it('the Checkout session closes with the link: 24 hours on (Stripe’s longest) for a fresh link, 31 minutes (its shortest, nearly) for one about to expire', async () => {
+    stripe.addCard('pm_old6', { customer: 'cus_page6', answers: [] });
+    const { apiKey } = await stripeAccount();
+    const link = (await cardLink(apiKey, { paymentMethodToken: 'pm_old6' })).body;
+    const url = onServer(stack.baseUrl, link.url);
+    const closesIn = async () => {
+      expect((await getPage(url)).status).toBe(303);
+      return latestSession().expires_at * 1000 - Date.now();
+    };
+    expect(Math.abs((await closesIn()) - 24 * hour)).toBeLessThan(2 * 60_000);
+    // Ten hours of the link's 72 left: the session closes with it.
+    offsetMs = 62 * hour;
+    expect(Math.abs((await closesIn()) - 10 * hour)).toBeLessThan(60_000);
+    // Five minutes left: as soon as Stripe allows.
+    offsetMs = 72 * hour - 5 * 60_000;
+    expect(Math.abs((await closesIn()) - 31 * 60_000)).toBeLessThan(60_000);
+  });
+
   it("a link naming no recovery opens Checkout in the currency of a recovery under way on the old card, else of the account's latest recovery; USD only for an account without any", async () => {
     stripe.addCard('pm_old4', { customer: 'cus_page4', answers: [{ decline: 'do_not_honor' }] });
     stripe.addCard('pm_old5', { customer: 'cus_page5', answers: [] });

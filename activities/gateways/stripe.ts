@@ -168,6 +168,15 @@ function refusal(error: unknown): ChargeOutcome {
   throw error;
 }
 
+/** Stripe closes a Checkout session 30 minutes to 24 hours after it is created (a minute's margin each side). */
+const checkoutLifeMs = { min: 31 * 60_000, max: 24 * 3_600_000 - 60_000 };
+
+/** When a Checkout session opened at `nowMs` closes: with the link, as far as Stripe allows (Unix seconds). */
+export function checkoutExpiry(nowMs: number, openForMs: number): number {
+  const lifeMs = Math.min(checkoutLifeMs.max, Math.max(checkoutLifeMs.min, openForMs));
+  return Math.floor((nowMs + lifeMs) / 1000);
+}
+
 /**
  * Stripe through its official SDK: each attempt is one off-session PaymentIntent confirmed at once, created
  * with the attempt's idempotency key and named in its metadata. Card errors become declines with Stripe's
@@ -261,10 +270,13 @@ export function createStripeGateway(
    * so card data never passes through Recoup.
    */
   const hostedCardForm: HostedCardForm = {
-    async start({ token, currency, reference, returnUrl, cancelUrl }) {
+    async start({ token, currency, reference, returnUrl, cancelUrl, openForMs }) {
       const owner = await customerOf(stripe, token);
       const session = await stripe.checkout.sessions.create({
         mode: 'setup',
+        // Closed when the link expires (a session opened by a mail scanner, or left open, must not save a
+        // card the expired link then refuses), within the 30 minutes to 24 hours Stripe allows.
+        expires_at: checkoutExpiry(Date.now(), openForMs),
         // Checkout offers the account's payment methods that work in this currency.
         currency: currency.toLowerCase(),
         ...(owner?.customer ? { customer: owner.customer } : {}),

@@ -139,7 +139,8 @@ export interface SavedCard {
 export interface HostedCardForm {
   /**
    * Opens the form for the owner of `token`, for payments in `currency`; `reference` ties the session to
-   * the link that opened it.
+   * the link that opened it, and the form closes after `openForMs` (the link's remaining life) as far as
+   * the gateway allows.
    */
   start(req: {
     token: string;
@@ -147,6 +148,7 @@ export interface HostedCardForm {
     reference: string;
     returnUrl: string;
     cancelUrl: string;
+    openForMs: number;
   }): Promise<{ url: string }>;
   /** The card saved in `session`, or null while it is not finished or was not opened for `reference`. */
   finish(session: string, reference: string): Promise<SavedCard | null>;

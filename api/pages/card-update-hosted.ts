@@ -62,6 +62,7 @@ export async function hostedCardUpdate(
     reference: link._id,
     returnUrl: pageUrl,
     cancelUrl: `${pageUrl}?cancelled=1`,
+    openForMs: link.expiresAt.getTime() - deps.clock().getTime(),
   });
   ctx.redirect(url);
   ctx.status = 303;

@@ -54,6 +54,8 @@ export interface EmulatedSession {
   cancel_url: string | null;
   metadata: Record<string, string>;
   setup_intent: Record<string, unknown> | null;
+  /** Unix seconds: when Stripe closes the session (24 hours after it opened unless asked otherwise). */
+  expires_at: number;
 }
 
 /** A Stripe Billing invoice, as the emulator holds it. */
@@ -370,6 +372,14 @@ export async function startStripeEmulator(
       const name = /^metadata\[(.+)\]$/.exec(key)?.[1];
       if (name) metadata[name] = value;
     }
+    // Stripe takes an expiry from 30 minutes to 24 hours after the session is created.
+    const nowS = Math.floor(Date.now() / 1000);
+    const expiresAt = Number(form.get('expires_at') ?? nowS + 86_400);
+    if (!Number.isInteger(expiresAt) || expiresAt < nowS + 1_800 || expiresAt > nowS + 86_400)
+      return {
+        status: 400,
+        body: invalid('The `expires_at` timestamp must be between 30 minutes and 24 hours from now.'),
+      };
     const id = newId('cs_test');
     const session: EmulatedSession = {
       id,
@@ -383,6 +393,7 @@ export async function startStripeEmulator(
       cancel_url: form.get('cancel_url'),
       metadata,
       setup_intent: null,
+      expires_at: expiresAt,
     };
     sessions.push(session);
     return { status: 200, body: session };
