@@ -15,6 +15,8 @@ export interface ConnectorEventDoc {
   doneAt: Date | null;
   /** What Recoup did with it (a receipt's `action`). */
   outcome: string | null;
+  /** Why nothing was done with it (an `ignored` receipt's reason), for the operator. */
+  reason?: string;
 }
 
 /**
@@ -66,8 +68,17 @@ export function createConnectorEventStore(db: Db) {
       return null;
     },
 
-    async done(accountId: string, platform: ConnectorPlatform, eventId: string, outcome: string, now: Date) {
-      await events.updateOne({ _id: idOf(accountId, platform, eventId) }, { $set: { doneAt: now, outcome } });
+    async done(
+      accountId: string,
+      platform: ConnectorPlatform,
+      eventId: string,
+      handled: { outcome: string; reason?: string },
+      now: Date,
+    ) {
+      await events.updateOne(
+        { _id: idOf(accountId, platform, eventId) },
+        { $set: { doneAt: now, ...handled } },
+      );
     },
 
     /** An account's latest platform events, newest first (the operator's view). */

@@ -400,12 +400,18 @@ describe('recoup connectors', () => {
       body,
     });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ action: 'ignored' });
+    const receipt = (await res.json()) as { action: string; reason: string };
+    expect(receipt).toMatchObject({ action: 'ignored', reason: expect.any(String) });
 
     const list = await recoupWith(publicBase, 'connectors', 'list', created.clientId);
     expect(list).toMatchObject({ code: 0, stderr: '' });
     expect(list.stdout).toContain(out.intakeUrl);
-    expect(list.stdout).toMatch(/customer\.created\s+evt_cli1\s+ignored/);
+    // Why it was ignored, as the receipt said it.
+    expect(list.stdout).toContain(`ignored: ${receipt.reason}`);
+    const json = await recoupWith(publicBase, 'connectors', 'list', created.clientId, '--json');
+    expect((JSON.parse(json.stdout) as { events: unknown[] }).events).toContainEqual(
+      expect.objectContaining({ eventId: 'evt_cli1', outcome: 'ignored', reason: receipt.reason }),
+    );
   });
 
   it('prints an intake URL on this machine (PUBLIC_BASE_URL not set for the CLI) with a warning, not as the URL to paste', async () => {

@@ -75,7 +75,11 @@ export function connectorRoutes(deps: ConnectorIntakeDeps) {
         if (earlier) return reply(200, { received: true, duplicate: true, action: earlier.outcome });
         const action = await connector.interpret(event, config, { gateways });
         const receipt = await intake.apply(account, platform.data, event.id, action, ctx.state.requestId);
-        await stores.connectorEvents.done(account.id, platform.data, event.id, receipt.action, clock());
+        const handled = {
+          outcome: receipt.action,
+          ...(receipt.action === 'ignored' ? { reason: receipt.reason } : {}),
+        };
+        await stores.connectorEvents.done(account.id, platform.data, event.id, handled, clock());
         ctx.state.log.info(
           { platform: platform.data, eventId: event.id, type: event.type, ...receipt },
           'connector event',

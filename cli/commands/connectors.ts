@@ -83,6 +83,7 @@ function list(argv: string[]): Run {
       type: e.type,
       receivedAt: e.receivedAt.toISOString(),
       outcome: e.outcome ?? 'unfinished',
+      ...(e.reason ? { reason: e.reason } : {}),
     }));
     print(ctx, values.json, { clientId, connectors, events: eventRows }, () => [
       ...(connectors.length === 0
@@ -98,7 +99,13 @@ function list(argv: string[]): Run {
             'Latest platform events:',
             ...table(
               ['RECEIVED', 'PLATFORM', 'TYPE', 'EVENT ID', 'OUTCOME'],
-              eventRows.map((e) => [e.receivedAt, e.platform, e.type, e.eventId, e.outcome]),
+              eventRows.map((e) => [
+                e.receivedAt,
+                e.platform,
+                e.type,
+                e.eventId,
+                e.reason ? `${e.outcome}: ${e.reason}` : e.outcome,
+              ]),
             ),
           ]),
     ]);
