@@ -295,7 +295,8 @@ describe('smart retries on the time-skipping server', () => {
     const { apiKey, account } = await stack.createAccount({ retryPolicy: { maxAttempts: 2, maxDays: 21 } }, [
       { name: 'slot', kind: 'test', test: true, credentials: { latencyMs: '6000' } },
     ]);
-    const token = 'tok_decline_insufficient_funds';
+    // Its own token: charges are counted by gateway name and token, and another test here declines on 'slot'.
+    const token = 'tok_decline_insufficient_funds_x50';
     const customerEmail = `stopped-late-${amount()}@example.com`;
     const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
       key: apiKey,

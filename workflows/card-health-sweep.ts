@@ -1,4 +1,11 @@
-import { continueAsNew, executeChild, isCancellation, proxyActivities } from '@temporalio/workflow';
+import {
+  continueAsNew,
+  executeChild,
+  isCancellation,
+  patched,
+  proxyActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { CardSweepResult } from '../activities/card-sweep.js';
 import { cardSweepWorkflowId, sweepDay } from '../domain/card-health.js';
@@ -48,19 +55,56 @@ async function sweepOnce(accountId: string, day: string): Promise<void> {
   }
 }
 
+/** A day's sweep a run left to its next one, to start its history over: the accounts it had not taken on yet. */
+export interface UnfinishedSweep {
+  day: string;
+  accountIds: string[];
+}
+
+/** Workflow version: the daily sweep starts its history over when Temporal suggests it, also mid-day. */
+const historyFullPatch = 'card-sweep-history-full';
+
+/**
+ * Temporal suggests starting the history over: each account's child sweep adds about 7 events, so a day of
+ * a few thousand accounts alone would reach the 51,200 that end a workflow. (`patched`, asked only once it
+ * is suggested: a run an earlier worker took past that point replays as it ran, and stops from here on.)
+ */
+function historyFull(): boolean {
+  return workflowInfo().continueAsNewSuggested && patched(historyFullPatch);
+}
+
+/**
+ * Sweeps `accountIds` on `day`, `parallelSweeps` at a time, until all are taken or the history is full;
+ * returns those not taken on (sweeps under way when it fills up are waited for).
+ */
+async function sweepAccounts(day: string, accountIds: readonly string[]): Promise<string[]> {
+  const waiting = [...accountIds];
+  const lane = async () => {
+    for (let id = next(); id !== undefined; id = next()) await sweepOnce(id, day);
+  };
+  const next = () => (historyFull() ? undefined : waiting.shift());
+  await Promise.all(Array.from({ length: parallelSweeps }, lane));
+  return waiting;
+}
+
 /**
  * The deployment's daily card health sweep (started by every worker, once): each day at the sweep hour it
  * sweeps every account whose sweep is enabled, each in its own child workflow `card-sweep-<clientId>-<date>`,
- * `parallelSweeps` at a time: a slow or failing account holds one lane, never the others.
+ * `parallelSweeps` at a time: a slow or failing account holds one lane, never the others. When Temporal
+ * suggests starting the history over, it continues as new, handing a day's sweep under way to the next
+ * run (`unfinished`), which sweeps the accounts left before anything else: each is swept once a day.
  */
-export async function cardHealthSweepWorkflow(): Promise<void> {
-  await everyDay(async (nowMs) => {
-    const today = sweepDay(nowMs);
-    const waiting = await cardSweepTargets();
-    const lane = async () => {
-      for (let id = waiting.shift(); id !== undefined; id = waiting.shift()) await sweepOnce(id, today);
-    };
-    await Promise.all(Array.from({ length: parallelSweeps }, lane));
-  });
-  await continueAsNew<typeof cardHealthSweepWorkflow>();
+export async function cardHealthSweepWorkflow(unfinished?: UnfinishedSweep): Promise<void> {
+  let left: UnfinishedSweep | null = null;
+  const sweep = async (day: string, accountIds: readonly string[]) => {
+    const rest = await sweepAccounts(day, accountIds);
+    if (rest.length > 0) left = { day, accountIds: rest };
+  };
+  if (unfinished) await sweep(unfinished.day, unfinished.accountIds);
+  if (!left)
+    await everyDay(
+      async (nowMs) => sweep(sweepDay(nowMs), await cardSweepTargets()),
+      () => left !== null || historyFull(),
+    );
+  await continueAsNew<typeof cardHealthSweepWorkflow>(...(left ? [left] : []));
 }

@@ -41,16 +41,22 @@ import {
 
 // Short steps run as local activities in the worker that runs the workflow: the whole first phase is one
 // workflow task instead of a server round trip per step, which is what the synchronous answer waits on.
+// A retry past 10 s waits on a workflow timer: waiting in the worker, it would hold the workflow task and
+// heartbeat it every 8 s, 3 history events each, for as long as MongoDB or a gateway is down (see the
+// store writes in recovery-context.ts).
 const { screenRecovery, loadStats, routeNewCard, abandonAttempt } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  localRetryThreshold: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 /**
  * Charges retry freely: every retry reuses the attempt's gateway idempotency key, so none charges twice —
- * also when the worker dies mid-charge and another worker replays the workflow task.
+ * also when the worker dies mid-charge and another worker replays the workflow task, or a retry waits on a
+ * timer past 10 s.
  */
 const { attemptCharge, refreshCard } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '45 seconds',
+  localRetryThreshold: '10 seconds',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 /**

@@ -35,9 +35,12 @@ const { deliverWebhook } = proxyLocalActivities<Activities>({
 
 // Bookkeeping in MongoDB: idempotent, retried until the database answers. Local activities, so recording
 // an attempt happens in the workflow task that sees its outcome, without a round trip through a task queue.
+// Past 10 s a retry waits on a workflow timer, 5 minutes apart at most: waiting in the worker, it would
+// heartbeat the workflow task every 8 s (3 history events each) for as long as MongoDB is down.
 const { recordWebhookAttempt, markEventStatus } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  localRetryThreshold: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 
 /**
