@@ -10,6 +10,7 @@ import { collectedByRecurly, markedByRecoup } from './recurly-paid-by.js';
 import {
   ignored,
   type ConnectorContext,
+  owedBalance,
   type InvoiceStanding,
   type PlatformConnector,
   type RecoveredInvoice,
@@ -210,14 +211,7 @@ async function invoiceStanding(config: RecurlyConfig, recovered: RecoveredInvoic
   const state = invoice.state ?? 'unknown';
   if (!invoice.balance || !['pending', 'past_due'].includes(state))
     return { kind: 'not_owed', reason: `The invoice is ${state} at Recurly, with nothing left to pay` };
-  const currency = invoice.currency ?? recovered.currency;
-  const amountDue = minorUnitsOf(invoice.balance, currency);
-  if (amountDue === null)
-    return {
-      kind: 'not_owed',
-      reason: `The invoice's balance ${invoice.balance} is not an amount Recoup can charge`,
-    };
-  return { kind: 'owed', amountDue, currency };
+  return owedBalance(invoice.balance, invoice.currency ?? recovered.currency);
 }
 
 /**

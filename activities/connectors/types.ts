@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ConnectorAction, WriteBackOutcome } from '../../domain/connectors.js';
+import { minorUnitsOf } from '../../domain/money.js';
 import type { GatewayConfig } from '../../domain/settings.js';
 
 /** An event the connector acts on with nothing, and why (the receipt says so to the platform's log). */
@@ -46,6 +47,17 @@ export type InvoiceStanding =
   | { kind: 'owed'; amountDue: number; currency?: string }
   | { kind: 'not_owed'; reason: string }
   | { kind: 'unreadable' };
+
+/**
+ * What an invoice with `balance` left to pay owes, the balance written in the currency's major unit (a
+ * decimal, as Recurly and Zuora give it): not owed when no charge can be exactly that amount.
+ */
+export function owedBalance(balance: string | number, currency: string): InvoiceStanding {
+  const amountDue = minorUnitsOf(balance, currency);
+  return amountDue === null
+    ? { kind: 'not_owed', reason: `The invoice's balance ${balance} is not an amount Recoup can charge` }
+    : { kind: 'owed', amountDue, currency };
+}
 
 /** The invoice a recovery collects: the platform's id, and the currency the recovery charges in. */
 export interface RecoveredInvoice {

@@ -5,6 +5,7 @@ import { majorUnitsOf, minorUnitsOf } from '../../domain/money.js';
 import {
   ignored,
   type ConnectorContext,
+  owedBalance,
   type InvoiceStanding,
   type PlatformConnector,
   type RecoveredInvoice,
@@ -174,14 +175,7 @@ async function invoiceStanding(config: ZuoraConfig, recovered: RecoveredInvoice)
       reason: `The invoice is ${invoice.status} at Zuora, with nothing left to pay`,
     };
   // Without the invoice's currency the balance is read in the recovery's, which Zuora's callout gave.
-  const currency = invoice.currency?.toUpperCase() ?? recovered.currency;
-  const amountDue = minorUnitsOf(invoice.balance, currency);
-  if (amountDue === null)
-    return {
-      kind: 'not_owed',
-      reason: `The invoice's balance ${invoice.balance} is not an amount Recoup can charge`,
-    };
-  return { kind: 'owed', amountDue, currency };
+  return owedBalance(invoice.balance, invoice.currency?.toUpperCase() ?? recovered.currency);
 }
 
 /**
