@@ -8,6 +8,7 @@ import { admitRecovery } from '../api/admit-recovery.js';
 import { startRecovery } from '../api/start-recovery.js';
 import { linkUseWorkflowId } from '../domain/links.js';
 import { RecoveryRequest } from '../domain/recovery-request.js';
+import type { GatewayConfig } from '../domain/settings.js';
 import { webhookWorkflowId } from '../domain/webhooks.js';
 import { sha256 } from '../runtime/crypto.js';
 import { createLogger } from '../runtime/logger.js';
@@ -21,6 +22,9 @@ import {
   paidElsewhereSignal,
 } from '../workflows/recovery-definitions.js';
 import { cardOnFile } from './support/cards.js';
+import { startChargebeeEmulator } from './support/chargebee-emulator.js';
+import { chargebeePaymentFailed } from './support/chargebee-payment-failed.js';
+import { postWebhook, recoveryOfInvoice } from './support/connectors.js';
 import { sampleEvent } from './support/sample-events.js';
 import { call, type Stack } from './support/stack.js';
 import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
@@ -234,6 +238,80 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
     await handle.result();
     return doc!.workflowId;
   },
+  /** An expired card the account updater refreshes (the refreshCard local activity): the fresh card is charged. */
+  'recovery-card-refreshed': (stack) =>
+    recovery(stack, {
+      paymentMethodToken: 'tok_decline_expired_card_updatable',
+      originalDeclineCode: 'expired_card',
+    }),
+  /** A charge predicted to fail (a skip threshold of 0): skipped, recovery.skipped_high_risk, then failed. */
+  'recovery-skipped-high-risk': (stack) =>
+    recovery(
+      stack,
+      { paymentMethodToken: 'tok_visa', originalDeclineCode: 'insufficient_funds' },
+      { riskSkipThreshold: 0 },
+    ),
+  /** Proof Mode: a customer in the control group is left alone, and the recovery ends in holdout. */
+  'recovery-holdout': async (stack) => {
+    const merchant = await stack.createAccount({ proofMode: { enabled: true, controlPercent: 50 } });
+    const customerEmail = 'control@example.com';
+    // Drawn before the request (a customer's group is sticky): the recording does not hang on a random draw.
+    await stack.stores.holdouts.assign(merchant.account.id, customerEmail, () => true, serverClock());
+    return recoveryOf(stack, merchant, {
+      paymentMethodToken: 'tok_visa',
+      originalDeclineCode: 'insufficient_funds',
+      customerEmail,
+    });
+  },
+  /** A failure reported as a stolen card: blocked at screening, before any attempt (403, recovery.blocked). */
+  'recovery-blocked-at-screening': (stack) =>
+    recovery(stack, { paymentMethodToken: 'tok_visa', originalDeclineCode: 'stolen_card' }),
+  /** The primary gateway declines (do_not_honor): the first phase cascades to the backup gateway, which approves. */
+  'recovery-backup-gateway': (stack) =>
+    recovery(stack, { paymentMethodToken: 'tok_visa', originalDeclineCode: 'try_again_later' }, {}, [
+      testGateway('main', { declineAll: 'do_not_honor' }),
+      testGateway('backup'),
+    ]),
+  /** A Chargebee invoice's failure, recovered at once and written back to Chargebee (writeBackPayment). */
+  'recovery-written-back': async (stack) => {
+    const chargebee = await startChargebeeEmulator();
+    try {
+      const { account } = await stack.createAccount();
+      const webhookAuth = { username: 'recoup-webhooks', password: 'replay-recording' };
+      await stack.stores.accounts.setConnector(account.id, 'chargebee', {
+        ...webhookAuth,
+        site: chargebee.site,
+        apiKey: chargebee.apiKey,
+        apiBase: chargebee.url,
+      });
+      n += 1;
+      const invoice = { id: `inv_replay_${n}`, customerId: `cus_replay_${n}`, amount: 2000 + n };
+      chargebee.addInvoice({
+        id: invoice.id,
+        customer_id: invoice.customerId,
+        amount_due: invoice.amount,
+        currency_code: 'USD',
+      });
+      const body = chargebeePaymentFailed({
+        ...invoice,
+        referenceId: `${invoice.customerId}/tok_visa`,
+        errorCode: 'PROCESSING_ERROR',
+      });
+      const basic = Buffer.from(`${webhookAuth.username}:${webhookAuth.password}`).toString('base64');
+      const res = await postWebhook(stack, 'chargebee', account.id, body, {
+        authorization: `Basic ${basic}`,
+      });
+      if (res.body?.action !== 'recovery_started') throw new Error(`intake answered ${JSON.stringify(res)}`);
+      const doc = await recoveryOfInvoice(stack, account.id, invoice.id);
+      if (!doc) throw new Error('no recovery of the invoice');
+      await stack.temporal.workflow.getHandle(doc.workflowId).result();
+      // The history is kept for its write-back: one that never reached Chargebee records another path.
+      if (chargebee.recordPayments(invoice.id).length === 0) throw new Error('not written back');
+      return doc.workflowId;
+    } finally {
+      await chargebee.close();
+    }
+  },
   /** Queued, then the customer's new card from a hosted link is charged at once. */
   'recovery-card-updated': async (stack) => (await cardUpdated(stack)).recovery,
   /** The follow-up of that link's use, which finds the use finished. */
@@ -268,24 +346,47 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
 
 let n = 0;
 
-/** Runs one recovery to its end; returns its workflow id. */
+/** Runs one recovery, on a new account with these settings (and gateways), to its end; returns its workflow id. */
 async function recovery(
   stack: Stack,
   body: Record<string, unknown>,
   settings: Record<string, unknown> = {},
+  gateways?: GatewayConfig[],
 ): Promise<string> {
-  const { apiKey, account } = await stack.createAccount(settings);
+  return recoveryOf(stack, await stack.createAccount(settings, gateways), body);
+}
+
+/** Runs one recovery of the merchant's (its first) to its end; returns its workflow id. */
+async function recoveryOf(
+  stack: Stack,
+  merchant: Awaited<ReturnType<Stack['createAccount']>>,
+  body: Record<string, unknown>,
+): Promise<string> {
   n += 1;
   const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
-    key: apiKey,
+    key: merchant.apiKey,
     body: { amount: 2000 + n, ...body },
   });
-  const transactionId = String(answer.body.transactionId).replace(/^FAILED_API_/, '');
-  const doc = await stack.stores.recoveries.find(account.id, transactionId);
+  // A block at screening answers 403 without an id: the merchant's only recovery is that one.
+  const doc =
+    typeof answer.body.transactionId === 'string'
+      ? await stack.stores.recoveries.find(
+          merchant.account.id,
+          answer.body.transactionId.replace(/^FAILED_API_/, ''),
+        )
+      : (await stack.stores.recoveries.page(merchant.account.id, { limit: 1 }))[0];
   if (!doc) throw new Error(`no recovery behind ${JSON.stringify(answer.body)}`);
   await stack.temporal.workflow.getHandle(doc.workflowId).result();
   return doc.workflowId;
 }
+
+/** A sandbox gateway named `name`, with these sandbox settings (e.g. declineAll). */
+const testGateway = (name: string, credentials: Record<string, string> = {}): GatewayConfig => ({
+  name,
+  kind: 'test',
+  test: true,
+  credentials,
+});
 
 /** An account whose sweep is on, with a card on file that expires this month (so within its warning days). */
 async function sweptAccount(stack: Stack): Promise<{ accountId: string }> {
