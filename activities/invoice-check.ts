@@ -9,7 +9,7 @@ export type InvoiceCheck =
   /** Owed in full, or nothing to ask (no connector, no API credentials, a platform whose charge checks itself). */
   | { kind: 'charge' }
   /** Paid, voided or cancelled on the platform since the failure: nothing is charged. */
-  | { kind: 'not_owed'; reason: string }
+  | { kind: 'not_owed'; reason: string; paid?: boolean }
   /** Less is owed than the attempt would charge (part paid on the platform): never charged more than due. */
   | { kind: 'less_due'; amountDue: number; workflowId: string }
   /** Owed in a currency other than the recovery's: no amount to compare, so nothing is charged. */
@@ -70,6 +70,11 @@ export async function heldByInvoice(
     case 'charge':
       return null;
     case 'not_owed': {
+      // Collected on the platform, its notice late or lost: recorded as a stop the platform asked, so the
+      // recovery's end is settled as paid on the customer's own (the report counts it collected), as the
+      // notice would have done.
+      if (check.paid)
+        await deps.stores.recoveries.askStop(input.transactionId, 'paid_elsewhere', new Date(input.now));
       // Answered as the workflow answers a payment no longer owed: the recovery stops, the card is not blamed.
       const outcome = declined('invoice_not_owed', null, null);
       await record(outcome);

@@ -758,6 +758,14 @@ describe('Stripe Billing connector: the invoice read again before each charge', 
     const events = await stack.stores.events.list({ accountId: account.id, limit: 200 });
     expect(events.map((e) => e.type)).not.toContain('recovery.failed');
     expect(await isPastDue(account.apiKey, ended!.customerEmail!)).toBe(false);
+    // Collected at Stripe, as its lost notice would have said: counted as paid on the customer's own.
+    const settled = await recoveryOfInvoice(
+      stack,
+      account.id,
+      invoice.id,
+      (d) => d.paidOnTheirOwnAt !== undefined,
+    );
+    expect(settled?.paidOnTheirOwnAt).toBeInstanceOf(Date);
   });
 
   it('Stripe not answering the invoice read holds the charge until it does: nothing is sent blind, nothing declined', async () => {

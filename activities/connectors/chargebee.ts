@@ -265,7 +265,11 @@ async function invoiceStanding(
   if (!invoice) return { kind: 'not_owed', reason: 'Chargebee no longer knows the invoice' };
   const due = invoice.amount_due ?? 0;
   if (!awaitingPayment.has(invoice.status) || due <= 0)
-    return { kind: 'not_owed', reason: `The invoice is ${invoice.status} at Chargebee` };
+    return {
+      kind: 'not_owed',
+      reason: `The invoice is ${invoice.status} at Chargebee`,
+      paid: invoice.status === 'paid',
+    };
   return { kind: 'owed', amountDue: due, currency: invoice.currency_code };
 }
 

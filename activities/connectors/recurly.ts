@@ -210,7 +210,11 @@ async function invoiceStanding(config: RecurlyConfig, recovered: RecoveredInvoic
   }
   const state = invoice.state ?? 'unknown';
   if (!invoice.balance || !['pending', 'past_due'].includes(state))
-    return { kind: 'not_owed', reason: `The invoice is ${state} at Recurly, with nothing left to pay` };
+    return {
+      kind: 'not_owed',
+      reason: `The invoice is ${state} at Recurly, with nothing left to pay`,
+      paid: state === 'paid',
+    };
   return owedBalance(invoice.balance, invoice.currency ?? recovered.currency);
 }
 

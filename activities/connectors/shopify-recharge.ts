@@ -207,7 +207,8 @@ async function invoiceStanding(
   if (!found) return { kind: 'not_owed', reason: 'Recharge no longer knows the charge' };
   const c = found.charge;
   const status = statusOf(c) ?? 'unknown';
-  if (status !== 'error') return { kind: 'not_owed', reason: `The charge is ${status} at Recharge` };
+  if (status !== 'error')
+    return { kind: 'not_owed', reason: `The charge is ${status} at Recharge`, paid: status === 'success' };
   const currency = c.currency ?? recovered.currency;
   const amountDue = c.total_price ? minorUnitsOf(c.total_price, currency) : null;
   if (amountDue === null) return { kind: 'not_owed', reason: 'The charge names no amount Recoup can charge' };

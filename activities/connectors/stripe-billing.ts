@@ -256,7 +256,11 @@ async function invoiceStanding(
   const invoice = await currentInvoice(stripeClient(credentials), recovered.id);
   if (!invoice) return { kind: 'not_owed', reason: 'Stripe no longer knows the invoice' };
   if (invoice.status !== 'open' || invoice.amount_remaining <= 0)
-    return { kind: 'not_owed', reason: `The invoice is ${invoice.status ?? 'unknown'} at Stripe` };
+    return {
+      kind: 'not_owed',
+      reason: `The invoice is ${invoice.status ?? 'unknown'} at Stripe`,
+      paid: invoice.status === 'paid',
+    };
   const amountDue = fromGatewayUnits(invoice.amount_remaining, invoice.currency, 'stripe');
   // Not a whole number of the currency's minor units (a partial payment left a fraction of a króna): no
   // amount Recoup can charge is exactly what is due, so none is charged.

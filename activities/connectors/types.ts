@@ -45,7 +45,8 @@ export interface WriteBack {
  */
 export type InvoiceStanding =
   | { kind: 'owed'; amountDue: number; currency?: string }
-  | { kind: 'not_owed'; reason: string }
+  /** `paid`: collected on the platform (its own retry, the customer on its page), not voided or cancelled. */
+  | { kind: 'not_owed'; reason: string; paid?: boolean }
   | { kind: 'unreadable' };
 
 /**

@@ -173,6 +173,7 @@ async function invoiceStanding(config: ZuoraConfig, recovered: RecoveredInvoice)
     return {
       kind: 'not_owed',
       reason: `The invoice is ${invoice.status} at Zuora, with nothing left to pay`,
+      paid: invoice.status === 'Posted',
     };
   // Without the invoice's currency the balance is read in the recovery's, which Zuora's callout gave.
   return owedBalance(invoice.balance, invoice.currency?.toUpperCase() ?? recovered.currency);
