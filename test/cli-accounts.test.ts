@@ -453,6 +453,27 @@ describe('recoup connectors', () => {
     expect(loopback.stderr).toContain('the intake URL is on http://127.0.0.1:3000');
   });
 
+  it('list warns of a connector stored before its platform’s rules changed (Chargebee without API access recovers nothing)', async () => {
+    const created = await createAccount();
+    // As an earlier version stored it: the basic-auth pair only.
+    await stack.stores.accounts.setConnector(created.clientId, 'chargebee', {
+      username: 'hooks',
+      password: 'secret-pair',
+    });
+    const list = await recoup('connectors', 'list', created.clientId);
+    expect(list.code).toBe(0);
+    expect(list.stderr).toContain(
+      `recoup: warning: the chargebee connector of ${created.clientId} needs its configuration set again: site and apiKey are required`,
+    );
+    const json = await recoup('connectors', 'list', created.clientId, '--json');
+    expect((JSON.parse(json.stdout) as { connectors: unknown[] }).connectors).toEqual([
+      expect.objectContaining({
+        platform: 'chargebee',
+        problem: expect.stringMatching(/^site and apiKey are required/),
+      }),
+    ]);
+  });
+
   it('remove turns the intake URL off (404); removing it again is an error', async () => {
     const created = await createAccount();
     await setConnector(created.clientId, 'stripe-billing', { webhookSecret: secret, apiKey });

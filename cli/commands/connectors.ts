@@ -1,7 +1,7 @@
 import { parseConnectorConfig, supportedPlatforms } from '../../activities/connectors/registry.js';
 import { ConnectorPlatform } from '../../domain/connectors.js';
 import { integerFlag, onePositional, parseCommand, parseJsonFlag, positionalArgs } from '../args.js';
-import { commandGroup, type Run } from '../context.js';
+import { commandGroup, type CliContext, type Run } from '../context.js';
 import { existingAccount, noAccount, refuseIfClosing } from '../existing-account.js';
 import { NotFoundError, UsageError } from '../errors.js';
 import { pairs, table } from '../format.js';
@@ -72,10 +72,13 @@ function list(argv: string[]): Run {
   const limit = integerFlag('--events', values.events, 0, 1000);
   return async (ctx) => {
     const account = await existingAccount(ctx, clientId);
-    const connectors = account.connectors.map((platform) => ({
-      platform,
-      intakeUrl: intakeUrl(ctx, platform, clientId),
-    }));
+    const connectors = await Promise.all(
+      account.connectors.map(async (platform) => ({
+        platform,
+        intakeUrl: intakeUrl(ctx, platform, clientId),
+        problem: await problemOf(ctx, clientId, platform),
+      })),
+    );
     const events = limit > 0 ? await ctx.stores.connectorEvents.latest(clientId, limit) : [];
     const eventRows = events.map((e) => ({
       platform: e.platform,
@@ -109,8 +112,28 @@ function list(argv: string[]): Run {
             ),
           ]),
     ]);
+    for (const c of connectors)
+      if (c.problem)
+        ctx.warn(
+          `the ${c.platform} connector of ${clientId} needs its configuration set again: ${c.problem}`,
+        );
     if (connectors.length > 0) warnIfLocal(ctx, clientId);
   };
+}
+
+/**
+ * What is wrong with a connector's stored configuration by this version's rules (one stored before they
+ * changed: a Chargebee connector without API access now recovers nothing), or null.
+ */
+async function problemOf(
+  ctx: CliContext,
+  clientId: string,
+  platform: ConnectorPlatform,
+): Promise<string | null> {
+  const loaded = await ctx.stores.accounts.withConnector(clientId, platform);
+  if (!loaded) return null;
+  const parsed = parseConnectorConfig(platform, loaded.config, loaded.gateways);
+  return 'problem' in parsed ? parsed.problem : null;
 }
 
 /** `recoup connectors <subcommand> …`: billing-platform connectors of an account. */
