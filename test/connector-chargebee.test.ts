@@ -362,27 +362,54 @@ describe('Chargebee connector: payment_succeeded (paid elsewhere)', () => {
     });
   });
 
-  it('paid in Chargebee while the last attempt is under way, which is declined: the failure stands, recorded as paid by the customer', async () => {
-    // The gateway's answers take 3 s: the notice comes while the first (and, for this decline, last) charge is out.
+  /**
+   * A Chargebee failure whose first charge — its last, for this decline — is out for `latencyMs`: resolves
+   * once the gateway has it, with the account and the failure.
+   */
+  async function lastChargeUnderWay(latencyMs: number) {
     const created = await stack.createAccount({}, [
-      { name: 'test', kind: 'test', test: true, credentials: { latencyMs: '3000' } },
+      { name: 'test', kind: 'test', test: true, credentials: { latencyMs: String(latencyMs) } },
     ]);
     const api = { site: chargebee.site, apiKey: chargebee.apiKey, apiBase: chargebee.url };
     await stack.stores.accounts.setConnector(created.account.id, 'chargebee', { username, password, ...api });
-    const accountId = created.account.id;
     const token = `tok_decline_incorrect_number_x${300 + n}`;
     const failed = paymentFailed(`cus_1/${token}`);
-    expect((await post(accountId, failed.body)).body).toMatchObject({ action: 'recovery_started' });
+    expect((await post(created.account.id, failed.body)).body).toMatchObject({ action: 'recovery_started' });
     await poll(
       () => stack.stores.sandbox.countForToken('test', token),
       (count) => count > 0,
     );
-    const res = await post(accountId, chargebee.payInvoiceInChargebee(failed.invoiceId));
-    expect(res.body).toMatchObject({ action: 'paid_elsewhere' });
-    const ended = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.endedAt !== undefined);
-    expect(ended).toMatchObject({ state: 'failed' });
-    expect(ended!.paidOnTheirOwnAt).toBeInstanceOf(Date);
+    return { created, token, failed };
+  }
+
+  /** The recovery ended as its declined charge left it, settled as paid by the customer, charged once. */
+  async function failedButPaid(accountId: string, invoiceId: string, token: string) {
+    const settled = await recoveryOfInvoice(
+      stack,
+      accountId,
+      invoiceId,
+      (d) => d.paidOnTheirOwnAt !== undefined,
+      30_000,
+    );
+    expect(settled).toMatchObject({ state: 'failed', paidOnTheirOwnAt: expect.any(Date) });
     expect(await stack.stores.sandbox.countForToken('test', token)).toBe(1);
+  }
+
+  it('paid in Chargebee while the last attempt is under way, which is declined: the failure stands, recorded as paid by the customer', async () => {
+    const { created, token, failed } = await lastChargeUnderWay(3_000);
+    const res = await post(created.account.id, chargebee.payInvoiceInChargebee(failed.invoiceId));
+    expect(res.body).toMatchObject({ action: 'paid_elsewhere' });
+    await failedButPaid(created.account.id, failed.invoiceId, token);
+  });
+
+  it('stopped through the API while the last attempt is under way (202: it outlives the stop’s wait), which is declined: settled as the stop said', async () => {
+    const { created, token, failed } = await lastChargeUnderWay(8_000);
+    const stopped = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: created.apiKey,
+      body: { idempotencyKey: failed.invoiceId, reason: 'paid_elsewhere' },
+    });
+    expect(stopped).toMatchObject({ status: 202, body: { status: 'unknown' } });
+    await failedButPaid(created.account.id, failed.invoiceId, token);
   });
 
   it('a payment of an invoice Recoup holds no recovery of is ignored', async () => {

@@ -290,48 +290,6 @@ describe('smart retries on the time-skipping server', () => {
     expect(await stack.stores.recoveries.find(account.id, id)).toMatchObject({ state: 'stopped' });
   });
 
-  it('a stop answered 202 during the last attempt, which is declined: the failure stands and the customer is settled as the stop said', async () => {
-    // Two attempts in all; each answer takes 6 s (wall clock), longer than a stop waits for the recovery to end.
-    const { apiKey, account } = await stack.createAccount({ retryPolicy: { maxAttempts: 2, maxDays: 21 } }, [
-      { name: 'slot', kind: 'test', test: true, credentials: { latencyMs: '6000' } },
-    ]);
-    // Its own token: charges are counted by gateway name and token, and another test here declines on 'slot'.
-    const token = 'tok_decline_insufficient_funds_x50';
-    const customerEmail = `stopped-late-${amount()}@example.com`;
-    const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
-      key: apiKey,
-      body: {
-        amount: amount(),
-        paymentMethodToken: token,
-        originalDeclineCode: 'insufficient_funds',
-        customerEmail,
-      },
-    });
-    expect(answer.body).toMatchObject({ status: 'queued' });
-    const id = String(answer.body.transactionId);
-    const doc = await stack.stores.recoveries.find(account.id, id);
-    const result = env.client.workflow.getHandle(doc!.workflowId).result();
-    // The retry, the last attempt, is under way: the merchant stops the recovery and is told it stops after it.
-    while ((await stack.stores.sandbox.countForToken('slot', token)) < 2)
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    const stopped = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
-      key: apiKey,
-      body: { transactionId: id, reason: 'paid_elsewhere' },
-    });
-    expect(stopped).toMatchObject({ status: 202, body: { status: 'unknown' } });
-    await result;
-    const ended = await stack.stores.recoveries.find(account.id, id);
-    expect(ended).toMatchObject({ state: 'failed', nextAttemptAt: null });
-    expect(ended!.paidOnTheirOwnAt).toBeInstanceOf(Date);
-    const paywall = await call(
-      stack.baseUrl,
-      'GET',
-      `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(customerEmail)}`,
-      { key: apiKey },
-    );
-    expect(paywall.body).toMatchObject({ isPastDue: false, failedPaymentCount: 0 });
-  });
-
   it('an ambiguous attempt is reconciled at the gateway, never charged twice, and reported with trigger reconciliation', async () => {
     const { apiKey, account } = await stack.createAccount();
     const out = await runToEnd(apiKey, account.id, {
