@@ -160,31 +160,46 @@ describe('Recharge connector: charge/failed', () => {
   });
 });
 
+/**
+ * A Recharge failure is declined and queued; Recharge then collects the charge, and its charge/paid body
+ * (`paidBody`, sent with `headers`) stops the queued recovery as paid elsewhere, nothing more charged.
+ * Returns the body sent.
+ */
+async function paidStopsQueued(
+  accountId: string,
+  paidBody: (chargeId: string) => string,
+  headers: (body: string) => Record<string, string>,
+): Promise<string> {
+  const token = `tok_decline_do_not_honor_x${200 + n}`;
+  const failed = chargeFailed(token);
+  await post(accountId, failed.body);
+  const queued = await recoveryOfInvoice(stack, accountId, failed.chargeId, (d) => d.state === 'queued');
+  expect(queued).toMatchObject({ state: 'queued', nextAttemptAt: expect.any(Date) });
+  const charged = await stack.stores.sandbox.countForToken('test', token);
+  expect(charged).toBeGreaterThan(0);
+  const paid = paidBody(failed.chargeId);
+  expect(await post(accountId, paid, headers(paid))).toEqual({
+    status: 200,
+    body: { received: true, action: 'paid_elsewhere', transactionId: queued!.publicId },
+  });
+  await stoppedPaidElsewhere(stack, accountId, failed.chargeId, {
+    token,
+    charged,
+    attempts: queued!.attempts.length,
+  });
+  return paid;
+}
+
 describe('Recharge connector: charge/paid (paid elsewhere)', () => {
   const paidHeaders = (body: string) => signed(body, { topic: 'charge/paid' });
 
   it('a charge Recharge collects stops its queued recovery: paid_elsewhere, the workflow ends, nothing more charged', async () => {
     const accountId = await connectedAccount();
-    const token = `tok_decline_do_not_honor_x${200 + n}`;
-    const failed = chargeFailed(token);
-    await post(accountId, failed.body);
-    const queued = await recoveryOfInvoice(stack, accountId, failed.chargeId, (d) => d.state === 'queued');
-    expect(queued).toMatchObject({ state: 'queued', nextAttemptAt: expect.any(Date) });
-    const charged = await stack.stores.sandbox.countForToken('test', token);
-    expect(charged).toBeGreaterThan(0);
-
-    const paid = recharge.payChargeInRecharge(failed.chargeId);
-    const res = await post(accountId, paid, paidHeaders(paid));
-    expect(res).toEqual({
-      status: 200,
-      body: { received: true, action: 'paid_elsewhere', transactionId: queued!.publicId },
-    });
-    await stoppedPaidElsewhere(stack, accountId, failed.chargeId, {
-      token,
-      charged,
-      attempts: queued!.attempts.length,
-    });
-
+    const paid = await paidStopsQueued(
+      accountId,
+      (chargeId) => recharge.payChargeInRecharge(chargeId),
+      paidHeaders,
+    );
     expect(await post(accountId, paid, paidHeaders(paid))).toEqual({
       status: 200,
       body: { received: true, duplicate: true, action: 'paid_elsewhere' },
@@ -233,24 +248,12 @@ describe('Recharge connector: charge/paid in API version 2021-01 (statuses in up
     ['with its topic header', (body: string) => signed(body, { topic: 'charge/paid' })],
     ['without it', (body: string) => ({ 'x-recharge-hmac-sha256': signed(body)['x-recharge-hmac-sha256'] })],
   ])('a SUCCESS charge stops its queued recovery as paid elsewhere, %s', async (_, headers) => {
-    const accountId = await connectedAccount();
-    const token = `tok_decline_do_not_honor_x${200 + n}`;
-    const failed = chargeFailed(token);
-    await post(accountId, failed.body);
-    const queued = await recoveryOfInvoice(stack, accountId, failed.chargeId, (d) => d.state === 'queued');
-    const charged = await stack.stores.sandbox.countForToken('test', token);
-    const paid = upperCase(recharge.payChargeInRecharge(failed.chargeId));
+    const paid = await paidStopsQueued(
+      await connectedAccount(),
+      (chargeId) => upperCase(recharge.payChargeInRecharge(chargeId)),
+      headers,
+    );
     expect(paid).toContain('"status":"SUCCESS"');
-    const res = await post(accountId, paid, headers(paid));
-    expect(res).toEqual({
-      status: 200,
-      body: { received: true, action: 'paid_elsewhere', transactionId: queued!.publicId },
-    });
-    await stoppedPaidElsewhere(stack, accountId, failed.chargeId, {
-      token,
-      charged,
-      attempts: queued!.attempts.length,
-    });
   });
 });
 
