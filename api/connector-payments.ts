@@ -64,10 +64,7 @@ export function createPaymentNotices(
     // blocked or stopped): the customer paid on their own. Recorded once, so the paywall no longer holds
     // them past due and the report counts the payment collected, in either group alike.
     if (statusOf(recovery.state) !== 'unknown') {
-      if (!recovery.paidOnTheirOwnAt) {
-        const now = clock();
-        await stores.recoveries.settle(recovery._id, { paidOnTheirOwnAt: now }, now);
-      }
+      await settleStopped(stores, recovery, 'paid_elsewhere', clock());
       const action = recovery.state === 'holdout' ? 'control_paid' : 'paid_after_end';
       return { action, transactionId: recovery.publicId };
     }
