@@ -12,7 +12,13 @@ import type { ClaimDecision } from '../store/card-budgets.js';
 import type { AttemptRecord } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
 import { GatewayGoneError, gatewayFor, gatewayOf } from './gateways/resolve.js';
-import type { ChargeOutcome, ChargeRequest, GatewayAdapter, LookupOutcome } from './gateways/types.js';
+import {
+  PaymentPendingError,
+  type ChargeOutcome,
+  type ChargeRequest,
+  type GatewayAdapter,
+  type LookupOutcome,
+} from './gateways/types.js';
 import { heldByInvoice } from './invoice-check.js';
 
 export interface AttemptInput {
@@ -274,10 +280,18 @@ export function attemptActivities(deps: ActivityDeps) {
       return stores.attemptSends.abandon(input.accountId, input.attemptKey, new Date(input.now));
     },
 
-    /** Looks an ambiguous charge up at its gateway by idempotency key; throws (and is retried) while unreachable. */
+    /**
+     * Looks an ambiguous charge up at its gateway: by the id of its payment when the charge's answer or an
+     * earlier lookup named one, else by idempotency key; throws (and is retried) while unreachable or pending.
+     */
     async resolveCharge(input: ResolveInput): Promise<LookupOutcome> {
       const { adapter, kind } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
       const firstSentAt = await firstSentOf(input);
+      // Kept on the attempt's record, not in the workflow: every later try (on any worker) reads it, even
+      // after the gateway has forgotten the request's key and sending the request again would find nothing.
+      const paymentId =
+        input.gatewayTransactionId ??
+        (await stores.attemptSends.paymentIdOf(input.accountId, input.attemptKey));
       const found = await measured(kind, 'lookup', () =>
         adapter.lookup({
           idempotencyKey: input.attemptKey,
@@ -287,9 +301,17 @@ export function attemptActivities(deps: ActivityDeps) {
           sentAt: input.sentAt,
           firstSentAt,
           ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
-          ...(input.gatewayTransactionId ? { gatewayTransactionId: input.gatewayTransactionId } : {}),
+          ...(paymentId ? { gatewayTransactionId: paymentId } : {}),
         }),
-      );
+      ).catch(async (error: unknown) => {
+        if (error instanceof PaymentPendingError && !paymentId)
+          await stores.attemptSends.notePaymentId(
+            input.accountId,
+            input.attemptKey,
+            error.gatewayTransactionId,
+          );
+        throw error;
+      });
       await remember(input, new Date(input.sentAt), found);
       return found;
     },

@@ -8,6 +8,8 @@ interface SentDoc {
   at: Date;
   /** Given up before it was sent (a stop came first): nothing may be sent under its key. */
   abandoned?: true;
+  /** The gateway's id of the attempt's payment, found pending by a lookup: later lookups read it by this id. */
+  paymentId?: string;
 }
 
 /** An attempt given up before it was sent: a worker still holding it (its task lost) must not send it. */
@@ -62,6 +64,23 @@ export function createAttemptSendStore(db: Db) {
     /** Whether the attempt was ever sent (its record is there, and does not say it was given up). */
     async wasSent(attemptKey: string): Promise<boolean> {
       return (await sends.countDocuments({ _id: attemptKey, abandoned: { $ne: true } }, { limit: 1 })) > 0;
+    },
+
+    /**
+     * Keeps the gateway's id of the attempt's payment, which a lookup found but could not settle yet (pending),
+     * on the attempt's record (made before it was first sent): one write, and the first id kept stays.
+     */
+    async notePaymentId(accountId: string, attemptKey: string, paymentId: string): Promise<void> {
+      await sends.updateOne(
+        { _id: attemptKey, accountId, paymentId: { $exists: false } },
+        { $set: { paymentId } },
+      );
+    },
+
+    /** The gateway's id of the attempt's payment a lookup found pending (`notePaymentId`), or null. */
+    async paymentIdOf(accountId: string, attemptKey: string): Promise<string | null> {
+      const sent = await sends.findOne({ _id: attemptKey, accountId }, { projection: { paymentId: 1 } });
+      return sent?.paymentId ?? null;
     },
 
     /**

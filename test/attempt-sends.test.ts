@@ -81,3 +81,20 @@ describe('giving an attempt up before it is sent (a stop after its decision)', (
     }
   });
 });
+
+describe('the payment a lookup found pending', () => {
+  it('is kept on the attempt’s record, the first id only, and read back by any worker; other attempts have none', async () => {
+    const sends = createAttemptSendStore(db());
+    const key = 'recovery/acct_a/p1/1';
+    await sends.firstSent('acct_a', key, later(400 * day));
+    expect(await sends.paymentIdOf('acct_a', key)).toBeNull();
+    await sends.notePaymentId('acct_a', key, 'CAPTURE1');
+    await sends.notePaymentId('acct_a', key, 'CAPTURE2');
+    // A restarted worker (another store on the same database) reads the same id.
+    expect(await createAttemptSendStore(db()).paymentIdOf('acct_a', key)).toBe('CAPTURE1');
+    expect(await sends.paymentIdOf('acct_b', key)).toBeNull();
+    expect(await sends.paymentIdOf('acct_a', 'recovery/acct_a/p1/2')).toBeNull();
+    // The record still says when the attempt was first sent.
+    expect(await sends.firstSent('acct_a', key, later(401 * day))).toEqual(later(400 * day));
+  });
+});

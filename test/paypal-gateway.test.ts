@@ -1,10 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, assert, beforeAll, describe, expect, it } from 'vitest';
 import { createPayPalGateway, PayPalCredentials } from '../activities/gateways/paypal.js';
 import { captureAnswer } from '../activities/gateways/paypal-answers.js';
 import { paymentAnswer } from '../activities/gateways/paypal-nvp.js';
-import type { GatewayAdapter } from '../activities/gateways/types.js';
+import {
+  PaymentPendingError,
+  type ChargeRequest,
+  type GatewayAdapter,
+  type LookupRequest,
+} from '../activities/gateways/types.js';
 import { credentialsProblem } from '../activities/gateways/registry.js';
-import type { ChargeRequest } from '../activities/gateways/types.js';
 import { routeOptions } from '../activities/gateways/routing.js';
 import { parseGateways } from '../cli/gateway-spec.js';
 import { classifyDecline } from '../domain/declines.js';
@@ -238,6 +242,27 @@ describe('PayPal adapter: an answer that does not come is ambiguous, and the sam
     expect(await gateway.lookup(lookup)).toEqual({ kind: 'approved', gatewayTransactionId: captureId });
     expect(paymentsOf(id)).toHaveLength(1);
   });
+
+  it.each(['billing-agreement', 'reference'] as const)(
+    'a lookup whose request, sent again, finds the payment pending (%s) throws PaymentPendingError naming it, so later lookups can read it by its id',
+    async (via) => {
+      emulator.settleAfter(hour);
+      const { id, req } = sourceWith(['server_error', 'pending'], via);
+      expect(await gateway.charge(req)).toMatchObject({ kind: 'ambiguous' });
+      // The first lookup makes the attempt's payment; the second gets it back under the same key (NVP: error
+      // 11607 with its pending fields); reading it by its id finds it pending too.
+      const pendingIn = async (lookup: LookupRequest) => {
+        const error = await gateway.lookup(lookup).catch((e: unknown) => e);
+        assert(error instanceof PaymentPendingError, `not a pending payment: ${String(error)}`);
+        return error.gatewayTransactionId;
+      };
+      const named = await pendingIn(req);
+      expect(paymentsOf(id)).toEqual([expect.objectContaining({ id: named, status: 'PENDING' })]);
+      expect(await pendingIn(req)).toBe(named);
+      expect(await pendingIn({ ...req, gatewayTransactionId: named })).toBe(named);
+      expect(paymentsOf(id)).toHaveLength(1);
+    },
+  );
 
   it.each([
     ['billing-agreement', /404 INVALID_RESOURCE_ID/],

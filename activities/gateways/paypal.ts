@@ -25,6 +25,7 @@ import {
 import { RebasedAgent } from './rebased-agent.js';
 import {
   declined,
+  PaymentPendingError,
   unchargeableAmount,
   type ChargeOutcome,
   type ChargeRequest,
@@ -102,9 +103,9 @@ function parseToken(token: string): { kind: 'billing-agreement' | 'reference'; i
  * (PayPal's default "block duplicate invoice IDs"). A `reference|<previous payment>` token is a reference
  * transaction of the NVP API (paypal-nvp.ts). Declines come back as an error's issue
  * (`INSTRUMENT_DECLINED`, `AGREEMENT_ALREADY_CANCELLED` …) read as Recoup's decline names. A payment PayPal
- * has taken but not completed is ambiguous and named by its id, which the lookup reads (Payments v2's
- * capture, NVP `GetTransactionDetails`) long after PayPal has forgotten the request's key. No card data, no
- * account updater, no cards on file.
+ * has taken but not completed is ambiguous and named by its id (by the charge's answer, or by a lookup's
+ * PaymentPendingError), which later lookups read (Payments v2's capture, NVP `GetTransactionDetails`) long
+ * after PayPal has forgotten the request's key. No card data, no account updater, no cards on file.
  */
 export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdapter {
   const client = payPalClient(credentials);
@@ -211,17 +212,20 @@ export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdap
   }
 
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
-    // The payment a charge's answer named is read by its id. Without one, the same request with the same key:
-    // PayPal answers with the attempt's payment as it stands now (or, if none reached PayPal, makes the
-    // attempt's one payment now). Without an answer the lookup throws, and is tried again later.
+    // The payment a charge's answer or an earlier lookup named is read by its id. Without one, the same
+    // request with the same key: PayPal answers with the attempt's payment as it stands now (or, if none
+    // reached PayPal, makes the attempt's one payment now). Without an answer the lookup throws, and is tried
+    // again later; with a payment it names but has not settled (pending), it throws PaymentPendingError, so
+    // that payment is read by its id from then on, also once PayPal has forgotten the request's key.
     const id = req.gatewayTransactionId;
     const answer = !id
       ? await send(req, 'lookup')
       : parseToken(req.token).kind === 'reference'
         ? await referencePayment(nvpFor(), id)
         : await readCapture(id);
-    if ('unanswered' in answer) throw new Error(answer.unanswered);
-    return answer;
+    if (!('unanswered' in answer)) return answer;
+    if (answer.paymentId) throw new PaymentPendingError(answer.unanswered, answer.paymentId);
+    throw new Error(answer.unanswered);
   }
 
   return {

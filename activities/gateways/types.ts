@@ -28,6 +28,22 @@ export type ChargeAnswer = Exclude<ChargeOutcome, { kind: 'ambiguous' }>;
 /** What a lookup by idempotency key finds. */
 export type LookupOutcome = ChargeAnswer | { kind: 'not_found' };
 
+/**
+ * A lookup that found the attempt's payment but no outcome yet (pending: an eCheck, a review), naming it by
+ * the gateway's id. Thrown, so the lookup is tried again; the id is kept with the attempt, and every later
+ * lookup of it reads the payment by that id (`LookupRequest.gatewayTransactionId`) instead of sending the
+ * request again, which the gateway may answer differently once it has forgotten the request's key.
+ */
+export class PaymentPendingError extends Error {
+  override name = 'PaymentPendingError';
+  constructor(
+    message: string,
+    readonly gatewayTransactionId: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A decline with its code, the network's advice code and the gateway's id for it (each may be missing). */
 export const declined = (code: string, advice: string | null, id: string | null): ChargeAnswer => ({
   kind: 'declined',
@@ -76,7 +92,10 @@ export interface LookupRequest {
    * `sentAt` when a worker that replayed the workflow sent the attempt again.
    */
   firstSentAt?: number;
-  /** The gateway's id of the payment, when the charge's ambiguous outcome named one (a pending payment). */
+  /**
+   * The gateway's id of the payment, when the charge's ambiguous outcome or an earlier lookup (its
+   * PaymentPendingError) named one: the payment is read by it.
+   */
   gatewayTransactionId?: string;
   /** The billing platform's subscription the charge went through (Braintree's recurring billing). */
   subscriptionId?: string;
@@ -190,7 +209,8 @@ export interface GatewayAdapter {
   /**
    * Finds what became of a charge whose answer was lost, without ever charging it twice: a read at gateways
    * that can look a charge up; at a gateway whose idempotency only replays (Adyen), the same request with
-   * the same key, which answers with the first result and charges only if the first never arrived.
+   * the same key, which answers with the first result and charges only if the first never arrived. Throws
+   * PaymentPendingError when it found the payment but the gateway has not settled it yet.
    */
   lookup(req: LookupRequest): Promise<LookupOutcome>;
   /**
