@@ -7,7 +7,7 @@ import {
   pulsesMatched,
   type NamedPulse,
 } from './report-matching.js';
-import { compareProportions, type Comparison } from './two-proportions.js';
+import { clusteredGroup, compareProportions, type Comparison, type Group } from './two-proportions.js';
 
 /** A recovery as the report reads it. */
 export interface ReportedRecovery {
@@ -76,19 +76,24 @@ type Matched = ReturnType<typeof pulsesMatched>;
  * collected or not.
  */
 function proofGroups(input: ReportInput, byPulse: Matched) {
-  const treatment = { trials: 0, successes: 0 };
-  const control = { trials: 0, successes: 0 };
+  const treatment = new Map<string, Group>();
+  const control = new Map<string, Group>();
   for (const r of input.recoveries.filter(isCompared)) {
     const { closes, within } = observationOf(r);
     // Counting a payment collected early while an uncollected one of the same days waits would push both
     // rates towards 1, and the group that collects faster the most.
     if (input.now.getTime() < closes) continue;
-    const group = r.state === 'holdout' ? control : treatment;
-    group.trials += 1;
-    if (collectedByOthers(r, within) || byPulse.has(r)) group.successes += 1;
+    const groups = r.state === 'holdout' ? control : treatment;
+    const customer = r.customerEmail ?? '';
+    const tally = groups.get(customer) ?? { trials: 0, successes: 0 };
+    groups.set(customer, tally);
+    tally.trials += 1;
+    if (collectedByOthers(r, within) || byPulse.has(r)) tally.successes += 1;
   }
-  return { treatment, control };
+  return { treatment: [...treatment.values()], control: [...control.values()] };
 }
+
+const total = (customers: Group[]) => customers.reduce((sum, c) => sum + c.trials, 0);
 
 /**
  * How many pulses in [from, to) pay a failure, so are not first-try successes as well: every one that names
@@ -115,9 +120,10 @@ export function summaryReport(input: ReportInput) {
   const payments = organicSuccesses + input.recoveries.length;
   const groups = proofGroups(input, byPulse);
   const proof: Comparison & { treatment: number; control: number } = {
-    treatment: groups.treatment.trials,
-    control: groups.control.trials,
-    ...compareProportions(groups.treatment, groups.control),
+    treatment: total(groups.treatment),
+    control: total(groups.control),
+    // Each customer's payments are one cluster: Proof Mode draws customers (clusteredGroup).
+    ...compareProportions(clusteredGroup(groups.treatment), clusteredGroup(groups.control)),
   };
   return {
     from: input.from.toISOString(),

@@ -18,6 +18,26 @@ export interface Comparison {
   insufficientData: boolean;
 }
 
+/**
+ * A group whose trials come in clusters — one customer's payments: Proof Mode draws customers, not payments,
+ * and one customer's payments tend to share their outcome (the same card, the same customer), so they are
+ * fewer independent trials than they number. Rao and Scott's correction: the group's design effect `d` (the
+ * variance of its rate estimated across its clusters, over the binomial variance; at least 1) divides its
+ * trials and successes, and the test, the interval and `insufficientData` rest on that effective sample. The
+ * rate is unchanged; with one payment per customer `d` is 1 and so is everything else.
+ */
+export function clusteredGroup(clusters: readonly Group[]): Group {
+  const trials = clusters.reduce((sum, c) => sum + c.trials, 0);
+  const successes = clusters.reduce((sum, c) => sum + c.successes, 0);
+  const p = trials > 0 ? successes / trials : 0;
+  const binomial = trials * p * (1 - p);
+  if (binomial === 0) return { trials, successes };
+  const spread = clusters.reduce((sum, c) => sum + (c.successes - p * c.trials) ** 2, 0);
+  // Equal to the binomial variance, to rounding, when every cluster is one trial.
+  const designEffect = spread / binomial > 1 + 1e-9 ? spread / binomial : 1;
+  return { trials: trials / designEffect, successes: successes / designEffect };
+}
+
 /** Fewest decided payments per group, and fewest expected successes and failures in each, for the test. */
 const minTrials = 30;
 const minExpected = 5;

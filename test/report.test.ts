@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { summaryReport, type ReportedRecovery, type ReportInput } from '../domain/report.js';
-import { compareProportions } from '../domain/two-proportions.js';
+import { clusteredGroup, compareProportions, type Group } from '../domain/two-proportions.js';
 
 const day = 86_400_000;
 const t0 = new Date('2026-10-01T00:00:00Z');
@@ -56,6 +56,50 @@ describe('two-proportion comparison (Proof Mode)', () => {
       pValue: null,
       insufficientData: true,
     });
+  });
+});
+
+/** `n` customers of `payments` payments each, the first `paying` of them paying every one, the rest none. */
+const customers = (n: number, paying: number, payments: number): Group[] =>
+  Array.from({ length: n }, (_, i) => ({ trials: payments, successes: i < paying ? payments : 0 }));
+
+/** A seeded uniform draw in [0, 1) (mulberry32), so the simulation below is the same on every run. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('Proof Mode draws customers: one customer’s payments are one cluster', () => {
+  it('one payment per customer changes nothing: 60 of 100 against 40 of 100 is still p = 0.0047', () => {
+    expect(
+      compareProportions(clusteredGroup(customers(100, 60, 1)), clusteredGroup(customers(100, 40, 1))),
+    ).toEqual(compareProportions({ trials: 100, successes: 60 }, { trials: 100, successes: 40 }));
+  });
+
+  it('customers paying all or none of their 5 payments count as 5 times fewer trials', () => {
+    expect(clusteredGroup(customers(100, 60, 5))).toEqual({ trials: 100, successes: 60 });
+    expect(
+      compareProportions(clusteredGroup(customers(40, 24, 5)), clusteredGroup(customers(40, 16, 5))),
+    ).toEqual(compareProportions({ trials: 40, successes: 24 }, { trials: 40, successes: 16 }));
+  });
+
+  it('with no true difference, p < 0.05 about 5% of the time, however correlated a customer’s payments are', () => {
+    // 100 customers a group, 5 payments each, every customer paying all of theirs or none (half do): with
+    // each payment a trial, the test rejects about 4 times in 10.
+    const random = seeded(20261127);
+    const group = () =>
+      clusteredGroup(Array.from({ length: 100 }, () => ({ trials: 5, successes: random() < 0.5 ? 5 : 0 })));
+    const runs = 2000;
+    let rejected = 0;
+    for (let i = 0; i < runs; i += 1)
+      if ((compareProportions(group(), group()).pValue ?? 1) < 0.05) rejected += 1;
+    expect(rejected / runs).toBeGreaterThan(0.03);
+    expect(rejected / runs).toBeLessThan(0.07);
   });
 });
 
@@ -181,6 +225,39 @@ describe('summary report', () => {
       upliftPoints: 0,
       insufficientData: true,
     });
+  });
+
+  it('the comparison takes each customer’s payments as one cluster: 3 payments each, paid all or none, weigh as one', () => {
+    // 40 customers a group, 3 failures each (days 0, 1, 2): 24 treated customers Recoup recovered every
+    // time, 16 controls who paid on their own every time. Counted as 120 independent payments a group, the
+    // p-value would be 0.002; the customers are 40 a group, as if each had failed once (p = 0.074).
+    const drawn = (group: 'treated' | 'control', i: number, collected: boolean, failedOn: number) =>
+      recovery({
+        inProofMode: true,
+        customerEmail: `${group}-${i}@example.com`,
+        createdAt: at(failedOn),
+        ...(group === 'control'
+          ? { state: 'holdout' }
+          : collected
+            ? { state: 'succeeded', recoveredAt: at(failedOn + 1) }
+            : { state: 'failed' }),
+      });
+    const recoveries = [0, 1, 2].flatMap((failedOn) =>
+      Array.from({ length: 40 }, (_, i) => [
+        drawn('treated', i, i < 24, failedOn),
+        drawn('control', i, i < 16, failedOn),
+      ]).flat(),
+    );
+    const paidOnTheirOwn = new Map(
+      Array.from({ length: 16 }, (_, i) => [`control-${i}@example.com`, [at(5), at(6), at(7)]]),
+    );
+    const summary = report({ to: at(3), now: at(40), recoveries, paidOnTheirOwn });
+    const asCustomers = compareProportions({ trials: 40, successes: 24 }, { trials: 40, successes: 16 });
+    expect(summary.proofMode).toEqual({ treatment: 120, control: 120, ...asCustomers });
+    expect(asCustomers.pValue).toBeCloseTo(0.0736, 3);
+    expect(
+      compareProportions({ trials: 120, successes: 72 }, { trials: 120, successes: 48 }).pValue,
+    ).toBeLessThan(0.003);
   });
 
   it('a payment counts once its 30 days are over, collected or not: one recovered early is not counted sooner', () => {
