@@ -91,9 +91,20 @@ export function cardSweepActivities(deps: ActivityDeps) {
   }
 
   return {
-    /** The accounts whose card health sweep is enabled. */
+    /**
+     * The accounts whose card health sweep is enabled, all in one result: what the daily sweep asked before
+     * it paged them, kept for a run of that code still under way (too large a result past ~50,000 accounts).
+     */
     async cardSweepTargets(): Promise<string[]> {
       return stores.accounts.sweepEnabled();
+    },
+
+    /**
+     * A page of the accounts whose card health sweep is enabled, in id order: at most `limit` (the daily
+     * sweep's page size), those after `after` (null: from the first).
+     */
+    async cardSweepPage(input: { after: string | null; limit: number }): Promise<string[]> {
+      return stores.accounts.sweepEnabledPage(input.after, input.limit);
     },
 
     /**

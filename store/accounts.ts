@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import { randomBytes } from 'node:crypto';
 import { generateKey, seal, sha256, unseal, type Sealed } from '../runtime/crypto.js';
 import type { GatewayConfig, Settings } from '../domain/settings.js';
@@ -31,6 +31,12 @@ interface AccountDoc {
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** The accounts the card health sweep sweeps: enabled, and not being closed. */
+const sweepOn: Filter<AccountDoc> = {
+  'settings.cardHealthSweep.enabled': true,
+  closingAt: { $exists: false },
+};
 
 interface ApiKeyDoc {
   _id: string; // SHA-256 of the key
@@ -181,14 +187,24 @@ export function createAccountStore(db: Db, masterKey: Buffer, caching: AccountCa
       return (await accounts.find().sort({ createdAt: 1 }).toArray()).map((doc) => toAccount(doc, now()));
     },
 
-    /** The ids of the accounts whose card health sweep is enabled. */
+    /** The ids of the accounts whose card health sweep is enabled, all at once (the daily sweep pages them). */
     async sweepEnabled(): Promise<string[]> {
       const docs = await accounts
-        .find(
-          { 'settings.cardHealthSweep.enabled': true, closingAt: { $exists: false } },
-          { projection: { _id: 1 } },
-        )
+        .find(sweepOn, { projection: { _id: 1 } })
         .sort({ createdAt: 1 })
+        .toArray();
+      return docs.map((d) => d._id);
+    },
+
+    /**
+     * A page of the ids of the accounts whose card health sweep is enabled, in id order: at most `limit`,
+     * those after `after` (null: from the first). The last id of a page is the next page's `after`.
+     */
+    async sweepEnabledPage(after: string | null, limit: number): Promise<string[]> {
+      const docs = await accounts
+        .find(after === null ? sweepOn : { ...sweepOn, _id: { $gt: after } }, { projection: { _id: 1 } })
+        .sort({ _id: 1 })
+        .limit(limit)
         .toArray();
       return docs.map((d) => d._id);
     },
