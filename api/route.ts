@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AppContext } from './context.js';
 import { HttpError } from './http-error.js';
 import type { AuthMode } from './middleware/auth.js';
-import { parseJsonBody } from './middleware/json-body.js';
+import { bodyLimitOf, parseJsonBody, sizeText } from './middleware/json-body.js';
 import type { RateLimitKind } from './middleware/rate-limit.js';
 import { ErrorBody, InternalErrorBody, RateLimitBody, ValidationError } from './schemas/errors.js';
 import { validate } from './validate.js';
@@ -82,7 +82,10 @@ export function declaredResponses(def: Route['def']): Responses {
   if (def.body || def.query || def.params)
     implied[400] = { description: 'Validation failed', schema: ValidationError };
   if (def.body) {
-    implied[413] = { description: 'Request body too large (64 KiB)', schema: ErrorBody };
+    implied[413] = {
+      description: `Request body too large (${sizeText(bodyLimitOf(def.path))})`,
+      schema: ErrorBody,
+    };
     implied[415] = { description: 'Content-Type is not application/json', schema: ErrorBody };
   }
   if (def.auth !== 'none') implied[401] = { description: 'Missing or invalid API key', schema: ErrorBody };

@@ -4,12 +4,12 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigurationError } from './configuration-error.js';
 
-const port = z.coerce.number().int().min(0).max(65535);
+const port = z.coerce.number().int().min(1).max(65535);
 
 const EnvSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().default('127.0.0.1'),
-  PUBLIC_BASE_URL: z.url().optional(),
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).optional(),
   DATA_DIR: z.string().default('.data'),
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
@@ -25,7 +25,7 @@ const EnvSchema = z.object({
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ACCOUNT_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(5),
-  METRICS_PORT: port.min(1).optional(),
+  METRICS_PORT: port.optional(),
   METRICS_HOST: z.union([z.ipv4(), z.ipv6()]).default('127.0.0.1'),
 });
 
@@ -75,16 +75,24 @@ function loadMasterKey(fromEnv: string | undefined, dataDir: string, create: boo
   return key;
 }
 
-/** Parses environment variables into a typed Config; throws one error naming every bad variable. */
+/**
+ * Parses environment variables into a typed Config; throws one error naming every bad variable. A variable
+ * set to an empty (or blank) value is refused before anything reads it: never taken as unset (its default),
+ * nor coerced (an empty PORT as 0). Such a value is most often a template or an `.env` line that lost it.
+ */
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   opts: { createMasterKey: boolean } = { createMasterKey: true },
 ): Config {
+  const empty = new Set<string>(configVariables.filter((name) => env[name]?.trim() === ''));
   const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new ConfigurationError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
-  }
+  const problems = configVariables.flatMap((name) =>
+    empty.has(name)
+      ? [`${name}: must not be empty (unset it to use its default)`]
+      : (parsed.error?.issues ?? []).filter((i) => i.path[0] === name).map((i) => `${name}: ${i.message}`),
+  );
+  if (!parsed.success || problems.length > 0)
+    throw new ConfigurationError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   const e = parsed.data;
   const dataDir = resolve(e.DATA_DIR);
   return {

@@ -22,7 +22,10 @@ const waitMs = 5_000;
 
 export type StopOutcome =
   | { kind: 'not_found' }
-  /** Ended before the stop could take effect (also an attempt under way that collected the payment first). */
+  /**
+   * Recoup collected the payment before the stop could take effect (also an attempt under way that collected
+   * it first). Not one paid elsewhere: that is `stopped`, however often it is asked.
+   */
   | { kind: 'ended'; doc: RecoveryDoc }
   | { kind: 'stopped'; doc: RecoveryDoc }
   /** Not ended within the wait: it stops right after the attempt under way. */
@@ -59,12 +62,13 @@ async function askToStop(temporal: Client, doc: RecoveryDoc, reason: StopReason)
 }
 
 /**
- * A recovery that had ended when the stop came: one that collected the payment ends as it did; one that
- * ended without it (failed, blocked, stopped, a Proof Mode control) keeps its outcome, and is settled as
- * the stop says (settleStopped).
+ * A recovery that had ended when the stop came: one whose payment Recoup collected ends as it did; one that
+ * ended without it (failed, blocked, stopped, paid elsewhere, a Proof Mode control) keeps its outcome, and is
+ * settled as the stop says (settleStopped). Paid elsewhere reads `succeeded` too, but is no collection: a
+ * stop asked again (its answer lost) is answered as the first was.
  */
 async function settleEnded(stores: Stores, doc: RecoveryDoc, reason: StopReason): Promise<StopOutcome> {
-  if (statusOf(doc.state) === 'succeeded') return { kind: 'ended', doc };
+  if (doc.state === 'succeeded') return { kind: 'ended', doc };
   await settleStopped(stores, doc, reason, new Date());
   return { kind: 'stopped', doc: (await stores.recoveries.find(doc.accountId, doc.publicId)) ?? doc };
 }
@@ -85,6 +89,10 @@ export async function stopRecovery(
   const doc = await findRecovery(deps.stores, accountId, ref);
   if (!doc) return { kind: 'not_found' };
   if (statusOf(doc.state) !== 'unknown') return settleEnded(deps.stores, doc, reason);
+  // Recorded before the workflow is asked: a lookup of an ambiguous charge under way from now on only reads
+  // (one that would send its request again could make the payment after the customer paid elsewhere), and
+  // an end without the payment that the ask does not reach in time is settled as it says (below).
+  await recoveries.askStop(doc._id, reason, new Date());
   let asked = await askToStop(deps.temporal, doc, reason);
   let now = (await recoveries.find(accountId, doc.publicId)) ?? doc;
   if (asked === 'no_workflow' && statusOf(now.state) === 'unknown') {
@@ -93,14 +101,10 @@ export async function stopRecovery(
     asked = stopping ? await settle(stopping.result()) : await askToStop(deps.temporal, now, reason);
     now = (await recoveries.find(accountId, doc.publicId)) ?? now;
   }
-  if (asked === 'pending') {
-    // The attempt under way may be the last, and this ask may not reach the workflow before it ends (the
-    // charge holds its task): the stop is recorded, and an end without the payment is settled as it says —
-    // by the workflow recording its end, or here, if that came first.
-    await recoveries.askStop(now._id, reason, new Date());
-    now = (await recoveries.find(accountId, doc.publicId)) ?? now;
-    if (statusOf(now.state) === 'unknown') return { kind: 'pending', doc: now };
-  }
+  // The attempt under way may be the last, and this ask may not reach the workflow before it ends (the
+  // charge holds its task): an end without the payment is settled as the recorded stop says — by the
+  // workflow recording its end, or below, if that came first.
+  if (asked === 'pending' && statusOf(now.state) === 'unknown') return { kind: 'pending', doc: now };
   if (now.state === 'paid_elsewhere' || now.state === 'stopped') return { kind: 'stopped', doc: now };
   // Ended otherwise meanwhile: collected (409), or unpaid, and then settled as one that had ended.
   return statusOf(now.state) === 'unknown'

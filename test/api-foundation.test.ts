@@ -81,6 +81,100 @@ describe('errors', () => {
   });
 });
 
+/** What streaming a long chunked body came to: the answer, and how far the body had got when it came. */
+interface Streamed {
+  status: number;
+  body: unknown;
+  /** Body bytes the client had handed to its socket when the answer came (null: no answer). */
+  sentWhenAnswered: number | null;
+  /** Body bytes the client had handed to its socket when the connection closed. */
+  sentWhenClosed: number;
+  /** Whether the client had sent the whole body (a server that reads to the end answers only then). */
+  sentAll: boolean;
+}
+
+/**
+ * POSTs `total` bytes in 64 KiB chunks with chunked transfer encoding (no Content-Length), a few
+ * milliseconds apart, until the server answers and closes the connection or the whole body is sent.
+ */
+function streamLongBody(path: string, headers: Record<string, string>, total: number): Promise<Streamed> {
+  const chunk = Buffer.alloc(64 * 1024, ' ');
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    let sentWhenAnswered: number | null = null;
+    let closed = false;
+    let sentWhenClosed = 0;
+    let sentAll = false;
+    let answer: Pick<Streamed, 'status' | 'body'> | null = null;
+    const req = request(`${stack.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+    });
+    const done = () =>
+      answer
+        ? resolve({ ...answer, sentWhenAnswered, sentWhenClosed, sentAll })
+        : reject(new Error('no answer'));
+    req.on('response', (res) => {
+      sentWhenAnswered = sent;
+      let text = '';
+      res.on('data', (b: Buffer) => (text += b.toString()));
+      res.on('end', () => {
+        answer = { status: res.statusCode ?? 0, body: JSON.parse(text) };
+      });
+    });
+    // The server closing the connection while the body is still coming fails the client's writes.
+    req.on('error', () => undefined);
+    req.on('socket', (socket) =>
+      socket.on('close', () => {
+        closed = true;
+        sentWhenClosed = sent;
+        setTimeout(done, 50);
+      }),
+    );
+    void (async () => {
+      while (sent < total && !closed) {
+        const written = await new Promise<boolean>((ok) => req.write(chunk, (error) => ok(!error)));
+        if (!written) return;
+        sent += chunk.length;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      if (!closed) {
+        sentAll = true;
+        req.end();
+      }
+    })();
+  });
+}
+
+describe('a body past its limit, streamed without Content-Length', () => {
+  const total = 32 * 1024 * 1024;
+  it.each([
+    ['to an unknown path', '/api/nope', {}, 404, { error: 'Not found' }],
+    ['to a route without a key', '/api/recovery/execute', {}, 401, { error: 'Missing or invalid API key' }],
+    [
+      'to a route with its key',
+      '/api/recovery/stop',
+      'key',
+      413,
+      { error: 'Request body too large (limit 64 KiB)' },
+    ],
+  ] as const)(
+    '%s is answered and the connection closed long before it all arrives',
+    async (_, path, headers, status, body) => {
+      const res = await streamLongBody(
+        path,
+        headers === 'key' ? { 'X-API-KEY': keys.apiKey } : headers,
+        total,
+      );
+      expect(res).toMatchObject({ status, body, sentAll: false });
+      // A server that stops reading holds the client to what the sockets' buffers take (a few MiB here),
+      // however slow its answer; one that reads on takes all 32 MiB.
+      expect(res.sentWhenAnswered).toBeLessThan(8 * 1024 * 1024);
+      expect(res.sentWhenClosed).toBeLessThan(8 * 1024 * 1024);
+    },
+  );
+});
+
 describe('openapi', () => {
   it('serves an OpenAPI 3.1 document, version 1.0.0, listing the health route', async () => {
     const res = await call<{ openapi: string; info: { version: string }; paths: Record<string, unknown> }>(
@@ -94,6 +188,49 @@ describe('openapi', () => {
     expect(res.body.paths).toHaveProperty('/api/health');
   });
 
+  // OpenAPI 3.1 resolves a `#/…` reference against the document's root, wherever it appears.
+  it('has every $ref resolve against the document root, each named schema given once', async () => {
+    const res = await call(stack.baseUrl, 'GET', '/api/openapi.json');
+    const refs: string[] = [];
+    const collect = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(collect);
+      else if (node !== null && typeof node === 'object')
+        for (const [key, value] of Object.entries(node))
+          if (key === '$ref' && typeof value === 'string') refs.push(value);
+          else collect(value);
+    };
+    collect(res.body);
+    expect(refs.length).toBeGreaterThan(100);
+    const resolve = (ref: string): unknown =>
+      ref.startsWith('#/')
+        ? ref
+            .slice(2)
+            .split('/')
+            .map((s) => decodeURIComponent(s).replaceAll('~1', '/').replaceAll('~0', '~'))
+            .reduce<unknown>(
+              (at, key) =>
+                at !== null && typeof at === 'object' && Object.hasOwn(at, key)
+                  ? (at as Record<string, unknown>)[key]
+                  : undefined,
+              res.body,
+            )
+        : undefined;
+    expect([...new Set(refs)].filter((ref) => resolve(ref) === undefined)).toEqual([]);
+    expect(JSON.stringify(res.body)).not.toContain('"$defs"');
+  });
+
+  it.each([
+    ['/api/recovery/stop', '64 KiB'],
+    ['/api/gateways/adyen/webhook/{clientId}', '1 MiB'],
+    ['/api/connectors/{platform}/webhook/{clientId}', '1 MiB'],
+  ])('declares the 413 of POST %s with the limit its body is read with (%s)', async (path, limit) => {
+    type Paths = Record<string, { post?: { responses: Record<string, { description: string }> } }>;
+    const res = await call<{ paths: Paths }>(stack.baseUrl, 'GET', '/api/openapi.json');
+    expect(res.body.paths[path]?.post?.responses['413']?.description).toBe(
+      `Request body too large (${limit})`,
+    );
+  });
+
   it.each([
     ['get', '/api/recovery/status/{transactionId}'],
     ['get', '/api/recovery/status'],
@@ -104,16 +241,17 @@ describe('openapi', () => {
     ['post', '/api/events/{eventId}/resend'],
   ])('declares the 404 of %s %s with the error body every 4xx shares', async (method, path) => {
     type Operation = { responses: Record<string, { content?: Record<string, { schema: unknown }> }> };
-    const res = await call<{ paths: Record<string, Record<string, Operation>> }>(
-      stack.baseUrl,
-      'GET',
-      '/api/openapi.json',
-    );
+    const res = await call<{
+      paths: Record<string, Record<string, Operation>>;
+      components: { schemas: Record<string, unknown> };
+    }>(stack.baseUrl, 'GET', '/api/openapi.json');
     const bodyOf = (status: string) =>
       res.body.paths[path]?.[method]?.responses[status]?.content?.['application/json']?.schema;
-    expect(bodyOf('404')).toMatchObject({
-      $ref: '#/$defs/Error',
-      $defs: { Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } },
+    expect(bodyOf('404')).toMatchObject({ $ref: '#/components/schemas/Error' });
+    expect(res.body.components.schemas.Error).toMatchObject({
+      type: 'object',
+      properties: { error: { type: 'string' } },
+      required: ['error'],
     });
     expect(bodyOf('404')).toEqual(bodyOf('401'));
   });
@@ -131,7 +269,7 @@ describe('unexpected failures', () => {
     expect(operations.length).toBeGreaterThan(20);
     for (const op of operations)
       expect(op.responses['500']?.content?.['application/json']?.schema).toMatchObject({
-        $ref: '#/$defs/InternalError',
+        $ref: '#/components/schemas/InternalError',
       });
   });
 

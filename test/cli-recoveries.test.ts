@@ -76,4 +76,26 @@ describe('recoup recoveries', () => {
     expect(next.stdout).toContain(theirs[0]);
     expect(next.stdout).not.toContain('More:');
   });
+
+  it('stop, asked twice for a payment made elsewhere (an answer lost), exits 0 both times', async () => {
+    const transactionId = theirs[1] ?? '';
+    for (const time of ['first', 'again']) {
+      const run = await recoup(
+        'recoveries',
+        'stop',
+        clientId,
+        '--transaction-id',
+        transactionId,
+        '--reason',
+        'paid_elsewhere',
+        '--json',
+      );
+      expect(run.code, time).toBe(0);
+      expect(JSON.parse(run.stdout), time).toEqual({
+        transactionId,
+        outcome: 'stopped',
+        state: 'paid_elsewhere',
+      });
+    }
+  });
 });

@@ -254,10 +254,19 @@ describe('POST /api/events/:eventId/resend', () => {
     ).toMatchObject({ details: { url: expect.any(Array) } });
   });
 
-  it('404 for an unknown event, 400 for a malformed id', async () => {
+  // The id is a path segment a merchant copies, not input it composes: one that names nothing is a 404.
+  it('404 for an id that names no event of the account, of any length or form', async () => {
     const { key } = await merchant();
-    expect((await resend(key, 'evt_unknown')).status).toBe(404);
-    expect((await one(key, 'a%20b')).status).toBe(400);
+    for (const id of ['evt_unknown', 'a%20b', '%E2%9C%93', 'x'.repeat(129), 'x'.repeat(4000)]) {
+      expect(await one(key, id), id.slice(0, 20)).toMatchObject({
+        status: 404,
+        body: { error: 'Event not found' },
+      });
+      expect(await resend(key, id), id.slice(0, 20)).toMatchObject({
+        status: 404,
+        body: { error: 'Event not found' },
+      });
+    }
   });
 });
 

@@ -92,6 +92,25 @@ describe('POST /api/recovery/stop: a queued recovery stops before its next attem
     expect((await paywall(key, q.email)).body).toMatchObject({ isPastDue: false });
   });
 
+  it('paid_elsewhere asked again (its answer was lost): 200 again with the same record, never 409', async () => {
+    const q = await queued();
+    const key = q.account.apiKey;
+    const first = await stop(key, { transactionId: q.transactionId, reason: 'paid_elsewhere' });
+    expect(first).toMatchObject({ status: 200, body: { status: 'succeeded', state: 'paid_elsewhere' } });
+    expect(await stop(key, { transactionId: q.transactionId, reason: 'paid_elsewhere' })).toMatchObject({
+      status: 200,
+      body: first.body,
+    });
+    // Word that it is not owed after all leaves it paid elsewhere.
+    expect(await stop(key, { idempotencyKey: q.idempotencyKey, reason: 'not_owed' })).toMatchObject({
+      status: 200,
+      body: first.body,
+    });
+    expect((await stack.stores.recoveries.find(q.account.account.id, q.transactionId))!.writtenOffAt).toBe(
+      undefined,
+    );
+  });
+
   it('a recovery that collected the payment is not stopped: 409 naming its outcome', async () => {
     const key = (await stack.createAccount()).apiKey;
     const recovered = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {

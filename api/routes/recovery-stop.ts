@@ -37,7 +37,7 @@ export function recoveryStopRoutes(deps: Deps) {
       tag: 'Recovery',
       summary: 'Stop a recovery before any further attempt',
       description:
-        'For a payment the customer paid outside Recoup (paid_elsewhere: status succeeded, not recovered) or that is no longer owed (not_owed: status failed, state stopped). Neither is past due on the paywall afterwards, and no webhook is sent. An attempt already under way (or the lookup of an ambiguous one) finishes first: the answer waits up to 5 s for it, then is 202; if it collected the payment, the answer is 409 with the recovery succeeded. After a 202, an attempt that collects ends the recovery succeeded (its webhook as usual); one that leaves nothing more to try ends it as it would have (failed, blocked), settled as the stop said. A recovery that already ended without the payment (failed, blocked, stopped, or a Proof Mode control) keeps its outcome: the stop records that the customer paid on their own (paid_elsewhere; reports count the payment collected) or owes nothing (not_owed), and the customer is no longer past due for it (200 with the status record). A recovery that collected the payment is 409.',
+        'For a payment the customer paid outside Recoup (paid_elsewhere: status succeeded, not recovered) or that is no longer owed (not_owed: status failed, state stopped). Neither is past due on the paywall afterwards, and no webhook is sent. An attempt already under way (or the lookup of an ambiguous one) finishes first: the answer waits up to 5 s for it, then is 202; if it collected the payment, the answer is 409 with the recovery succeeded. After a 202, an attempt that collects ends the recovery succeeded (its webhook as usual); one that leaves nothing more to try ends it as it would have (failed, blocked), settled as the stop said. A recovery that already ended without the payment (failed, blocked, stopped, or a Proof Mode control) keeps its outcome: the stop records that the customer paid on their own (paid_elsewhere; reports count the payment collected) or owes nothing (not_owed), and the customer is no longer past due for it (200 with the status record). A recovery already stopped is 200 again with its record (a stop asked twice, its first answer lost). Only a recovery Recoup collected is 409.',
       auth: 'secret',
       body: StopRequest,
       responses: {
@@ -47,7 +47,7 @@ export function recoveryStopRoutes(deps: Deps) {
           schema: StopPending,
         },
         404: { description: 'Transaction not found for this client', schema: ErrorBody },
-        409: { description: 'The recovery has ended; its outcome stands', schema: DuplicateBody },
+        409: { description: 'Recoup collected the payment; its outcome stands', schema: DuplicateBody },
       },
       async handle(ctx, { body }) {
         const ref = body.transactionId

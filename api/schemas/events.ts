@@ -3,6 +3,7 @@ import { eventNames } from '../../domain/events.js';
 import { ResendFilterFields, withOrderedRange } from '../../domain/resend-filter.js';
 import { deliveryStatuses } from '../../domain/webhooks.js';
 
+/** An event id a merchant sends in a query or a body: held to the form ids have (400 otherwise). */
 const EventId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be an event id');
 
 /** Query of GET /api/events: newest first, a page at a time. */
@@ -18,7 +19,11 @@ export const EventsQuery = z
   })
   .strict();
 
-export const EventParams = z.object({ eventId: EventId }).strict();
+/**
+ * Path of one event. The id is a path segment copied from an event, not input a merchant composes: any value
+ * is looked up, so one that names no event of the account (of any length or form) is a 404, never a 400.
+ */
+export const EventParams = z.object({ eventId: z.string().describe('The eventId of a webhook') }).strict();
 
 const Attempt = z.object({
   deliveryId: z.string().describe('initial, or resend-<n>'),

@@ -67,8 +67,11 @@ function stop(argv: string[]): Run {
     if (outcome.kind === 'not_found')
       throw new NotFoundError(`no recovery ${JSON.stringify(ref)} of ${clientId}`);
     const { doc } = outcome;
+    // Only a payment Recoup collected: one paid elsewhere is stopped, as often as it is asked.
     if (outcome.kind === 'ended')
-      throw new Error(`the recovery ${doc.publicId} has ended (${doc.state}); its outcome stands`);
+      throw new Error(
+        `the recovery ${doc.publicId} has ended (${doc.state}); its outcome stands: Recoup collected the payment`,
+      );
     print(ctx, values.json, { transactionId: doc.publicId, outcome: outcome.kind, state: doc.state }, () => [
       outcome.kind === 'stopped'
         ? `Stopped the recovery ${doc.publicId}: ${doc.state}.`
