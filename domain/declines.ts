@@ -448,6 +448,29 @@ export function isKnownDeclineCode(code: string | null | undefined): boolean {
   return own(knownCodes, normal) !== undefined || own(laterCodes, normal) !== undefined;
 }
 
+/** How firmly a decline keeps the card from being charged again: stopped at once, no fallback, not retried. */
+function firmness(info: DeclineInfo): number {
+  if (info.stopsImmediately) return 3;
+  if (!info.allowsFallback) return 2;
+  return info.retryable ? 0 : 1;
+}
+
+/**
+ * Of the codes one decline is given under (a gateway's own, and the network's or the issuer's beside it),
+ * the one that keeps the card from being charged again most firmly (stopped at once, then no fallback cards,
+ * then not retried), the first of them on a tie; absent codes are skipped, and a code Recoup does not name
+ * never wins over one it does. Each is returned as given.
+ */
+export function firmestDecline(code: string, ...others: ReadonlyArray<string | null | undefined>): string {
+  let firmest = { code, firmness: firmness(classifyDecline(code)) };
+  for (const other of others) {
+    if (!other || !isKnownDeclineCode(other)) continue;
+    const candidate = { code: other, firmness: firmness(classifyDecline(other)) };
+    if (candidate.firmness > firmest.firmness) firmest = candidate;
+  }
+  return firmest.code;
+}
+
 /**
  * Classifies a processor decline code; unknown and missing codes are treated conservatively as `unknown`.
  * `knowsLater` is asked, only for a code added later, whether to know it: a workflow answers as its

@@ -6,18 +6,32 @@ export const GatewayKind = z.enum(gatewayKinds);
 export type GatewayKind = z.infer<typeof GatewayKind>;
 
 const part = '[^|\\s]+';
-const tokenShapes: Record<GatewayKind, { pattern: RegExp; example: string }> = {
-  test: { pattern: /^tok_[A-Za-z0-9_]+$/, example: 'tok_visa' },
-  stripe: { pattern: /^(pm|card|src|ba)_[A-Za-z0-9]+$/, example: 'pm_1Nabc' },
+/**
+ * PayPal's token prefixes. A Braintree payment method token or customer id may be any text without `|`, but a
+ * Braintree token never starts with one of these: they are PayPal's, so a PayPal billing agreement or
+ * reference is never routed to Braintree (which charges PayPal accounts only as its own vaulted tokens).
+ */
+const payPalPrefixes = '(billing-agreement|reference)\\|';
+
+/** Each kind's token shape, and examples of it (the first shown in error messages); no two kinds' shapes overlap. */
+const tokenShapes: Record<GatewayKind, { pattern: RegExp; examples: readonly [string, ...string[]] }> = {
+  test: { pattern: /^tok_[A-Za-z0-9_]+$/, examples: ['tok_visa'] },
+  stripe: { pattern: /^(pm|card|src|ba)_[A-Za-z0-9]+$/, examples: ['pm_1Nabc', 'card_1Nabc'] },
   adyen: {
     pattern: new RegExp(`^${part}\\|${part}\\|${part}$`),
-    example: '<merchantAccount>|<storedPaymentMethodId>|<shopperReference>',
+    examples: [
+      '<merchantAccount>|<storedPaymentMethodId>|<shopperReference>',
+      'AcmeECOM|8415718415172200|shopper-42',
+    ],
   },
-  braintree: { pattern: new RegExp(`^${part}\\|${part}$`), example: '<paymentMethodToken>|<customerId>' },
-  gocardless: { pattern: /^MD[A-Z0-9]+$/, example: 'MD000123ABC' },
+  braintree: {
+    pattern: new RegExp(`^(?!${payPalPrefixes})${part}\\|${part}$`),
+    examples: ['<paymentMethodToken>|<customerId>', 'f8k2m9|8731004'],
+  },
+  gocardless: { pattern: /^MD[A-Z0-9]+$/, examples: ['MD000123ABC'] },
   paypal: {
     pattern: /^(billing-agreement\|B-[A-Z0-9]+|reference\|[A-Za-z0-9-]+)$/,
-    example: 'billing-agreement|B-7AB12345CD678901E',
+    examples: ['billing-agreement|B-7AB12345CD678901E', 'reference|9XW12345AB678901C'],
   },
 };
 
@@ -28,7 +42,12 @@ export function tokenFitsKind(kind: GatewayKind, token: string): boolean {
 
 /** A human-readable description of the token shape for `kind`, for error messages. */
 export function tokenShapeHint(kind: GatewayKind): string {
-  return `a ${kind} gateway token such as ${tokenShapes[kind].example}`;
+  return `a ${kind} gateway token such as ${tokenShapes[kind].examples[0]}`;
+}
+
+/** Examples of `kind`'s tokens, as its shape is described. */
+export function tokenExamples(kind: GatewayKind): readonly string[] {
+  return tokenShapes[kind].examples;
 }
 
 export const paymentMethodTypes = ['card', 'apple_pay', 'google_pay', 'paypal', 'venmo'] as const;

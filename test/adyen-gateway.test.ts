@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import adyenLibrary from '@adyen/api-library';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -7,6 +8,7 @@ import {
   captureAtOnceFrom,
   createAdyenGateway,
 } from '../activities/gateways/adyen.js';
+import { refusal } from '../activities/gateways/adyen-answers.js';
 import { credentialsProblem } from '../activities/gateways/registry.js';
 import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
 import { parseGateways } from '../cli/gateway-spec.js';
@@ -92,6 +94,12 @@ describe('Adyen adapter: a charge is one subscription payment of the stored paym
     [{ refuse: 'Expired Card' }, 'expired_card', null],
     [{ refuse: 'FRAUD' }, 'fraudulent', null],
     [{ refuse: 'Refused', advice: '03: Do not try again' }, 'generic_decline', '03'],
+    [
+      { refuse: 'Transaction blocked by Adyen to prevent excessive retry fees', code: '46' },
+      'excessive_retry',
+      null,
+    ],
+    [{ refuse: 'Transaction blocked', code: '46' }, 'excessive_retry', null],
     ['error', 'processing_error', null],
     ['redirect', 'authentication_required', null],
   ] as const)(
@@ -142,6 +150,37 @@ describe('Adyen adapter: a charge is one subscription payment of the stored paym
     );
     await expect(wrong.charge(req)).rejects.toThrow(/401/);
     expect(paymentsOf(id)).toHaveLength(0);
+  });
+});
+
+describe('Adyen adapter: a connection never made sent nothing, and throws (the activity tries again)', () => {
+  /** As the library's HTTP client wraps a socket error: the error's message alone, and status 500. */
+  const apiException = (message: string) => ({ name: 'ApiException', message, statusCode: 500 });
+
+  it('a refused connection (ECONNREFUSED) throws, for a charge and a lookup: not ambiguous', async () => {
+    const closed = createServer();
+    await new Promise<void>((listening) => closed.listen(0, '127.0.0.1', listening));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((done) => closed.close(done));
+    const unreachable = createAdyenGateway(
+      AdyenCredentials.parse({ ...adyen.credentials, apiBase: `https://127.0.0.1:${port}` }),
+      returnUrl,
+      () => Promise.resolve(null),
+    );
+    const { req } = cardWith(['approve']);
+    await expect(unreachable.charge(req)).rejects.toThrow(/not reached.*ECONNREFUSED/);
+    await expect(unreachable.lookup(req)).rejects.toThrow(/not reached.*ECONNREFUSED/);
+    // A connection that broke or timed out once made may have carried the request: still ambiguous.
+    for (const message of ['socket hang up', 'connect ETIMEDOUT 127.0.0.1:8443'])
+      expect(refusal(apiException(message))).toMatchObject({ kind: 'ambiguous' });
+  });
+
+  it.each([
+    'getaddrinfo ENOTFOUND checkout-test.adyen.com',
+    'getaddrinfo EAI_AGAIN checkout-test.adyen.com',
+    'connect ECONNREFUSED 127.0.0.1:8443',
+  ])('the library’s ApiException(500) %j (a host not found, a connection refused) throws', (message) => {
+    expect(() => refusal(apiException(message))).toThrow(/not reached/);
   });
 });
 
@@ -430,6 +469,7 @@ describe("Adyen adapter: a held payment's result comes from Adyen's AUTHORISATIO
     ['Not enough balance', 'insufficient_funds'],
     ['FRAUD', 'fraudulent'],
     ['Refused', 'generic_decline'],
+    ['Transaction blocked by Adyen to prevent excessive retry fees', 'excessive_retry'],
   ])(
     'a held payment refused with %j is declined %s, as the same refusal answered at once is',
     async (reason, code) => {

@@ -5,6 +5,8 @@ import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types
 import { routeOptions } from '../activities/gateways/routing.js';
 import { parseGateways } from '../cli/gateway-spec.js';
 import { classifyDecline } from '../domain/declines.js';
+import { gatewayKinds, tokenExamples, tokenFitsKind } from '../domain/gateway-kinds.js';
+import { recoveryRequestFor } from '../domain/recovery-request.js';
 import {
   startBraintreeEmulator,
   type BraintreeEmulator,
@@ -242,6 +244,32 @@ describe('Braintree adapter: a lost answer is ambiguous and looked up by order i
     expect(await lookupOf(req)).toMatchObject({ kind: 'declined', code: 'do_not_honor', advice: '24' });
   });
 
+  const twoSales: Array<[Array<Parameters<BraintreeEmulator['addSale']>[2]>, string]> = [
+    [[{ decline: '2001' }, 'approve'], 'the declined one listed first'],
+    [['authorizing', 'approve'], 'one still authorizing listed first'],
+    [['approve', { decline: '2001' }], 'the declined one listed after'],
+  ];
+  it.each(twoSales)(
+    'of two sales with the attempt’s order id (%j: %s), the approved one is the answer, for the lookup and a retried charge',
+    async (answers) => {
+      const { paymentMethodToken, req } = cardWith(['approve']);
+      const sales = [];
+      for (const answer of answers)
+        sales.push(await braintree.addSale(paymentMethodToken, req.idempotencyKey, answer));
+      const approved = sales.find((s) => s.status === 'submitted_for_settlement')!;
+      expect(await lookupOf(req)).toEqual({ kind: 'approved', gatewayTransactionId: approved.id });
+      expect(await gateway.charge(req)).toEqual({ kind: 'approved', gatewayTransactionId: approved.id });
+      expect(salesOf(paymentMethodToken)).toHaveLength(2);
+    },
+  );
+
+  it('of a declined sale and one still authorizing, the lookup waits for the pending one', async () => {
+    const { paymentMethodToken, req } = cardWith(['approve']);
+    await braintree.addSale(paymentMethodToken, req.idempotencyKey, { decline: '2001' });
+    await braintree.addSale(paymentMethodToken, req.idempotencyKey, 'authorizing');
+    await expect(lookupOf(req)).rejects.toThrow(/still authorizing/);
+  });
+
   it("a retry the search cannot see yet is stopped by Braintree's duplicate checking, and the lookup finds the one sale", async () => {
     braintree.searchLag(2_000);
     const { paymentMethodToken, req } = cardWith(['lost', 'approve']);
@@ -433,6 +461,40 @@ describe('Braintree adapter: what it offers and how it is configured', () => {
     expect(route('EUR')).toEqual(['braintree']);
     expect(route('GBP')).toEqual(['braintree-2']);
     expect(route('CHF')).toEqual([]);
+  });
+
+  it('no example token of one kind has another kind’s shape: each kind’s tokens route to its own gateways only', () => {
+    for (const kind of gatewayKinds)
+      for (const token of tokenExamples(kind))
+        expect({ token, kinds: gatewayKinds.filter((k) => tokenFitsKind(k, token)) }).toEqual({
+          token,
+          kinds: [kind],
+        });
+  });
+
+  it('routes PayPal’s billing agreements and references to PayPal only, never to Braintree (which vaults PayPal accounts as its own tokens)', () => {
+    const paypal = {
+      name: 'paypal',
+      kind: 'paypal' as const,
+      wallets: ['paypal' as const],
+      currencies: null,
+    };
+    const bt = { name: 'braintree', kind: 'braintree' as const, ...gateway.capabilities };
+    const agreement = 'billing-agreement|B-7AB12345CD678901E';
+    const reference = 'reference|9XW12345AB678901C';
+    const route = (gateways: Array<typeof paypal | typeof bt>, token: string) =>
+      routeOptions(gateways, token, 'paypal', [], 'USD').map((o) => `${o.gateway}:${o.role}`);
+    expect(route([paypal, bt], agreement)).toEqual(['paypal:primary']);
+    expect(route([paypal, bt], reference)).toEqual(['paypal:primary']);
+    // With Braintree first, the PayPal token still goes to PayPal alone.
+    expect(route([bt, paypal], agreement)).toEqual(['paypal:backup_gateway']);
+    // A PayPal account vaulted in Braintree is a Braintree token, charged there.
+    expect(route([paypal, bt], 'pp_token7|customer1')).toEqual(['braintree:backup_gateway']);
+    // And an account whose primary gateway is Braintree does not take PayPal's tokens at intake.
+    for (const token of [agreement, reference])
+      expect(
+        recoveryRequestFor('braintree').safeParse({ amount: 1000, paymentMethodToken: token }).success,
+      ).toBe(false);
   });
 
   const valid = {

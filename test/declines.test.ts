@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   classifyDecline,
+  firmestDecline,
   isKnownDeclineCode,
   normalizeDeclineCode,
   type DeclineGroup,
@@ -196,5 +197,21 @@ describe('whether Recoup names a code', () => {
     [null, false],
   ])('%j: %s', (code, known) => {
     expect(isKnownDeclineCode(code)).toBe(known);
+  });
+});
+
+describe('the firmest of the codes one decline is given under (a gateway’s, its advice’s, the network’s)', () => {
+  const cases: Array<[[string, ...Array<string | null | undefined>], string, string]> = [
+    [['generic_decline', 'do_not_try_again'], 'do_not_try_again', 'stopped at once beats retried'],
+    [['generic_decline', '43'], '43', 'a network code Recoup reads (43, stolen) beats retried'],
+    [['incorrect_cvc', 'expired_card'], 'expired_card', 'no fallback beats not retried'],
+    [['generic_decline', null, undefined, '', 'incorrect_cvc'], 'incorrect_cvc', 'absent codes are skipped'],
+    [['do_not_honor', '51'], 'do_not_honor', 'as firm: the gateway’s own code stays'],
+    [['stolen_card', 'do_not_try_again'], 'stolen_card', 'as firm: the gateway’s own code stays'],
+    [['generic_decline', 'N0'], 'generic_decline', 'a code Recoup does not name never wins'],
+    [['generic_decline', 'constructor'], 'generic_decline', 'nor an Object member name'],
+  ];
+  it.each(cases)('%j → %s: %s', ([code, ...others], firmest) => {
+    expect(firmestDecline(code, ...others)).toBe(firmest);
   });
 });

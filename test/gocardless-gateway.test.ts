@@ -207,6 +207,25 @@ describe('GoCardless adapter: a lost answer is ambiguous and resolved by the sam
     expect(debitsOf(mandate)).toHaveLength(1);
   });
 
+  it('once a stop was asked (readOnly), the lookup only reads: a 500 that created nothing is not_found, and nothing is created', async () => {
+    const { mandate, req } = mandateWith(['server_error', 'confirm']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    // GoCardless answers again: the same request would make the debit now, after the customer paid elsewhere.
+    expect(await gateway.lookup({ ...req, readOnly: true })).toEqual({ kind: 'not_found' });
+    expect(debitsOf(mandate)).toHaveLength(0);
+  });
+
+  it('once a stop was asked (readOnly), a payment the lost answer made is still found among the mandate’s: a stop never undoes a charge', async () => {
+    const { mandate, req } = mandateWith(['lost']);
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    await afterABit();
+    expect(await gateway.lookup({ ...req, readOnly: true })).toEqual({
+      kind: 'approved',
+      gatewayTransactionId: debitsOf(mandate)[0]!.id,
+    });
+    expect(debitsOf(mandate)).toHaveLength(1);
+  });
+
   it('a mandate ended before the lookup had no payment under the key: the lookup says so (declined), creating nothing', async () => {
     const { mandate, req } = mandateWith(['server_error', 'inactive']);
     expect((await gateway.charge(req)).kind).toBe('ambiguous');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { routeOptions } from '../activities/gateways/routing.js';
 import { classifyDecline } from '../domain/declines.js';
 import type { PlanOption } from '../domain/plan.js';
 import {
@@ -235,6 +236,51 @@ describe('the recovery loop', () => {
     expect(step(box, failedAt)).toMatchObject({
       kind: 'finish',
       outcome: { kind: 'failed', declineCode: 'do_not_honor', lastDeclineCode: 'insufficient_funds' },
+    });
+  });
+
+  it('a PayPal billing agreement declined soft (PayPal’s 10207, try again later) is retried on PayPal, never cascaded to Braintree (which would refuse it and block the recovery)', () => {
+    const agreement = 'billing-agreement|B-7AB12345CD678901E';
+    const options = routeOptions(
+      [
+        { name: 'paypal', kind: 'paypal', wallets: ['paypal'], currencies: null },
+        {
+          name: 'braintree',
+          kind: 'braintree',
+          wallets: ['apple_pay', 'google_pay', 'paypal', 'venmo'],
+          currencies: ['USD'],
+        },
+      ],
+      agreement,
+      'paypal',
+      [],
+      'USD',
+    );
+    const box = {
+      s: startLoop(setup('try_again_later', { primaryToken: agreement, options, maxAttempts: 4 })),
+    };
+    const tried: string[] = [];
+    let end: LoopStep | undefined;
+    for (let now = failedAt, i = 0; i < 40 && !end; i += 1) {
+      const next = step(box, now);
+      if (next.kind === 'wait') {
+        box.s = resumeAfterWait(box.s, { stats: emptyStats() });
+        now = next.until;
+      } else if (next.kind === 'attempt') {
+        tried.push(next.option.gateway);
+        // Braintree does not know PayPal's token: it refuses it (91518), as no longer chargeable.
+        charge(
+          box,
+          next.option.gateway === 'braintree' ? declined('card_no_longer_chargeable') : declined('10207'),
+          now,
+        );
+      } else end = next;
+    }
+    expect(tried.length).toBeGreaterThan(1);
+    expect(new Set(tried)).toEqual(new Set(['paypal']));
+    expect(end).toMatchObject({
+      kind: 'finish',
+      outcome: { kind: 'failed', declineCode: 'try_again_later' },
     });
   });
 

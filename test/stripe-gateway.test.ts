@@ -87,6 +87,54 @@ describe('Stripe adapter: a charge is one off-session PaymentIntent', () => {
     });
   });
 
+  it.each([
+    [{ decline: 'generic_decline', adviceCode: 'do_not_try_again' }, 'do_not_try_again', null],
+    [
+      { decline: 'insufficient_funds', adviceCode: 'do_not_try_again', advice: '03' },
+      'do_not_try_again',
+      '03',
+    ],
+    [
+      { decline: 'generic_decline', adviceCode: 'confirm_card_data' },
+      'new_account_information_available',
+      null,
+    ],
+    [{ decline: 'generic_decline', networkDecline: '43' }, 'stolen_card', null],
+    [
+      { decline: 'do_not_honor', networkDecline: '14', adviceCode: 'try_again_later' },
+      'invalid_number',
+      null,
+    ],
+  ])(
+    'a card error %j is read by its stricter advice or network decline code: declined %s (advice %s), not retried',
+    async (answer, code, advice) => {
+      const { token, req } = cardWith([answer]);
+      expect(await gateway.charge(req)).toEqual({
+        kind: 'declined',
+        code,
+        advice,
+        gatewayTransactionId: intentsOf(token)[0]!.id,
+      });
+      expect(classifyDecline(code).retryable).toBe(false);
+    },
+  );
+
+  it('an advice or network decline code no stricter than Stripe’s decline code leaves it as it is', async () => {
+    const cases = [
+      // Stripe's guidance, formerly its deprecated decline codes, now comes as the advice code.
+      [{ decline: 'generic_decline', adviceCode: 'do_not_try_again' }, 'do_not_try_again'],
+      [{ decline: 'generic_decline', adviceCode: 'try_again_later' }, 'generic_decline'],
+      [{ decline: 'do_not_honor', networkDecline: '51' }, 'do_not_honor'],
+      [{ decline: 'insufficient_funds', networkDecline: 'N0' }, 'insufficient_funds'],
+      [{ decline: 'stolen_card', adviceCode: 'do_not_try_again', networkDecline: '46' }, 'stolen_card'],
+      [{ decline: 'expired_card', code: 'expired_card', adviceCode: 'confirm_card_data' }, 'expired_card'],
+    ] as const;
+    for (const [answer, code] of cases) {
+      const { req } = cardWith([answer]);
+      expect({ answer, outcome: await gateway.charge(req) }).toMatchObject({ answer, outcome: { code } });
+    }
+  });
+
   it('a card that no longer exists at Stripe is not chargeable, and nothing is created', async () => {
     const req = { ...cardWith(['approve']).req, token: 'pm_detached' };
     expect(await gateway.charge(req)).toEqual({
@@ -274,6 +322,58 @@ describe('Stripe adapter: a lost answer is ambiguous and looked up, never charge
     await gateway.charge(req);
     const found = await gateway.lookup(req);
     expect(found).toMatchObject({ kind: 'declined', code: 'do_not_honor', advice: '24' });
+  });
+
+  it('a looked-up decline (the PaymentIntent’s last_payment_error) is read by its advice code too', async () => {
+    const { req } = cardWith([{ decline: 'generic_decline', adviceCode: 'do_not_try_again', advice: '21' }]);
+    await gateway.charge(req);
+    expect(await gateway.lookup(req)).toMatchObject({
+      kind: 'declined',
+      code: 'do_not_try_again',
+      advice: '21',
+    });
+  });
+
+  it('while Stripe still processes the lost request, the lookup concludes nothing (it fails, to be retried) until the payment is there', async () => {
+    const slowMs = 3_000;
+    const { token, req } = cardWith([{ slowMs }]);
+    const sent = Date.now();
+    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+    // Nothing is listed yet, but the request is still under way at Stripe: not "never charged".
+    expect(intentsOf(token)).toHaveLength(0);
+    await expect(gateway.lookup(req)).rejects.toThrow(/no answer/);
+    await new Promise((done) => setTimeout(done, sent + slowMs + 200 - Date.now()));
+    const [intent] = intentsOf(token);
+    expect(await gateway.lookup(req)).toEqual({ kind: 'approved', gatewayTransactionId: intent!.id });
+    expect(intentsOf(token)).toHaveLength(1);
+  });
+
+  it('once a stop was asked (readOnly), the lookup only reads: nothing is sent again, and none listed is not_found only once the lost request cannot still be under way', async () => {
+    const { token, req } = cardWith(['approve']);
+    await expect(gateway.lookup({ ...req, readOnly: true })).rejects.toThrow(/looking again/);
+    const settled = { ...req, sentAt: Date.now() - 5 * 60_000, readOnly: true };
+    expect(await gateway.lookup(settled)).toEqual({ kind: 'not_found' });
+    expect(intentsOf(token)).toHaveLength(0);
+    expect(stripe.creations()).not.toContain(req.idempotencyKey);
+  });
+
+  it('a lost request that never reached Stripe is sent again by the lookup under its key: charged once, and only within Stripe’s key window', async () => {
+    const { token, req } = cardWith(['approve']);
+    const found = await gateway.lookup(req);
+    const [intent] = intentsOf(token);
+    expect(found).toEqual({ kind: 'approved', gatewayTransactionId: intent!.id });
+    expect(await gateway.lookup(req)).toEqual(found);
+    expect(intentsOf(token)).toHaveLength(1);
+    // A day after the attempt was first sent Stripe may have dropped the key: the lookup only reads.
+    const other = cardWith(['approve']);
+    const later = createStripeGateway(
+      { secretKey: stripe.secretKey, apiBase: stripe.url },
+      () => new Date(other.req.sentAt + 24 * 60 * 60 * 1000),
+    );
+    expect(await later.lookup({ ...other.req, firstSentAt: other.req.sentAt })).toEqual({
+      kind: 'not_found',
+    });
+    expect(intentsOf(other.token)).toHaveLength(0);
   });
 });
 

@@ -15,9 +15,29 @@ function adviceOf(response: PaymentResponse): string | null {
   return text ? (/^\d{2}/.exec(text)?.[0] ?? null) : null;
 }
 
-/** Adyen's refusal reason (`Not enough balance`) read as Recoup's decline name, with the advice and the payment. */
-const refused = (reason: string | null | undefined, advice: string | null, id: string | null) =>
-  declined(normalizeDeclineCode(reason) || 'generic_decline', advice, id);
+/**
+ * Adyen's refusal 46, "Transaction blocked by Adyen to prevent excessive retry fees": Adyen refuses further
+ * retries of the card, as Braintree's `excessive_retry` rejection does, and is read the same way (not retried
+ * on that card). Known by its `refusalReasonCode` in a payment's answer, by its text in a webhook's `reason`.
+ * Read here, not as an alias in `normalizeDeclineCode`: a recovery's history may hold the reason as the
+ * adapter read it before, and its workflow must replay it as it decided then.
+ */
+const excessiveRetry = { code: '46', reason: 'transaction_blocked_by_adyen_to_prevent_excessive_retry_fees' };
+
+/**
+ * Adyen's refusal reason (`Not enough balance`, with its `refusalReasonCode` when Adyen gives one) read as
+ * Recoup's decline name, with the advice and the payment.
+ */
+function refused(
+  reason: string | null | undefined,
+  advice: string | null,
+  id: string | null,
+  reasonCode?: string,
+): ChargeAnswer {
+  const normal = normalizeDeclineCode(reason);
+  const blocked = reasonCode === excessiveRetry.code || normal === excessiveRetry.reason;
+  return declined(blocked ? 'excessive_retry' : normal || 'generic_decline', advice, id);
+}
 
 /** Result codes that ask for the shopper, who is not there for a recurring charge. */
 const shopperNeeded: ReadonlySet<string> = new Set([
@@ -34,7 +54,7 @@ export function outcomeOf(response: PaymentResponse): ChargeAnswer | null {
     case ResultCodeEnum.Authorised:
       return id ? { kind: 'approved', gatewayTransactionId: id } : null;
     case ResultCodeEnum.Refused:
-      return refused(response.refusalReason, adviceOf(response), id);
+      return refused(response.refusalReason, adviceOf(response), id, response.refusalReasonCode);
     case ResultCodeEnum.Error:
       return declined('processing_error', null, id);
     case ResultCodeEnum.Cancelled:
@@ -78,26 +98,50 @@ const goneCodes: ReadonlySet<string> = new Set([
   '803', // payment details not found (the stored payment method was disabled or never existed)
 ]);
 
+/** The library's own error (not an Error): the status it gives, and the message it keeps. */
+interface ApiException {
+  name: 'ApiException';
+  statusCode?: unknown;
+  message?: unknown;
+}
+const isApiException = (error: unknown): error is ApiException =>
+  error instanceof Object && 'name' in error && error.name === 'ApiException';
+
 /**
  * The HTTP status of the library's error: an HttpClientException's (Adyen's answer), or an ApiException's
  * (500 for a connection that failed or timed out before an answer, 401 for a missing key).
  */
 function statusOf(error: unknown): number | undefined {
   if (error instanceof HttpClientException) return error.statusCode;
-  const apiException =
-    error instanceof Object && 'name' in error && error.name === 'ApiException' && 'statusCode' in error;
-  return apiException && typeof error.statusCode === 'number' ? error.statusCode : undefined;
+  return isApiException(error) && typeof error.statusCode === 'number' ? error.statusCode : undefined;
+}
+
+/**
+ * Node's messages of a connection never made (`connect ECONNREFUSED <address>`, `getaddrinfo ENOTFOUND
+ * <host>`, `… EAI_AGAIN …`): the library's HTTP client wraps a socket error as an ApiException(500) that keeps
+ * only its message, and each request opens its own connection, so these name a request that never left.
+ */
+const neverConnected = /^(connect ECONNREFUSED|getaddrinfo (ENOTFOUND|EAI_AGAIN)) /;
+
+/** The library's error for a request that never reached Adyen (its host refused or not found); else null. */
+function unreached(error: unknown): Error | null {
+  const message = isApiException(error) && typeof error.message === 'string' ? error.message : '';
+  return neverConnected.test(message)
+    ? new Error(`Adyen was not reached, nothing was sent: ${message}`, { cause: error })
+    : null;
 }
 
 /**
  * What a failed request means: a stored payment method Adyen no longer has is a decline; a request Adyen is
  * still processing under this key (704), a lost answer or a 5xx is ambiguous; a request Adyen refuses as
  * invalid (422 of its `validation` type: a currency or an amount it does not take, a field it rejects) is
- * refused the same way every time, so it is declined `request_refused`. Anything else (wrong key,
- * permissions, a merchant account the key may not use, Adyen's configuration) is thrown: nothing was
- * charged, and the activity tries again while the operator looks.
+ * refused the same way every time, so it is declined `request_refused`. Anything else (a connection never
+ * made, wrong key, permissions, a merchant account the key may not use, Adyen's configuration) is thrown:
+ * nothing was charged, and the activity tries again while the operator looks.
  */
 export function refusal(error: unknown): ChargeOutcome {
+  const notSent = unreached(error);
+  if (notSent) throw notSent;
   const adyenError = error instanceof HttpClientException ? error : null;
   if (adyenError?.errorCode && goneCodes.has(adyenError.errorCode)) return refusedToken();
   if (adyenError?.errorCode === '704' || isUnanswered(error, statusOf(error)))

@@ -237,6 +237,9 @@ export function createAdyenGateway(
   }
 
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
+    // Sent also when a stop was asked (`readOnly`): Adyen cannot be read without the payment's PSP reference,
+    // which only a replay's answer gives, and none found is never known. The replay makes the payment only if
+    // the first request never reached Adyen, and its answer is recorded (docs/gateways.md, "Lookup").
     // Once Adyen may have dropped the key, the same request could be a second payment: never sent.
     const firstSentAt = firstSentOf(req);
     if (clock().getTime() - firstSentAt >= keyKeptMs) throw keyMayBeGone(req, firstSentAt);

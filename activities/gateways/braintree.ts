@@ -169,15 +169,20 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
 
   /**
    * The attempt's result among its transactions (one sale, and any retries of it Braintree rejected as
-   * duplicates): 'pending' while the sale is still authorizing; 'none' when Braintree holds no answer.
+   * duplicates, or, where the merchant's duplicate checking is off, sold again): a sale that went through
+   * wins over any other, whatever the search's order (the customer was charged); then 'pending' while a
+   * sale is still authorizing; then a decline; 'none' when Braintree holds no answer.
    */
   async function resultOf(req: {
     idempotencyKey: string;
     token: string;
   }): Promise<ChargeAnswer | 'pending' | 'none'> {
     const outcomes = (await transactionsOf(req.idempotencyKey, req.token)).map(outcomeOf);
+    const answers = outcomes.filter((o) => typeof o === 'object');
+    const approved = answers.find((o) => o.kind === 'approved');
+    if (approved) return approved;
     if (outcomes.includes('pending')) return 'pending';
-    return outcomes.find((o) => typeof o === 'object') ?? 'none';
+    return answers[0] ?? 'none';
   }
 
   /**

@@ -90,7 +90,7 @@ const isAmbiguous = (error: unknown) =>
  * `clock` against its first send, finds it among the mandate's first). A debit is not answered at once:
  * GoCardless submits it to the scheme and the payer's bank confirms or fails it over a few working days, so
  * a created payment is ambiguous and the lookup (the attempt's payment among the mandate's, else the same
- * request again) follows it, failing (and being tried again later, up to hourly) until the bank has
+ * request again, unless a stop was asked: `readOnly`) follows it, failing (and being tried again later, up to hourly) until the bank has
  * answered. A refusal of the request that comes the same every time is a decline. A failed payment's cause
  * (from its `failed` event) becomes the decline code. No card data, no wallets, no account updater: a new
  * mandate is the merchant's to set up.
@@ -202,9 +202,11 @@ export function createGoCardlessGateway(
     // The attempt's payment among the mandate's first: a lookup follows a debit for days, longer than
     // GoCardless may keep the key, and a mandate that ended refuses the request before its key would find
     // the payment an earlier try made (which still goes on to the bank). Then the same request with the same
-    // key, which makes the attempt's one payment if none reached GoCardless. Other errors throw, and the
-    // lookup is tried again later.
+    // key, which makes the attempt's one payment if none reached GoCardless — not once a stop was asked
+    // (`readOnly`): none among the mandate's means none was made, and none is made now. Other errors throw,
+    // and the lookup is tried again later.
     let payment = await madeEarlier(req);
+    if (!payment && req.readOnly) return { kind: 'not_found' };
     try {
       payment ??= await paymentOf(req);
     } catch (error) {

@@ -216,7 +216,9 @@ export function createPayPalGateway(credentials: PayPalCredentials): GatewayAdap
     // request with the same key: PayPal answers with the attempt's payment as it stands now (or, if none
     // reached PayPal, makes the attempt's one payment now). Without an answer the lookup throws, and is tried
     // again later; with a payment it names but has not settled (pending), it throws PaymentPendingError, so
-    // that payment is read by its id from then on, also once PayPal has forgotten the request's key.
+    // that payment is read by its id from then on, also once PayPal has forgotten the request's key. Without
+    // an id it is sent also when a stop was asked (`readOnly`): PayPal cannot be read by the attempt's key
+    // or invoice id at once (docs/gateways.md, "PayPal"), and the resend's answer is always recorded.
     const id = req.gatewayTransactionId;
     const answer = !id
       ? await send(req, 'lookup')

@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
+import { firmestDecline, normalizeDeclineCode } from '../../domain/declines.js';
 import { toGatewayUnits } from '../../domain/money.js';
 import { headerKeyWithin } from './gateway-keys.js';
 import { isUnanswered } from './network-error.js';
@@ -43,6 +44,11 @@ export const attemptKeyField = 'recoup_attempt_key';
 const linkField = 'recoup_link';
 /** How far before the lost request a lookup looks: clocks differ, and Stripe stamps the PaymentIntent. */
 const lookBackSeconds = 15 * 60;
+/**
+ * How long after a lost request a lookup that only reads believes a list without its PaymentIntent: Stripe
+ * may still be processing the request (an issuer slow to answer) after the SDK gave up on both its tries.
+ */
+const processingSettleMs = 5 * 60_000;
 /** Stripe takes idempotency keys of up to 255 characters. */
 const idempotencyKeyMax = 255;
 /**
@@ -71,6 +77,41 @@ export function stripeClient(credentials: StripeCredentials): Stripe {
   });
 }
 
+/**
+ * Stripe's advice codes (`advice_code`, which carries the guidance its deprecated decline codes used to) that
+ * say more than a decline code may: `do_not_try_again` (the issuer will not approve the card: never retried,
+ * as Visa's category 1 asks) and `confirm_card_data` (not without new card details). `try_again_later` says
+ * no more than a retryable decline does.
+ */
+const adviceDeclines: ReadonlyMap<string, string> = new Map([
+  ['do_not_try_again', 'do_not_try_again'],
+  ['confirm_card_data', 'new_account_information_available'],
+]);
+
+/** What a card error (a create's, or a PaymentIntent's `last_payment_error`) says about the card. */
+interface CardDecline {
+  code?: string | undefined;
+  decline_code?: string | undefined;
+  advice_code?: string | undefined;
+  network_advice_code?: string | undefined;
+  network_decline_code?: string | undefined;
+}
+
+/**
+ * A card error as a decline: Stripe's decline code (or its error code), unless its advice code or the
+ * network's own decline code (ISO 8583, as Visa and Mastercard answer) keeps the card from being charged
+ * again more firmly (`firmestDecline`): Stripe answers many declines Visa forbids retrying as
+ * `generic_decline` with `advice_code: do_not_try_again`. The advice is Mastercard's merchant advice code.
+ */
+function declineOf(error: CardDecline | null | undefined, id: string | null): ChargeAnswer {
+  const code = firmestDecline(
+    error?.decline_code ?? error?.code ?? 'card_declined',
+    adviceDeclines.get(error?.advice_code ?? ''),
+    normalizeDeclineCode(error?.network_decline_code),
+  );
+  return declined(code, error?.network_advice_code ?? null, id);
+}
+
 /** Our outcome of a PaymentIntent Stripe holds; `null` while it is still processing (no answer yet). */
 function outcomeOf(intent: Stripe.PaymentIntent): ChargeAnswer | null {
   if (intent.status === 'succeeded') return { kind: 'approved', gatewayTransactionId: intent.id };
@@ -78,11 +119,7 @@ function outcomeOf(intent: Stripe.PaymentIntent): ChargeAnswer | null {
   const error = intent.last_payment_error;
   if (intent.status === 'requires_action' || error?.code === 'authentication_required')
     return declined('authentication_required', null, intent.id);
-  return declined(
-    error?.decline_code ?? error?.code ?? 'card_declined',
-    error?.network_advice_code ?? null,
-    intent.id,
-  );
+  return declineOf(error, intent.id);
 }
 
 /** The PaymentMethod's customer (off-session charges of a saved card need it), or null when it has gone. */
@@ -135,6 +172,15 @@ const setupCodes: ReadonlySet<string> = new Set([
   'tls_version_unsupported',
 ]);
 
+/**
+ * Stripe's replay of the failure it kept under an idempotency key (`Idempotent-Replayed`): a 5xx the first
+ * request ended with.
+ */
+const replayedFailure = (error: unknown) =>
+  error instanceof Stripe.errors.StripeError &&
+  (error.statusCode ?? 0) >= 500 &&
+  error.headers?.['idempotent-replayed'] === 'true';
+
 /** A lost answer: Stripe failed itself, or the connection broke once the request may have reached it. */
 const unanswered = (error: Stripe.errors.StripeError) =>
   isUnanswered(error instanceof Stripe.errors.StripeConnectionError ? error.detail : error, error.statusCode);
@@ -153,10 +199,7 @@ function refusal(error: unknown): ChargeOutcome {
   if (!(error instanceof Stripe.errors.StripeError)) throw error;
   if (error instanceof Stripe.errors.StripeCardError) {
     const answer = error.payment_intent && outcomeOf(error.payment_intent);
-    return (
-      answer ??
-      declined(error.decline_code ?? error.code ?? 'card_declined', error.network_advice_code ?? null, null)
-    );
+    return answer ?? declineOf(error, null);
   }
   if (unanswered(error)) return { kind: 'ambiguous', reason: `Stripe: ${error.message}` };
   if (!(error instanceof Stripe.errors.StripeInvalidRequestError)) throw error;
@@ -180,8 +223,11 @@ export function checkoutExpiry(nowMs: number, openForMs: number): number {
 /**
  * Stripe through its official SDK: each attempt is one off-session PaymentIntent confirmed at once, created
  * with the attempt's idempotency key and named in its metadata. Card errors become declines with Stripe's
- * decline code and network advice code; a lost answer (connection error, timeout, 5xx) is ambiguous and is
- * looked up in Stripe's PaymentIntent list, which reads its own writes (its search does not). A charge sent
+ * decline code (or a firmer one its advice code or the network's decline code gives) and network advice
+ * code; a lost answer (connection error, timeout, 5xx) is ambiguous and is looked up in Stripe's
+ * PaymentIntent list, which reads its own writes (its search does not), and when none is listed, by the
+ * same request sent again under the key while Stripe keeps it (the lost request may still be under way:
+ * Stripe's idempotency, not the list, says it made nothing). A charge sent
  * again once Stripe may have dropped its key (`clock` against the attempt's first send) looks the attempt up
  * first. Rate limits and errors of configuration (keys, permissions) throw, so the activity retries and the
  * Temporal UI shows why. Stripe updates saved cards in place (its card account updater), so there is
@@ -215,6 +261,30 @@ export function createStripeGateway(
     return null;
   }
 
+  /**
+   * The attempt's PaymentIntent, created and confirmed under the attempt's key: the same request each time it
+   * is sent (Stripe refuses a key sent again with other parameters), so Stripe answers every resend with the
+   * first request's result. `amount` is in Stripe's units.
+   */
+  function create(req: LookupRequest | ChargeRequest, amount: number, customer: string | null) {
+    return stripe.paymentIntents.create(
+      {
+        amount,
+        currency: req.currency.toLowerCase(),
+        payment_method: req.token,
+        ...(customer ? { customer } : {}),
+        confirm: true,
+        off_session: true,
+        // Off-session, nobody can follow a redirect: methods that need one are not offered (and Stripe then
+        // needs no return_url).
+        automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+        metadata: { [attemptKeyField]: req.idempotencyKey },
+      },
+      // The metadata names the attempt by its key as it is; the header takes it as a header can carry it.
+      { idempotencyKey: headerKeyWithin(req.idempotencyKey, idempotencyKeyMax) },
+    );
+  }
+
   async function charge(req: ChargeRequest): Promise<ChargeOutcome> {
     // Stripe's units are not always ISO's (ISK in hundredths, MGA in whole ariary); an amount Stripe cannot
     // charge exactly is declined here, nothing sent, so the engine tries another way instead of a rounded sum.
@@ -234,26 +304,36 @@ export function createStripeGateway(
       if (earlier) return earlier;
     }
     try {
-      const intent = await stripe.paymentIntents.create(
-        {
-          amount,
-          currency: req.currency.toLowerCase(),
-          payment_method: req.token,
-          ...(owner.customer ? { customer: owner.customer } : {}),
-          confirm: true,
-          off_session: true,
-          // Off-session, nobody can follow a redirect: methods that need one are not offered (and Stripe then
-          // needs no return_url).
-          automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
-          metadata: { [attemptKeyField]: req.idempotencyKey },
-        },
-        // The metadata names the attempt by its key as it is; the header takes it as a header can carry it.
-        { idempotencyKey: headerKeyWithin(req.idempotencyKey, idempotencyKeyMax) },
-      );
+      const intent = await create(req, amount, owner.customer);
       return outcomeOf(intent) ?? { kind: 'ambiguous', reason: 'Stripe is still processing the payment' };
     } catch (error) {
       return refusal(error);
     }
+  }
+
+  /**
+   * The lost request sent again under its key, while Stripe surely keeps it: the first request's result,
+   * which Stripe replays (or, when the first never reached Stripe, the attempt's one payment, made now); null
+   * for a failure Stripe replays (a 500 it kept under the key: the first request ended, and made no
+   * PaymentIntent the list shows). Throws while there is no answer yet: the first request still under way
+   * (Stripe answers 409 to its key meanwhile), or no answer to this one.
+   */
+  async function sendAgain(req: LookupRequest, customer: string | null): Promise<LookupOutcome | null> {
+    const amount = toGatewayUnits(req.amount, req.currency, 'stripe');
+    if (amount === null) return unchargeableAmount();
+    let outcome: ChargeOutcome;
+    try {
+      outcome = outcomeOf(await create(req, amount, customer)) ?? {
+        kind: 'ambiguous',
+        reason: 'Stripe is still processing the payment',
+      };
+    } catch (error) {
+      if (replayedFailure(error)) return null;
+      outcome = refusal(error);
+    }
+    if (outcome.kind === 'ambiguous')
+      throw new Error(`Stripe has no answer for ${req.idempotencyKey} yet: ${outcome.reason}`);
+    return outcome;
   }
 
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
@@ -262,7 +342,19 @@ export function createStripeGateway(
     // Still processing: no answer yet, so the lookup fails and is retried later.
     if (found === 'processing')
       throw new Error(`Stripe's PaymentIntent of ${req.idempotencyKey} is still processing`);
-    return found ?? { kind: 'not_found' };
+    if (found) return found;
+    // None listed: but the lost request may still be under way at Stripe, its PaymentIntent not made yet, so
+    // "not charged" is Stripe's to say. While it keeps the key, the same request under it answers.
+    const now = clock().getTime();
+    if (owner && !req.readOnly && now - (req.firstSentAt ?? req.sentAt) < keyKeptMs)
+      return (await sendAgain(req, owner.customer)) ?? { kind: 'not_found' };
+    // Only a read (a stop was asked, the key may be gone, the card is): none listed is believed once the lost
+    // request cannot still be under way.
+    if (now - req.sentAt < processingSettleMs)
+      throw new Error(
+        `Stripe lists no PaymentIntent of ${req.idempotencyKey} yet; looking again before concluding`,
+      );
+    return { kind: 'not_found' };
   }
 
   /**

@@ -99,6 +99,17 @@ export interface LookupRequest {
   gatewayTransactionId?: string;
   /** The billing platform's subscription the charge went through (Braintree's recurring billing). */
   subscriptionId?: string;
+  /**
+   * A stop (paid elsewhere, not owed) was asked while the charge's answer was lost: the lookup may only
+   * read, never make the payment. A gateway whose lookup would otherwise send the request again (which
+   * makes the attempt's one payment if the first never reached the gateway) reads instead, and answers
+   * `not_found` when its read finds none: nothing was charged, and now nothing will be. A lookup that only
+   * reads anyway (Stripe, Braintree, a payment read by its `gatewayTransactionId`) is the same either way;
+   * one that cannot read a payment without sending its request again (Adyen; PayPal without the payment's
+   * id) still sends it: its answer is always recorded, where a `not_found` it cannot know could hide a
+   * payment the first request made (docs/gateways.md).
+   */
+  readOnly?: boolean;
 }
 
 export interface ChargeRequest {
@@ -209,8 +220,9 @@ export interface GatewayAdapter {
   /**
    * Finds what became of a charge whose answer was lost, without ever charging it twice: a read at gateways
    * that can look a charge up; at a gateway whose idempotency only replays (Adyen), the same request with
-   * the same key, which answers with the first result and charges only if the first never arrived. Throws
-   * PaymentPendingError when it found the payment but the gateway has not settled it yet.
+   * the same key, which answers with the first result and charges only if the first never arrived (not at a
+   * gateway that can read, when `readOnly`: a stop was asked). Throws PaymentPendingError when it found the
+   * payment but the gateway has not settled it yet.
    */
   lookup(req: LookupRequest): Promise<LookupOutcome>;
   /**

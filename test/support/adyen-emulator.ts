@@ -13,8 +13,11 @@ import { closeServer, readJson, sendJson, serveEmulator } from './emulator-http.
  */
 export type EmulatedAnswer =
   | 'approve'
-  /** Refused, with Adyen's refusal reason and, optionally, Mastercard's advice as Adyen writes it. */
-  | { refuse: string; advice?: string }
+  /**
+   * Refused, with Adyen's refusal reason, its `refusalReasonCode` (2, Refused, unless given) and, optionally,
+   * Mastercard's advice as Adyen writes it.
+   */
+  | { refuse: string; code?: string; advice?: string }
   /** resultCode Error: Adyen could not process the payment. */
   | 'error'
   /** The issuer wants the shopper (3-D Secure): RedirectShopper. */
@@ -192,7 +195,7 @@ export async function startAdyenEmulator(): Promise<AdyenEmulator> {
       typeof answer === 'object'
         ? {
             refusalReason: answer.refuse,
-            refusalReasonCode: '2',
+            refusalReasonCode: answer.code ?? '2',
             ...(answer.advice ? { additionalData: { merchantAdviceCode: answer.advice } } : {}),
           }
         : {};

@@ -90,6 +90,15 @@ export interface BraintreeEmulator {
     method: { customerId: string; email?: string; answers: EmulatedAnswer[] },
   ): void;
   transactions(): EmulatedTransaction[];
+  /**
+   * A sale of the vaulted payment method `token` with order id `orderId` that answered `answer`, made now
+   * without a request (a fixture: the search lists transactions in the order they were made).
+   */
+  addSale(
+    token: string,
+    orderId: string,
+    answer: 'approve' | 'authorizing' | { decline: string },
+  ): Promise<EmulatedTransaction>;
   /** A customer the customer search finds (by one of its cards' expiry). */
   addCustomer(customer: EmulatedCustomer): void;
   /** How long a new transaction stays out of search results (Braintree's search is an index). */
@@ -496,6 +505,26 @@ export async function startBraintreeEmulator(
       }).toString();
     },
     transactions: () => [...transactions],
+    async addSale(token, orderId, answer) {
+      const method = methods.get(token);
+      if (!method) throw new Error(`No payment method ${token} in the emulator`);
+      const transaction: EmulatedTransaction = {
+        id: randomBytes(4).toString('hex'),
+        amount: '19.99',
+        currencyIsoCode: 'USD',
+        merchantAccountId: 'acme_usd',
+        orderId,
+        customerId: method.customerId,
+        paymentMethodToken: token,
+        transactionSource: 'recurring',
+        submitForSettlement: true,
+        subscriptionId: null,
+        createdAt: await clock(),
+        ...outcome(answer),
+      };
+      transactions.push(transaction);
+      return transaction;
+    },
     addCustomer: (customer) => customers.push(customer),
     searchLag: (ms) => (lagMs = ms),
     failWith: (status) => (failure = status),

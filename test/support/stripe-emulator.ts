@@ -11,7 +11,18 @@ import { closeServer, readForm, sendJson, serveEmulator } from './emulator-http.
  */
 export type EmulatedAnswer =
   | 'approve'
-  | { decline: string; code?: string; advice?: string }
+  /**
+   * A card error: Stripe's `decline_code`, its error `code` (`card_declined` unless given), Mastercard's
+   * merchant advice (`network_advice_code`), Stripe's advice (`advice_code`: `do_not_try_again`,
+   * `try_again_later`, `confirm_card_data`) and the network's own decline code (`network_decline_code`).
+   */
+  | { decline: string; code?: string; advice?: string; adviceCode?: string; networkDecline?: string }
+  /**
+   * Stripe takes `slowMs` over the charge (an issuer slow to answer): the PaymentIntent appears, approved,
+   * only then. Until then every request with its idempotency key loses its connection, as a client that
+   * gives up waiting sees; afterwards they replay the result.
+   */
+  | { slowMs: number }
   /** The PaymentIntent is created, but every request with its idempotency key loses its connection. */
   | 'lost'
   /** 500 before anything is created, with `stripe-should-retry: false`, as Stripe's idempotency layer does. */
@@ -231,7 +242,10 @@ export async function startStripeEmulator(
   let last = 0;
   const created = async () => (last = Math.max(last + 1, Math.floor((await clock()).getTime() / 1000)));
 
-  async function createIntent(form: URLSearchParams): Promise<{ status: number; body: unknown } | 'lost'> {
+  async function createIntent(
+    form: URLSearchParams,
+    key: string,
+  ): Promise<{ status: number; body: unknown } | 'lost'> {
     const token = form.get('payment_method') ?? '';
     const card = cards.get(token);
     if (!card)
@@ -271,7 +285,7 @@ export async function startStripeEmulator(
       return { status: 400, body: { error: { ...refused, param: 'payment_method' } } };
     }
     card.charges += 1;
-    const declined = typeof answer === 'object';
+    const declined = typeof answer === 'object' && 'decline' in answer;
     const error = declined
       ? {
           type: 'card_error',
@@ -279,17 +293,20 @@ export async function startStripeEmulator(
           decline_code: answer.decline,
           message: 'Your card was declined.',
           ...(answer.advice ? { network_advice_code: answer.advice } : {}),
+          ...(answer.adviceCode ? { advice_code: answer.adviceCode } : {}),
+          ...(answer.networkDecline ? { network_decline_code: answer.networkDecline } : {}),
         }
       : null;
     const metadata: Record<string, string> = {};
-    for (const [key, value] of form) {
-      const name = /^metadata\[(.+)\]$/.exec(key)?.[1];
-      if (name) metadata[name] = value;
+    for (const [name, value] of form) {
+      const field = /^metadata\[(.+)\]$/.exec(name)?.[1];
+      if (field) metadata[field] = value;
     }
+    const slow = typeof answer === 'object' && 'slowMs' in answer ? answer.slowMs : null;
     const intent: EmulatedIntent = {
       id: newId('pi'),
       object: 'payment_intent',
-      created: await created(),
+      created: slow === null ? await created() : 0,
       status: declined ? 'requires_payment_method' : 'succeeded',
       amount: Number(form.get('amount')),
       currency: form.get('currency') ?? '',
@@ -299,6 +316,17 @@ export async function startStripeEmulator(
       metadata,
       last_payment_error: error,
     };
+    if (slow !== null) {
+      // Still processing: requests with the key meanwhile lose their connection (the caller stores 'lost').
+      setTimeout(() => {
+        void created().then((at) => {
+          intent.created = at;
+          intents.push(intent);
+          replies.set(key, { status: 200, body: intent });
+        });
+      }, slow);
+      return 'lost';
+    }
     intents.push(intent);
     if (answer === 'lost') return 'lost';
     return error
@@ -515,16 +543,15 @@ export async function startStripeEmulator(
       const key = String(req.headers['idempotency-key'] ?? '');
       const form = await readForm(req);
       if (key) creations.push(key);
-      const reply = replies.get(key) ?? (await createIntent(form));
-      // Stripe keeps the first answer to a key, a 500 too, and replays it to every retry.
-      if (key) replies.set(key, reply);
+      const replayed = replies.get(key);
+      const reply = replayed ?? (await createIntent(form, key));
+      // Stripe keeps the first answer to a key, a 500 too, and replays it to every retry, saying so.
+      if (key && !replayed) replies.set(key, reply);
       if (reply === 'lost') return req.socket.destroy();
-      return send(
-        res,
-        reply.status,
-        reply.body,
-        reply.status === 500 ? { 'stripe-should-retry': 'false' } : {},
-      );
+      return send(res, reply.status, reply.body, {
+        ...(reply.status === 500 ? { 'stripe-should-retry': 'false' } : {}),
+        ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+      });
     }
     send(res, 404, invalid(`Unrecognized request URL (${req.method}: ${url.pathname})`));
   });
