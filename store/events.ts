@@ -61,8 +61,22 @@ export const unreadableField = '[sealed under a master key this deployment no lo
  */
 export const linkFields = ['cardUpdateUrl', 'cancelFlowUrl', 'cancelFlowToken'] as const;
 
-/** An event as stored: `sealed` when its payload carries a link, whose fields and body are then sealed. */
-type EventDoc = EventRecord & { sealed?: true };
+/**
+ * An event as stored: `sealed` when its payload carries a link, whose fields and body are then sealed.
+ * `unattemptedSince` is when its latest delivery was recorded while that delivery has made no attempt, and
+ * false once it has (or when the event has none): what the outbox check looks for a stranded event by,
+ * kept in the same writes as the deliveries. Absent on events stored before it was kept.
+ */
+type EventDoc = EventRecord & { sealed?: true; unattemptedSince?: Date | false };
+
+/** `unattemptedSince` of an event with these deliveries. */
+function unattemptedSinceOf(deliveries: readonly Delivery[]): Date | false {
+  const latest = deliveries.at(-1);
+  return latest && latest.attempts.length === 0 ? latest.startedAt : false;
+}
+
+/** How many events the outbox check reads at a time. */
+const strandedPageSize = 100;
 
 function sealLinks(masterKey: Buffer, record: EventRecord): EventDoc {
   const payload: Record<string, unknown> = record.payload;
@@ -78,8 +92,8 @@ function sealLinks(masterKey: Buffer, record: EventRecord): EventDoc {
 }
 
 function openLinks(masterKey: Buffer, doc: EventDoc): EventRecord {
-  if (!doc.sealed) return doc;
-  const { sealed: _sealed, ...record } = doc;
+  const { sealed, unattemptedSince: _unattempted, ...record } = doc;
+  if (!sealed) return record;
   const payload: Record<string, unknown> = record.payload;
   const opened = Object.fromEntries(
     linkFields
@@ -98,7 +112,7 @@ function openOrMark(masterKey: Buffer, doc: EventDoc): EventRecord {
     return openLinks(masterKey, doc);
   } catch {
     // The seal does not open (wrong key, or tampered with): said on the record instead of thrown.
-    const { sealed: _sealed, ...record } = doc;
+    const { sealed: _sealed, unattemptedSince: _unattempted, ...record } = doc;
     const payload: Record<string, unknown> = record.payload;
     const marked = Object.fromEntries(
       linkFields
@@ -169,7 +183,10 @@ export function createEventStore(db: Db, masterKey: Buffer) {
     /** Inserts a new event; if one with the same id exists, returns that one untouched instead. */
     async insert(record: EventRecord): Promise<{ record: EventRecord; inserted: boolean }> {
       try {
-        await events.insertOne(sealLinks(masterKey, record));
+        await events.insertOne({
+          ...sealLinks(masterKey, record),
+          unattemptedSince: unattemptedSinceOf(record.deliveries),
+        });
         return { record, inserted: true };
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
@@ -182,8 +199,8 @@ export function createEventStore(db: Db, masterKey: Buffer) {
 
     /**
      * Appends a delivery if the event still stands as `seen` (its number of deliveries and its status), and
-     * in the same write puts it back to pending unless it was delivered (an acknowledged event stays so);
-     * false if another write got there first.
+     * in the same write puts it back to pending unless it was delivered (an acknowledged event stays so) and
+     * marks it as waiting for the new delivery's first attempt; false if another write got there first.
      */
     async addDelivery(
       eventId: string,
@@ -194,18 +211,22 @@ export function createEventStore(db: Db, masterKey: Buffer) {
         { _id: eventId, deliveries: { $size: seen.deliveries }, deliveryStatus: seen.status },
         {
           $push: { deliveries: delivery },
-          ...(seen.status === 'delivered' ? {} : { $set: { deliveryStatus: 'pending' as const } }),
+          $set: {
+            unattemptedSince: unattemptedSinceOf([delivery]),
+            ...(seen.status === 'delivered' ? {} : { deliveryStatus: 'pending' as const }),
+          },
         },
       );
       return result.modifiedCount === 1;
     },
 
     /**
-     * Records one attempt of the delivery at `delivery.index`, and with `delivered` marks the event delivered
-     * in the same write. A delivery ends at its first acknowledgement: once one is recorded, nothing more is.
-     * An attempt already recorded is recorded again only when it now succeeded (a worker died after recording
-     * its failure, and the same attempt was posted again), so the event is still marked delivered; a racing
-     * identical copy is dropped by `$addToSet`. False when the event has no such delivery. Both operations
+     * Records one attempt of the delivery at `delivery.index`, and in the same write marks the event no
+     * longer waiting for a first attempt when that is its latest delivery, and delivered with `delivered`.
+     * A delivery ends at its first acknowledgement: once one is recorded, nothing more is. An attempt already
+     * recorded is recorded again only when it now succeeded (a worker died after recording its failure, and
+     * the same attempt was posted again), so the event is still marked delivered; a racing identical copy is
+     * dropped by `$addToSet`. False when the event has no such delivery. Both operations
      * filter by _id alone: the embedded FerretDB scans for any other filter.
      */
     async recordAttempt(
@@ -215,16 +236,21 @@ export function createEventStore(db: Db, masterKey: Buffer) {
       delivered: boolean,
     ): Promise<boolean> {
       const record = await events.findOne({ _id: eventId }, { projection: { deliveries: 1 } });
-      const current = record?.deliveries[delivery.index];
+      const deliveries = record?.deliveries ?? [];
+      const current = deliveries[delivery.index];
       if (current?.deliveryId !== delivery.deliveryId) return false;
       if (current.attempts.some(isAcknowledged)) return true;
       if (!delivered && current.attempts.some((a) => a.attempt === attempt.attempt)) return true;
-      const at = `deliveries.${delivery.index}`;
+      // A delivery is added only once the latest has ended: the latest as read is still the latest.
+      const set = {
+        ...(delivered ? { deliveryStatus: 'delivered' as const } : {}),
+        ...(delivery.index === deliveries.length - 1 ? { unattemptedSince: false as const } : {}),
+      };
       const result = await events.updateOne(
         { _id: eventId },
         {
-          $addToSet: { [`${at}.attempts`]: attempt },
-          ...(delivered ? { $set: { deliveryStatus: 'delivered' as const } } : {}),
+          $addToSet: { [`deliveries.${delivery.index}.attempts`]: attempt },
+          ...(Object.keys(set).length > 0 ? { $set: set } : {}),
         },
       );
       return result.matchedCount === 1;
@@ -298,19 +324,32 @@ export function createEventStore(db: Db, masterKey: Buffer) {
 
     /**
      * The ids of events left pending on a delivery nothing started as of `now` (see `isStranded`), oldest
-     * first, across accounts.
+     * first, across accounts. Reads, a page at a time, only the pending events whose latest delivery has
+     * made no attempt (`unattemptedSince`), not those still being retried; an event stored before that was
+     * kept is read and judged by its deliveries, as all were before (until its next attempt keeps it).
      */
     async stranded(now: Date): Promise<Array<{ eventId: string; createdAt: Date }>> {
-      const pending = await events
-        .find(
-          { deliveryStatus: 'pending', createdAt: { $lte: new Date(now.getTime() - strandedAfterMs) } },
-          { projection: { deliveryStatus: 1, deliveries: 1, createdAt: 1 } },
-        )
-        .sort(oldestFirst)
-        .toArray();
-      return pending
-        .filter((e) => isStranded(e, now))
-        .map((e) => ({ eventId: e._id, createdAt: e.createdAt }));
+      const cutoff = new Date(now.getTime() - strandedAfterMs);
+      const candidates: Filter<EventDoc> = {
+        deliveryStatus: 'pending',
+        $or: [
+          { unattemptedSince: { $lte: cutoff } },
+          { unattemptedSince: { $exists: false }, createdAt: { $lte: cutoff } },
+        ],
+      };
+      const found: Array<{ eventId: string; createdAt: Date }> = [];
+      for (let after: PagePlace | undefined; ;) {
+        const page = await events
+          .find(after ? { $and: [candidates, listedAfter<EventDoc>(after, oldestFirst)] } : candidates, {
+            projection: { deliveryStatus: 1, deliveries: 1, createdAt: 1 },
+          })
+          .sort(oldestFirst)
+          .limit(strandedPageSize)
+          .toArray();
+        for (const e of page) if (isStranded(e, now)) found.push({ eventId: e._id, createdAt: e.createdAt });
+        after = page.at(-1);
+        if (page.length < strandedPageSize || !after) return found;
+      }
     },
 
     /** Deletes events (erasure); returns how many were there. */

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import type { CommandSucceededEvent } from 'mongodb';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EventPayloadSchema, eventSchemas, StoredEventSchema, type EventName } from '../domain/events.js';
 import {
   deliveryBlock,
@@ -13,7 +15,12 @@ import {
   type OutboxWatch,
 } from '../domain/webhooks.js';
 import { signWebhook, verifyWebhookSignature } from '../runtime/webhook-signature.js';
+import { collections } from '../store/collections.js';
+import { createEventStore, type Delivery, type DeliveryAttempt } from '../store/events.js';
+import { ensureIndexes } from '../store/indexes.js';
+import { storeEvent } from './support/events.js';
 import { sampleEvent, sampleEvents } from './support/sample-events.js';
+import { scratchDb } from './support/scratch-db.js';
 
 describe('the event catalogue', () => {
   it.each(sampleEvents.map((e) => [e.event, e] as const))('accepts a valid %s', (_, payload) => {
@@ -301,5 +308,106 @@ describe('when the outbox check looks for stranded events', () => {
     const watch = outboxTold(null, 0);
     expect(outboxLooked(watch, 7 * minute)).not.toBeNull();
     expect(outboxLooked(watch, 8 * minute)).toBeNull();
+  });
+});
+
+describe('the events the outbox check reads (stranded)', () => {
+  const { client, db } = scratchDb('stranded', { monitorCommands: true });
+  const events = () => createEventStore(db(), randomBytes(32));
+  beforeAll(() => ensureIndexes(db()));
+  afterEach(() => db().collection(collections.events).deleteMany({}));
+
+  const now = new Date('2026-03-02T12:00:00.000Z');
+  const minutesAgo = (m: number) => new Date(now.getTime() - m * 60_000);
+  const refused = (n: number, minutes: number): DeliveryAttempt => ({
+    attempt: n,
+    at: minutesAgo(minutes),
+    statusCode: 503,
+    error: null,
+    latencyMs: 20,
+  });
+  /** A delivery recorded `minutes` ago that made these attempts. */
+  const delivery = (deliveryId: string, minutes: number, attempts: DeliveryAttempt[] = []): Delivery => ({
+    deliveryId,
+    startedAt: minutesAgo(minutes),
+    attempts,
+  });
+  const strandedIds = async () => (await events().stranded(now)).map((e) => e.eventId);
+
+  /** What `work` gave, and the ids of the events the database sent back to every read meanwhile. */
+  async function withReads<T>(work: () => Promise<T>): Promise<{ result: T; read: string[] }> {
+    const read: string[] = [];
+    const listen = (e: CommandSucceededEvent) => {
+      const reply = e.reply as {
+        cursor?: { ns?: string; firstBatch?: Array<{ _id: string }>; nextBatch?: Array<{ _id: string }> };
+      };
+      if (!reply.cursor?.ns?.endsWith(`.${collections.events}`)) return;
+      for (const doc of reply.cursor.firstBatch ?? reply.cursor.nextBatch ?? []) read.push(doc._id);
+    };
+    client().on('commandSucceeded', listen);
+    try {
+      return { result: await work(), read };
+    } finally {
+      client().off('commandSucceeded', listen);
+    }
+  }
+
+  it('with an endpoint down for hours, reads only the one event whose delivery never started', async () => {
+    const store = events();
+    // Retried for two hours: pending, every attempt refused, across accounts.
+    for (let i = 0; i < 40; i += 1)
+      await storeEvent(store, `acct_down_${i % 3}`, {
+        createdAt: minutesAgo(120),
+        deliveries: [delivery('initial', 120, [refused(1, 119), refused(2, 100), refused(3, 40)])],
+      });
+    // Its publisher died after recording it; and one recorded a minute ago, being started.
+    const stranded = await storeEvent(store, 'acct_up', { createdAt: minutesAgo(10) });
+    await storeEvent(store, 'acct_up', { createdAt: minutesAgo(1) });
+
+    const { result, read } = await withReads(() => store.stranded(now));
+    expect(result).toEqual([{ eventId: stranded, createdAt: minutesAgo(10) }]);
+    expect(read).toEqual([stranded]);
+  });
+
+  it('follows the writes: an attempt takes an event out, a resend recorded and never started puts it back', async () => {
+    const store = events();
+    const eventId = await storeEvent(store, 'acct_a', { createdAt: minutesAgo(30) });
+    expect(await strandedIds()).toContain(eventId);
+
+    await store.recordAttempt(eventId, { deliveryId: 'initial', index: 0 }, refused(1, 29), false);
+    expect(await strandedIds()).not.toContain(eventId);
+
+    // A resend recorded ten minutes ago by a process that died before starting it.
+    expect(
+      await store.addDelivery(eventId, { deliveries: 1, status: 'pending' }, delivery('resend-1', 10)),
+    ).toBe(true);
+    expect(await strandedIds()).toContain(eventId);
+
+    await store.recordAttempt(eventId, { deliveryId: 'resend-1', index: 1 }, refused(1, 9), false);
+    expect(await strandedIds()).not.toContain(eventId);
+  });
+
+  it('judges an event stored before it kept track of the latest delivery by its deliveries, as before', async () => {
+    const store = events();
+    const neverStarted = await storeEvent(store, 'acct_old', { createdAt: minutesAgo(30) });
+    const retrying = await storeEvent(store, 'acct_old', {
+      createdAt: minutesAgo(30),
+      deliveries: [delivery('initial', 30, [refused(1, 29)])],
+    });
+    // As the earlier code stored them.
+    await db()
+      .collection<{ _id: string }>(collections.events)
+      .updateMany({ _id: { $in: [neverStarted, retrying] } }, { $unset: { unattemptedSince: '' } });
+    const found = await strandedIds();
+    expect(found).toContain(neverStarted);
+    expect(found).not.toContain(retrying);
+  });
+
+  it('finds every one of more than a page of stranded events, oldest first', async () => {
+    const store = events();
+    const ids: string[] = [];
+    for (let i = 0; i < 130; i += 1)
+      ids.push(await storeEvent(store, 'acct_many', { createdAt: minutesAgo(200 - i) }));
+    expect(await strandedIds()).toEqual(ids);
   });
 });
