@@ -73,6 +73,8 @@ export function retentionActivities({ stores, log, events }: ActivityDeps) {
         links: 0,
         platformEvents: 0,
         learnedAttempts: 0,
+        predictions: 0,
+        predictionOutcomes: 0,
         unlinked: 0,
         proofModeGroups: 0,
         adyenAuthorisations: 0,

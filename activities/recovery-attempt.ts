@@ -70,11 +70,15 @@ export function attemptActivities(deps: ActivityDeps) {
     ...(deps.testGatewayWorld ? { world: deps.testGatewayWorld } : {}),
   };
 
-  /** Appends the attempt to the read model and, for definite outcomes, to the learning log. */
+  /**
+   * Appends the attempt to the read model and, for definite outcomes, to the learning log: a test gateway's
+   * (`sandbox`) apart from live ones, so a live account never plans with what its sandbox taught.
+   */
   async function remember(
     input: Omit<ResolveInput, 'sentAt'>,
     at: Date,
     outcome: LookupOutcome,
+    sandbox: boolean,
   ): Promise<void> {
     const record: AttemptRecord = {
       no: input.attemptNo,
@@ -109,6 +113,7 @@ export function attemptActivities(deps: ActivityDeps) {
       await stores.learning.record({
         _id: input.attemptKey,
         accountId: input.accountId,
+        simulated: sandbox,
         fromCode: input.fromCode,
         approved: outcome.kind === 'approved',
         gateway: input.option.gateway,
@@ -228,7 +233,9 @@ export function attemptActivities(deps: ActivityDeps) {
           `${resolved.gone}: attempt ${input.attemptKey} was sent to it; add it back to settle it`,
         );
       if ('gone' in resolved) return { kind: 'not_allowed', reason: resolved.gone, retryAt: null };
-      const held = await heldByInvoice(deps, input, (outcome) => remember(input, now, outcome));
+      const held = await heldByInvoice(deps, input, (outcome) =>
+        remember(input, now, outcome, resolved.test),
+      );
       if (held) return held;
       const { adapter, kind, account } = resolved;
       const request: ChargeRequest = {
@@ -248,7 +255,7 @@ export function attemptActivities(deps: ActivityDeps) {
           ? await adapter.charge(request)
           : await sendCharge(input, { adapter, kind, account }, request);
       if (outcome.kind === 'not_allowed') return outcome;
-      if (outcome.kind !== 'ambiguous') await remember(input, now, outcome);
+      if (outcome.kind !== 'ambiguous') await remember(input, now, outcome, resolved.test);
       return outcome;
     },
 
@@ -283,15 +290,21 @@ export function attemptActivities(deps: ActivityDeps) {
     /**
      * Looks an ambiguous charge up at its gateway: by the id of its payment when the charge's answer or an
      * earlier lookup named one, else by idempotency key; throws (and is retried) while unreachable or pending.
+     * Once a stop was asked, only read (`readOnly`): a lookup that would send the request again could make the
+     * payment now, after the customer paid elsewhere.
      */
     async resolveCharge(input: ResolveInput): Promise<LookupOutcome> {
-      const { adapter, kind } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
+      const { adapter, kind, test } = await gatewayOf(stores, input.accountId, input.option.gateway, env);
       const firstSentAt = await firstSentOf(input);
       // Kept on the attempt's record, not in the workflow: every later try (on any worker) reads it, even
       // after the gateway has forgotten the request's key and sending the request again would find nothing.
       const paymentId =
         input.gatewayTransactionId ??
         (await stores.attemptSends.paymentIdOf(input.accountId, input.attemptKey));
+      // The stop the merchant or the billing platform asked while this lookup was backing off, as recorded on
+      // the recovery (the workflow's own stop is not visible here); read on every try, so the first try after
+      // it only reads.
+      const stopAsked = (await stores.recoveries.findById(input.transactionId))?.stopAsked !== undefined;
       const found = await measured(kind, 'lookup', () =>
         adapter.lookup({
           idempotencyKey: input.attemptKey,
@@ -302,6 +315,7 @@ export function attemptActivities(deps: ActivityDeps) {
           firstSentAt,
           ...(input.subscriptionId ? { subscriptionId: input.subscriptionId } : {}),
           ...(paymentId ? { gatewayTransactionId: paymentId } : {}),
+          ...(stopAsked ? { readOnly: true } : {}),
         }),
       ).catch(async (error: unknown) => {
         if (error instanceof PaymentPendingError && !paymentId)
@@ -312,7 +326,7 @@ export function attemptActivities(deps: ActivityDeps) {
           );
         throw error;
       });
-      await remember(input, new Date(input.sentAt), found);
+      await remember(input, new Date(input.sentAt), found, test);
       return found;
     },
 

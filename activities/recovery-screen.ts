@@ -143,7 +143,8 @@ export function screenActivities(deps: ActivityDeps) {
         maxAttempts: s.retryPolicy.maxAttempts,
         maxDays: s.retryPolicy.maxDays,
         scaCountry: r.cardOrigin !== undefined && scaCountries.has(r.cardOrigin),
-        stats: await stores.learning.stats(account.id),
+        // Learned from the recoveries of the account's current mode alone: sandbox ones never plan live ones.
+        stats: await stores.learning.stats(account.id, account.testMode),
       };
     },
 
@@ -169,9 +170,13 @@ export function screenActivities(deps: ActivityDeps) {
       );
     },
 
-    /** The account's outcome statistics, for planning a later attempt with what was learned since. */
+    /**
+     * The account's outcome statistics, for planning a later attempt with what was learned since: of its
+     * current mode, as the screen reads them.
+     */
     async loadStats(accountId: string): Promise<OutcomeStats> {
-      return deps.stores.learning.stats(accountId);
+      const account = await deps.stores.accounts.find(accountId);
+      return deps.stores.learning.stats(accountId, account?.testMode ?? false);
     },
   };
 }

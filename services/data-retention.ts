@@ -21,6 +21,9 @@ export interface PurgeCounts {
   platformEvents: number;
   /** Attempts logged for the learned statistics (what they taught stays in the account's counts). */
   learnedAttempts: number;
+  /** Risk predictions, and the outcomes reported for them (what these taught stays in the calibration). */
+  predictions: number;
+  predictionOutcomes: number;
   /**
    * Records derived from old payments that no longer name them, as after an erasure: the cards' attempt
    * budgets, the 5-minute duplicate claims, the customer index, the cards' blocks, retention notices.
@@ -34,10 +37,11 @@ export interface PurgeCounts {
  * Deletes an account's records older than its `dataRetentionDays` as of `asOf`: recoveries settled
  * before the cutoff (a payment still owed stays: the paywall reads it), webhook events whose delivery can
  * no longer run (a resend may still be under way on an old event), pulses, hosted links that expired
- * before it, billing-platform events and the attempts logged for the learned statistics; then unlinks what
- * was derived from them (`unlinked`) and forgets the Proof Mode groups of customers not seen since. Temporal's
- * own histories follow the namespace's retention. Safe to repeat; the daily data retention workflow's
- * activity runs it for each account.
+ * before it, billing-platform events, the attempts logged for the learned statistics, and risk predictions
+ * and their reported outcomes (the learned counts and the calibration stay: they name nothing); then
+ * unlinks what was derived from them (`unlinked`) and forgets the Proof Mode groups of customers not seen
+ * since. Temporal's own histories follow the namespace's retention. Safe to repeat; the daily data
+ * retention workflow's activity runs it for each account.
  */
 export async function purgeAccountData(
   stores: Stores,
@@ -58,6 +62,7 @@ export async function purgeAccountData(
     links: await stores.links.purgeExpiredBefore(account.id, cutoff),
     platformEvents: await stores.connectorEvents.purgeBefore(account.id, cutoff),
     learnedAttempts: await stores.learning.purgeBefore(account.id, cutoff),
+    ...(await stores.predictions.purgeBefore(account.id, cutoff)),
     unlinked,
     proofModeGroups: await stores.holdouts.forgetUnseenSince(account.id, cutoff),
   };

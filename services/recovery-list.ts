@@ -31,11 +31,17 @@ export async function listRecoveries(
     (s) => (!query.status || statusOf(s) === query.status) && (!query.state || s === query.state),
   );
   if (query.customerEmail !== undefined) {
-    // At most a few hundred, each read by _id: no scan of the account's recoveries.
-    const listed = (await stores.recoveries.forCustomer(accountId, query.customerEmail))
-      .filter((doc) => states.includes(doc.state) && (!before || newestFirstOrder(before, doc) < 0))
-      .sort(newestFirstOrder);
-    return { docs: listed.slice(0, query.limit), hasMore: listed.length > query.limit };
+    // Every one of the customer's recoveries is read, each by _id (no scan of the account's), a batch at a
+    // time; the index is in admission order, not quite the listing's, so only the page (and one more, for
+    // hasMore) of the newest after the cursor is kept.
+    const kept: RecoveryDoc[] = [];
+    for await (const doc of stores.recoveries.eachOfCustomer(accountId, query.customerEmail)) {
+      if (!states.includes(doc.state) || (before && newestFirstOrder(before, doc) >= 0)) continue;
+      kept.push(doc);
+      kept.sort(newestFirstOrder);
+      if (kept.length > query.limit + 1) kept.pop();
+    }
+    return { docs: kept.slice(0, query.limit), hasMore: kept.length > query.limit };
   }
   return pageOf(query.limit, (limit) =>
     stores.recoveries.page(accountId, {

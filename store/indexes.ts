@@ -19,7 +19,13 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   customerRecoveries: [],
   blockedCards: [],
   rateLimits: [[{ expiresAt: 1 }]],
-  events: [[{ accountId: 1, createdAt: -1 }], [{ deliveryStatus: 1, createdAt: -1 }], [{ createdAt: -1 }]],
+  events: [
+    [{ accountId: 1, createdAt: -1 }],
+    [{ deliveryStatus: 1, createdAt: -1 }],
+    [{ createdAt: -1 }],
+    // The outbox check: pending events whose latest delivery has made no attempt (few), not all pending.
+    [{ deliveryStatus: 1, unattemptedSince: 1 }],
+  ],
   cardBudgets: [
     [
       { cardKey: 1, attemptKey: 1 },
@@ -32,7 +38,8 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   retentionNotices: [],
   pulses: [[{ accountId: 1, occurredAt: -1 }]],
   predictions: [[{ accountId: 1 }]],
-  predictionOutcomes: [],
+  // Read by _id (the prediction's); data retention deletes an account's old ones.
+  predictionOutcomes: [[{ accountId: 1, at: 1 }]],
   riskCalibration: [],
   holdouts: [],
   attempts: [[{ accountId: 1, at: -1 }], [{ accountId: 1, fromCode: 1 }]],

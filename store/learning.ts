@@ -15,13 +15,20 @@ interface AttemptLogDoc {
   depth?: number;
   exposure?: number;
   sameDay?: number;
+  /** Made by a sandbox recovery (test mode): learned apart from live outcomes. Absent on older rows: live. */
+  simulated?: boolean;
   at: Date;
 }
 
+/** The tallies of an account: live outcomes under `stats`, sandbox ones under `sandbox`. */
 interface TallyDoc {
   _id: string; // accountId
-  stats: OutcomeStats;
+  stats?: OutcomeStats;
+  sandbox?: OutcomeStats;
 }
+
+/** Where a tally document keeps the outcomes of a mode. */
+const tallyOf = (simulated: boolean) => (simulated ? 'sandbox' : 'stats');
 
 /** Field-safe keys: Mongo paths cannot contain dots or start with `$`. */
 const safe = (key: string) => key.replace(/[.$]/g, '_');
@@ -34,12 +41,17 @@ const safe = (key: string) => key.replace(/[.$]/g, '_');
  * lose one count, as does a worker that dies between the two writes; statistics tolerate that (marking
  * each row counted after its tally would cost every attempt a third write, and a retry seconds later could
  * still not tell a dead writer from a slow one).
+ *
+ * Sandbox outcomes (a test-mode account's recoveries, charged on the test gateway's scripted tokens) are
+ * tallied apart from live ones, and each mode reads only its own: an account that goes live (its primary
+ * gateway switched) plans with what its live charges taught, never with what its integration tests did.
  */
 export function createLearningStore(db: Db) {
   const log = db.collection<AttemptLogDoc>(collections.attempts);
   const tallies = db.collection<TallyDoc>(collections.learning);
   return {
-    async record(row: AttemptLogDoc): Promise<void> {
+    /** Logs an attempt's outcome once and counts it into its mode's tally (`simulated`: the sandbox's). */
+    async record(row: AttemptLogDoc & { simulated: boolean }): Promise<void> {
       try {
         await log.insertOne(row);
       } catch (error) {
@@ -48,9 +60,10 @@ export function createLearningStore(db: Db) {
       }
       // The domain's learning step decides what one outcome adds; the benchmark tallies with the same counts.
       const inc: Record<string, number> = {};
+      const tally = tallyOf(row.simulated);
       for (const [table, key, n, s] of outcomeCounts(row)) {
-        inc[`stats.${table}.${safe(key)}.n`] = n;
-        inc[`stats.${table}.${safe(key)}.s`] = s;
+        inc[`${tally}.${table}.${safe(key)}.n`] = n;
+        inc[`${tally}.${table}.${safe(key)}.s`] = s;
       }
       await upsert(() => tallies.updateOne({ _id: row.accountId }, { $inc: inc }, { upsert: true }));
     },
@@ -65,10 +78,13 @@ export function createLearningStore(db: Db) {
       return (await log.deleteMany({ accountId, at: { $lt: cutoff } })).deletedCount;
     },
 
-    /** The account's outcome statistics by code, hour bucket, weekday, day of month and gateway. */
-    async stats(accountId: string): Promise<OutcomeStats> {
+    /**
+     * The account's outcome statistics by code, hour bucket, weekday, day of month and gateway: of its
+     * sandbox recoveries when `simulated` (test mode), else of its live ones.
+     */
+    async stats(accountId: string, simulated: boolean): Promise<OutcomeStats> {
       const doc = await tallies.findOne({ _id: accountId });
-      return { ...emptyStats(), ...doc?.stats };
+      return { ...emptyStats(), ...doc?.[tallyOf(simulated)] };
     },
   };
 }

@@ -13,6 +13,8 @@ export interface PredictionDoc {
   band: number;
   riskScore: number;
   recommendation: RiskRecommendation;
+  /** Made while the account was in test mode: its outcome calibrates the sandbox's bands. Absent: live. */
+  simulated?: boolean;
   createdAt: Date;
 }
 
@@ -25,10 +27,15 @@ export interface OutcomeDoc {
   at: Date;
 }
 
+/** An account's calibration: outcomes of live predictions under `bands`, of sandbox ones under `sandbox`. */
 interface CalibrationDoc {
   _id: string; // accountId
-  bands: Record<string, BandTally>;
+  bands?: Record<string, BandTally>;
+  sandbox?: Record<string, BandTally>;
 }
+
+/** Where a calibration document keeps the bands of a mode. */
+const bandsOf = (simulated: boolean) => (simulated ? 'sandbox' : 'bands');
 
 /**
  * Risk predictions and what became of them. An outcome is logged once (insert-only, keyed by the
@@ -37,6 +44,8 @@ interface CalibrationDoc {
  * is logged but counted nowhere (`calibrates`). On MongoDB the counts are exact; on FerretDB, whose
  * updates are not atomic, two outcomes of one account counted at the same instant may lose one count, as
  * may a process that dies between the two writes: calibration tolerates that, as the engine's statistics do.
+ * Predictions made in test mode calibrate apart from live ones, and each mode reads only its own (as the
+ * engine's statistics do): outcomes reported while integrating never move a live account's risk scores.
  */
 export function createPredictionStore(db: Db) {
   const predictions = db.collection<PredictionDoc>(collections.predictions);
@@ -67,16 +76,33 @@ export function createPredictionStore(db: Db) {
       }
       if (!calibrates(prediction)) return doc;
       const failed = outcome.outcome === 'succeeded' ? 0 : 1;
-      const inc = { [`bands.${prediction.band}.n`]: 1, [`bands.${prediction.band}.failed`]: failed };
+      const bands = bandsOf(prediction.simulated === true);
+      const inc = { [`${bands}.${prediction.band}.n`]: 1, [`${bands}.${prediction.band}.failed`]: failed };
       await upsert(() =>
         calibration.updateOne({ _id: prediction.accountId }, { $inc: inc }, { upsert: true }),
       );
       return doc;
     },
 
-    /** The account's reported outcomes by risk band. */
-    async calibration(accountId: string): Promise<Record<string, BandTally>> {
-      return (await calibration.findOne({ _id: accountId }))?.bands ?? {};
+    /** The account's reported outcomes by risk band: of sandbox predictions when `simulated`, else live. */
+    async calibration(accountId: string, simulated: boolean): Promise<Record<string, BandTally>> {
+      return (await calibration.findOne({ _id: accountId }))?.[bandsOf(simulated)] ?? {};
+    },
+
+    /**
+     * Deletes the account's predictions made before `cutoff` and the outcomes reported before it (data
+     * retention); returns how many of each. What the outcomes taught stays in the account's calibration,
+     * which names no prediction. Predictions go first: an outcome is reported after its prediction, so one
+     * before `cutoff` has its prediction deleted too, and a prediction is never left without the outcome
+     * that keeps a second report from being counted.
+     */
+    async purgeBefore(
+      accountId: string,
+      cutoff: Date,
+    ): Promise<{ predictions: number; predictionOutcomes: number }> {
+      const made = await predictions.deleteMany({ accountId, createdAt: { $lt: cutoff } });
+      const reported = await outcomes.deleteMany({ accountId, at: { $lt: cutoff } });
+      return { predictions: made.deletedCount, predictionOutcomes: reported.deletedCount };
     },
   };
 }

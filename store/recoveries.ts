@@ -161,6 +161,20 @@ interface CustomerEntryDoc extends SequenceDoc {
 
 const maxPerCustomer = 500;
 
+/** How many customer index entries a walk through all of a customer's recoveries reads at a time. */
+const customerBatch = 100;
+
+/**
+ * The recoveries of one mode: the sandbox's (made in test mode) or the live ones; a recovery stored without
+ * the mark (none is: every recovery has had it) counts as live.
+ */
+const inMode = (simulated: boolean): Filter<RecoveryDoc> =>
+  simulated ? { isSimulated: true } : { isSimulated: { $ne: true } };
+
+/** Whether a recovery is of the mode given (as `inMode` selects them). */
+const isOfMode = (doc: Pick<RecoveryDoc, 'isSimulated'>, simulated: boolean) =>
+  (doc.isSimulated === true) === simulated;
+
 /** States a recovery never leaves. */
 const endedStates = recoveryStates.filter((s) => statusOf(s) !== 'unknown');
 
@@ -243,16 +257,17 @@ export function createRecoveryStore(db: Db) {
     );
   }
 
-  /** An account's recoveries whose failure falls in [from, to), with only `fields` read. */
+  /** An account's recoveries of one mode whose failure falls in [from, to), with only `fields` read. */
   function createdIn<F extends keyof RecoveryDoc>(
     accountId: string,
+    simulated: boolean,
     from: Date,
     to: Date,
     fields: readonly F[],
   ): Promise<Array<Pick<RecoveryDoc, F>>> {
     return recoveries
       .find(
-        { accountId, createdAt: { $gte: from, $lt: to } },
+        { accountId, createdAt: { $gte: from, $lt: to }, ...inMode(simulated) },
         { projection: Object.fromEntries(fields.map((f) => [f, 1])) },
       )
       .toArray();
@@ -430,7 +445,34 @@ export function createRecoveryStore(db: Db) {
       return found && found.at >= since && classifyDecline(found.declineCode).aboutTheCard ? found : null;
     },
 
-    /** A customer's recoveries, oldest first (paywall, proactive retention), through the customer index. */
+    /**
+     * Every recovery of a customer, through the customer index from its newest entry down, `customerBatch`
+     * entries at a time: however many the customer has, one batch is held at once. Only those of one mode
+     * with `simulated`. Entries of erased or deleted recoveries lead nowhere and are passed over. Index
+     * order is admission order, nearly but not exactly newest first: a recovery resumed after its intake
+     * died is indexed when it resumes.
+     */
+    async *eachOfCustomer(
+      accountId: string,
+      customerEmail: string,
+      only: { simulated?: boolean } = {},
+    ): AsyncGenerator<RecoveryDoc> {
+      const prefix = customerPrefix(accountId, customerEmail);
+      for (let from = await customerIndex.highest(prefix); from >= 1; from -= customerBatch) {
+        const entries = await customerIndex.readDown(prefix, from, () => true, customerBatch);
+        const docs = await Promise.all(
+          entries.flatMap((e) => (e.transactionId ? [accountsRecovery(accountId, e.transactionId)] : [])),
+        );
+        for (const doc of docs)
+          if (doc && (only.simulated === undefined || isOfMode(doc, only.simulated))) yield doc;
+      }
+    },
+
+    /**
+     * A customer's newest recoveries (those of the newest 500 index entries), oldest first, through the
+     * customer index: proactive retention counts the failures of the last days. What must see every one
+     * (the paywall, the listing) walks them all with `eachOfCustomer`.
+     */
     async forCustomer(accountId: string, customerEmail: string): Promise<RecoveryDoc[]> {
       const entries = await customerEntriesOf(accountId, customerEmail, maxPerCustomer);
       const docs = await Promise.all(
@@ -525,13 +567,16 @@ export function createRecoveryStore(db: Db) {
       return result.modifiedCount;
     },
 
-    /** An account's recoveries whose failure falls in [from, to), with the fields the summary reads. */
-    createdBetween: (accountId: string, from: Date, to: Date) =>
-      createdIn(accountId, from, to, summaryFields),
+    /**
+     * An account's recoveries of one mode (sandbox when `simulated`, else live) whose failure falls in
+     * [from, to), with the fields the summary reads.
+     */
+    createdBetween: (accountId: string, simulated: boolean, from: Date, to: Date) =>
+      createdIn(accountId, simulated, from, to, summaryFields),
 
     /** The same recoveries with what the breakdown also reads: decline code, strategy and attempts. */
-    brokenDownBetween: (accountId: string, from: Date, to: Date) =>
-      createdIn(accountId, from, to, breakdownFields),
+    brokenDownBetween: (accountId: string, simulated: boolean, from: Date, to: Date) =>
+      createdIn(accountId, simulated, from, to, breakdownFields),
 
     /** A page of an account's recoveries, newest first, in `states` when given, after `before`'s place. */
     page(

@@ -10,7 +10,7 @@ import { call, startStack, type Stack } from './support/stack.js';
 const dbName = `cr_${randomBytes(4).toString('hex')}`;
 const masterKey = randomBytes(32);
 let stack: Stack;
-let keys: { apiKey: string; publishableKey: string };
+let keys: Awaited<ReturnType<Stack['createAccount']>>;
 
 const recoup = (...args: string[]): Promise<CliRun> => runCli(args, cliEnvOf(stack, masterKey));
 
@@ -90,6 +90,110 @@ describe('POST /api/recovery/pulse', () => {
       body: { amount: 500 },
     });
     expect(res.status).toBe(401);
+  });
+});
+
+describe('POST /api/recovery/pulse naming the failure it pays (paysTransactionId)', () => {
+  const pulse = (apiKey: string, body: Record<string, unknown>) =>
+    call(stack.baseUrl, 'POST', '/api/recovery/pulse', { key: apiKey, body: { amount: 1800, ...body } });
+  const paywallOf = async (publishableKey: string, customerEmail: string) =>
+    (
+      await call(
+        stack.baseUrl,
+        'GET',
+        `/api/recovery/paywall-status?customerEmail=${encodeURIComponent(customerEmail)}`,
+        { key: publishableKey },
+      )
+    ).body;
+  const logged = { success: true, message: 'Organic success logged' };
+
+  it('settles a Proof Mode control: the customer paid it, so they are no longer past due', async () => {
+    const proof = await stack.createAccount({ proofMode: { enabled: true, controlPercent: 50 } });
+    // Drawn at random per customer: the first control found (each its own amount: the same card and amount
+    // again within minutes is refused as a duplicate).
+    let control: { email: string; transactionId: string } | null = null;
+    for (let i = 0; control === null && i < 40; i += 1) {
+      const email = `named-control${i}@example.com`;
+      const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: proof.apiKey,
+        body: {
+          customerEmail: email,
+          paymentMethodToken: 'tok_visa',
+          amount: 1800 + i,
+          originalDeclineCode: 'insufficient_funds',
+        },
+      });
+      expect([200, 202]).toContain(res.status);
+      if (res.body.holdout === true) control = { email, transactionId: String(res.body.transactionId) };
+    }
+    expect(control).not.toBeNull();
+    expect(await paywallOf(proof.publishableKey, control!.email)).toMatchObject({ isPastDue: true });
+
+    const res = await pulse(proof.apiKey, {
+      customerEmail: control!.email,
+      paysTransactionId: control!.transactionId,
+    });
+    expect(res).toMatchObject({ status: 200, body: logged });
+    expect(await paywallOf(proof.publishableKey, control!.email)).toMatchObject({
+      isPastDue: false,
+      failedPaymentCount: 0,
+    });
+    // Its outcome stands (a control, no attempt); the payment is recorded paid on the customer's own.
+    const doc = await stack.stores.recoveries.find(proof.account.id, control!.transactionId);
+    expect(doc).toMatchObject({ state: 'holdout', attempts: [] });
+    expect(doc?.paidOnTheirOwnAt).toBeInstanceOf(Date);
+  });
+
+  it('stops a queued recovery as paid elsewhere: no further attempt', async () => {
+    const email = 'named-queued@example.com';
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: keys.apiKey,
+      body: {
+        customerEmail: email,
+        paymentMethodToken: 'tok_decline_insufficient_funds',
+        amount: 1800,
+        originalDeclineCode: 'insufficient_funds',
+      },
+    });
+    expect(queued.body).toMatchObject({ status: 'queued' });
+    const transactionId = String(queued.body.transactionId);
+    const before = await stack.stores.recoveries.find(keys.account.id, transactionId);
+
+    const res = await pulse(keys.apiKey, { customerEmail: email, paysTransactionId: transactionId });
+    expect(res).toMatchObject({ status: 200, body: logged });
+    const after = await stack.stores.recoveries.find(keys.account.id, transactionId);
+    expect(after).toMatchObject({ state: 'paid_elsewhere', recoveredAt: null });
+    expect(after!.attempts).toHaveLength(before!.attempts.length);
+    // The workflow ended: it makes no further attempt.
+    const { status } = await stack.temporal.workflow.getHandle(before!.workflowId).describe();
+    expect(status.name).toBe('COMPLETED');
+    expect(await paywallOf(keys.publishableKey, email)).toMatchObject({ isPastDue: false });
+    const status200 = await call(stack.baseUrl, 'GET', `/api/recovery/status/${transactionId}`, {
+      key: keys.apiKey,
+    });
+    expect(status200.body).toMatchObject({ status: 'succeeded', state: 'paid_elsewhere', recovered: false });
+  });
+
+  it('leaves a recovery Recoup collected as it is, and still logs the pulse', async () => {
+    const recovered = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: keys.apiKey,
+      body: { paymentMethodToken: 'tok_visa', amount: 1800, originalDeclineCode: 'try_again_later' },
+    });
+    expect(recovered.body).toMatchObject({ success: true });
+    const transactionId = String(recovered.body.transactionId);
+    const before = await stack.stores.recoveries.find(keys.account.id, transactionId);
+
+    const res = await pulse(keys.apiKey, {
+      transactionId: 'ch_named_recovered',
+      paysTransactionId: transactionId,
+    });
+    expect(res).toMatchObject({ status: 200, body: logged });
+    const after = await stack.stores.recoveries.find(keys.account.id, transactionId);
+    expect(after).toEqual(before);
+    expect(after).toMatchObject({ state: 'succeeded' });
+    expect(
+      await stack.stores.db.collection('pulses').findOne({ merchantTransactionId: 'ch_named_recovered' }),
+    ).toMatchObject({ paysTransactionId: before!._id });
   });
 });
 

@@ -72,6 +72,8 @@ const nothing = {
   links: 0,
   platformEvents: 0,
   learnedAttempts: 0,
+  predictions: 0,
+  predictionOutcomes: 0,
   unlinked: 0,
   proofModeGroups: 0,
 };
@@ -96,6 +98,8 @@ describe('data retention', () => {
       links: 1,
       platformEvents: 1,
       learnedAttempts: 1,
+      predictions: 0,
+      predictionOutcomes: 0,
       unlinked: 3,
       proofModeGroups: 0,
     });
@@ -310,7 +314,9 @@ describe('data retention', () => {
     expect(await retentionNotices.claim(account.id, customerEmail, 'evt-wes', new Date(), 30 * day)).toBe(
       true,
     );
-    const stats = await learning.stats(account.id);
+    // A test-mode account: what its sandbox recoveries taught.
+    const stats = await learning.stats(account.id, true);
+    expect(stats.byCode).not.toEqual({});
 
     const purged = await purgeAccountData(
       stack.stores,
@@ -342,7 +348,7 @@ describe('data retention', () => {
     const attempts = stack.stores.db.collection(collections.attempts);
     expect(await attempts.countDocuments({ accountId: account.id })).toBe(0);
     // What the attempts taught stays in the account's counts.
-    expect(await learning.stats(account.id)).toEqual(stats);
+    expect(await learning.stats(account.id, true)).toEqual(stats);
     // The stolen card is still refused; its block no longer names the recovery.
     const stolen = await stack.stores.recoveries.blockedCard(
       cardKeyOf(account.id, 'tok_wes_stolen'),
@@ -420,6 +426,44 @@ describe('data retention', () => {
       dataRetentionDays: days,
     });
     expect(parsed.success).toBe(valid);
+  });
+
+  it('deletes risk predictions and their outcomes older than dataRetentionDays, and keeps what they calibrated', async () => {
+    const { account, apiKey } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      dataRetentionDays: 90,
+    });
+    const post = (path: string, body: Record<string, unknown>) =>
+      call<{ prediction: { predictionId: string } }>(stack.baseUrl, 'POST', path, { key: apiKey, body });
+    const predict = async () =>
+      (
+        await post('/api/predict/risk', {
+          paymentMethodToken: 'tok_visa',
+          amount: 1999,
+          scheduledDate: '2026-12-09',
+        })
+      ).body.prediction.predictionId;
+    const reported = await predict();
+    await predict();
+    const report = () => post('/api/predict/outcome', { predictionId: reported, outcome: 'failed' });
+    expect((await report()).status).toBe(200);
+    // A test-mode account: its sandbox predictions calibrate the sandbox's bands.
+    const calibration = await stack.stores.predictions.calibration(account.id, true);
+    expect(calibration).not.toEqual({});
+
+    const purge = (days: number) =>
+      purgeAccountData(stack.stores, { id: account.id, days: 90 }, new Date(Date.now() + days * day));
+    expect(await purge(89)).toMatchObject({ predictions: 0, predictionOutcomes: 0 });
+    expect(await purge(91)).toMatchObject({ predictions: 2, predictionOutcomes: 1 });
+    for (const collection of [collections.predictions, collections.predictionOutcomes])
+      expect(
+        await stack.stores.db.collection(collection).countDocuments({ accountId: account.id }),
+        collection,
+      ).toBe(0);
+    // What the outcome taught stays; the prediction gone, its outcome is not reported (and counted) again.
+    expect(await stack.stores.predictions.calibration(account.id, true)).toEqual(calibration);
+    expect((await report()).status).toBe(404);
+    expect(await stack.stores.predictions.calibration(account.id, true)).toEqual(calibration);
   });
 
   it('is off by default', () => {
@@ -577,9 +621,17 @@ describe('events left pending with nothing delivering them', () => {
     // Were its attempt lost and the event read as stranded again, its workflow id is taken: no second run.
     const handle = stack.temporal.workflow.getHandle(webhookWorkflowId(stranded));
     const { runId } = await handle.describe();
-    await stack.stores.db
-      .collection<{ _id: string }>(collections.events)
-      .updateOne({ _id: stranded }, { $set: { deliveryStatus: 'pending', 'deliveries.0.attempts': [] } });
+    await stack.stores.db.collection<{ _id: string }>(collections.events).updateOne(
+      { _id: stranded },
+      // As a lost attempt would leave it: pending, its delivery started 10 minutes ago and never attempted.
+      {
+        $set: {
+          deliveryStatus: 'pending',
+          'deliveries.0.attempts': [],
+          unattemptedSince: ago(10 * 60_000),
+        },
+      },
+    );
     expect((await dailyRun(Date.now())).resumedEvents).toBeGreaterThanOrEqual(1);
     expect(await handle.describe()).toMatchObject({ runId, status: { name: 'COMPLETED' } });
     expect(postsOf(stranded)).toHaveLength(1);

@@ -180,7 +180,7 @@ describe('POST /api/predict/risk', () => {
     const res = await predict(apiKey, body);
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body.details)).toContain(field);
-    expect(await stack.stores.predictions.calibration(account.id)).toEqual({});
+    expect(await stack.stores.predictions.calibration(account.id, true)).toEqual({});
     expect(await stack.stores.db.collection('predictions').countDocuments({ accountId: account.id })).toBe(0);
   });
 
@@ -253,7 +253,9 @@ describe('POST /api/predict/outcome', () => {
     });
     const again = await report(apiKey, { predictionId, outcome: 'succeeded' });
     expect(again.body).toMatchObject({ outcome: 'failed', predictionMatched: false });
-    expect(await stack.stores.predictions.calibration(account.id)).toEqual({ '0': { n: 1, failed: 1 } });
+    expect(await stack.stores.predictions.calibration(account.id, true)).toEqual({
+      '0': { n: 1, failed: 1 },
+    });
   });
 
   it('a high risk that did fail, or a low one that succeeded, is a match', async () => {
@@ -287,7 +289,7 @@ describe('POST /api/predict/outcome', () => {
     const res = await report(apiKey, { predictionId: expired.predictionId, outcome: 'failed' });
     expect(res.body).toMatchObject({ outcome: 'failed', predictionMatched: true });
     // A block always fails (risk 99, band 9): counted there, it would raise every ordinary band-9 risk.
-    expect(await stack.stores.predictions.calibration(account.id)).toEqual({});
+    expect(await stack.stores.predictions.calibration(account.id, true)).toEqual({});
   });
 
   it("another account's prediction and an unknown one are 404", async () => {

@@ -7,6 +7,7 @@ import { paydayPrior } from '../domain/success-model.js';
 import { amountDueSignal } from '../workflows/recovery-definitions.js';
 import type { EventRecord } from '../store/events.js';
 import type { SandboxCharge } from '../store/test-gateway.js';
+import { poll } from './support/poll.js';
 import { call, type Stack } from './support/stack.js';
 import { startAdyenEmulator, type AdyenEmulator } from './support/adyen-emulator.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
@@ -454,6 +455,52 @@ describe('smart retries on the time-skipping server', () => {
       ]);
       // The second payment was made only after the bank had failed the first.
       expect(debits[1]!.createdAt.getTime()).toBeGreaterThanOrEqual(debits[0]!.createdAt.getTime() + 3 * day);
+    });
+
+    it('stopped as paid elsewhere while a debit that never reached GoCardless (500) is looked up: the lookup only reads, nothing is debited, and the recovery ends paid_elsewhere', async () => {
+      gocardless.settleAfter(0);
+      const mandate = 'MD0003STOPPED';
+      // GoCardless fails: every request to debit the mandate answers 500, nothing created.
+      gocardless.addMandate(mandate, ['server_error']);
+      const { apiKey, account } = await gocardlessAccount();
+      const lookupFailures = () =>
+        meter.values('recoup_gateway_requests', {
+          gateway_kind: 'gocardless',
+          operation: 'lookup',
+          outcome: 'error',
+        }).length;
+      const failedBefore = lookupFailures();
+      const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: apiKey,
+        body: {
+          amount: amount(),
+          paymentMethodToken: mandate,
+          currency: 'GBP',
+          originalDeclineCode: 'try_again_later',
+        },
+      });
+      expect(answer).toMatchObject({ status: 202, body: { status: 'unknown' } });
+      const id = String(answer.body.transactionId);
+      const doc = await stack.stores.recoveries.find(account.id, id);
+      expect(doc).toMatchObject({ state: 'reconciling' });
+      // Its lookup 30 s later meets the same failure, and backs off.
+      await env.sleep(31_000);
+      expect(await poll(lookupFailures, (failed) => failed > failedBefore)).toBeGreaterThan(failedBefore);
+      // The merchant stops it: the customer paid elsewhere. The lookup finishes first, so the answer is 202.
+      const stopped = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+        key: apiKey,
+        body: { transactionId: id, reason: 'paid_elsewhere' },
+      });
+      expect(stopped).toMatchObject({ status: 202, body: { status: 'unknown' } });
+      // GoCardless answers again: the same request would now make the debit.
+      gocardless.addMandate(mandate, ['confirm']);
+      await env.client.workflow.getHandle(doc!.workflowId).result();
+      expect(gocardless.payments().filter((p) => p.mandate === mandate)).toEqual([]);
+      const final = (await stack.stores.recoveries.find(account.id, id))!;
+      expect(final).toMatchObject({ state: 'paid_elsewhere', recoveredAt: null });
+      expect(final.attempts.map((a) => a.outcome)).toEqual(['not_charged']);
+      const events = await stack.stores.events.list({ accountId: account.id, limit: 10 });
+      expect(events.map((e) => e.type)).toEqual([]);
     });
   });
 

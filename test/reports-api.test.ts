@@ -266,6 +266,50 @@ describe('GET /api/reports/summary', () => {
     });
   });
 
+  it('counts a control its named pulse settled once, and that pulse nowhere else (not organic, not its sibling)', async () => {
+    offsetMs = 0;
+    const { account, apiKey } = await stack.createAccount({
+      proofMode: { enabled: true, controlPercent: 50 },
+    });
+    const fail = (customerEmail: string) =>
+      execute(apiKey, {
+        paymentMethodToken: 'tok_visa',
+        originalDeclineCode: 'try_again_later',
+        customerEmail,
+      });
+    // Drawn per customer: the customers before the first control are treated (and recovered).
+    let control: { email: string; transactionId: string } | null = null;
+    let treated = 0;
+    while (control === null && treated < 40) {
+      const email = `settled-control${treated}@example.com`;
+      const res = await fail(email);
+      if (res.body.holdout === true) control = { email, transactionId: String(res.body.transactionId) };
+      else treated += 1;
+    }
+    expect(control).not.toBeNull();
+    // The same customer's second failure: a control too, which no pulse pays.
+    expect((await fail(control!.email)).body).toMatchObject({ holdout: true });
+    // The customer pays the first, naming it (which settles it as paid on their own); someone else pays on
+    // the first try.
+    const named = await pulse(apiKey, {
+      customerEmail: control!.email,
+      paysTransactionId: control!.transactionId,
+    });
+    expect(named.status).toBe(200);
+    expect((await pulse(apiKey, { customerEmail: 'first-try@example.com' })).status).toBe(200);
+    const settled = await stack.stores.recoveries.find(account.id, control!.transactionId);
+    expect(settled?.paidOnTheirOwnAt).toBeInstanceOf(Date);
+    expect((await summary(apiKey)).body).toMatchObject({ organicSuccesses: 1 });
+
+    offsetMs = 31 * day;
+    const from = encodeURIComponent(new Date(Date.now() - day).toISOString());
+    expect((await summary(apiKey, `?from=${from}`)).body).toMatchObject({
+      failedPayments: treated + 2,
+      organicSuccesses: 1,
+      proofMode: { treatment: treated, control: 2, controlRate: 0.5 },
+    });
+  });
+
   it.each([
     ['?from=2026-03-01T00:00:00Z&to=2026-02-01T00:00:00Z', 'to'],
     ['?from=2024-01-01T00:00:00Z&to=2026-01-01T00:00:00Z', 'to'],

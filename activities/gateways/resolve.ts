@@ -48,7 +48,7 @@ export async function gatewayOf(
   accountId: string,
   gatewayName: string,
   env: AdapterEnv,
-): Promise<{ adapter: GatewayAdapter; kind: GatewayKind; account: Account }> {
+): Promise<{ adapter: GatewayAdapter; kind: GatewayKind; test: boolean; account: Account }> {
   const loaded = await stores.accounts.withGateways(accountId);
   const gateway = loaded?.gateways.find((g) => g.name === gatewayName);
   const adapter = gateway && adaptersFor(stores, accountId, [gateway], env).get(gatewayName);
@@ -56,7 +56,7 @@ export async function gatewayOf(
     throw new GatewayGoneError(`Account ${accountId} has no gateway ${gatewayName} any more`);
   if (!loaded || !gateway || !adapter)
     throw new Error(`Gateway ${gatewayName} of account ${accountId} not found`);
-  return { adapter, kind: gateway.kind, account: loaded.account };
+  return { adapter, kind: gateway.kind, test: gateway.test, account: loaded.account };
 }
 
 /** The adapter of one of an account's gateways, from one read of the account. */

@@ -1,10 +1,11 @@
 import type { Client } from '@temporalio/client';
-import { stillOwed } from '../../domain/recovery.js';
 import { eraseCustomer } from '../../services/customer-erasure.js';
 import { exportCustomer } from '../../services/customer-export.js';
 import { FootprintTooWideError, maxFootprintRounds } from '../../services/customer-footprint.js';
+import { paywallOf } from '../../services/paywall.js';
+import { stopRecovery } from '../../services/recovery-stop.js';
 import type { Stores } from '../../store/index.js';
-import type { RecoveryDoc } from '../../store/recoveries.js';
+import type { TaskQueues } from '../../worker/task-queues.js';
 import { accountOf } from '../context.js';
 import { badRequest, conflict } from '../http-error.js';
 import { reply, route } from '../route.js';
@@ -24,6 +25,7 @@ import {
 interface Deps {
   stores: Stores;
   temporal: Client;
+  queues: TaskQueues;
   clock: () => Date;
 }
 
@@ -51,25 +53,6 @@ const footprintTooWideResponse = {
 };
 
 /**
- * The paywall view of a customer's recoveries: anything not paid (by Recoup or elsewhere) and not written
- * off by the merchant is still owed.
- */
-function paywallStatus(recoveries: RecoveryDoc[], fallbackCurrency: string) {
-  const owed = recoveries.filter(stillOwed).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
-  const byCurrency: Record<string, number> = {};
-  for (const r of owed) byCurrency[r.currency] = (byCurrency[r.currency] ?? 0) + r.amount;
-  const currency = owed[0]?.currency ?? fallbackCurrency;
-  return {
-    isPastDue: owed.length > 0,
-    totalOwedCents: byCurrency[currency] ?? 0,
-    currency,
-    failedPaymentCount: owed.length,
-    oldestFailureAt: owed[0]?.createdAt.toISOString() ?? null,
-    byCurrency,
-  };
-}
-
-/**
  * The stored id of the failed payment a pulse says it pays (null: none); 400 unless it is a recovery of
  * the account, so a pulse that names a failure always names one of its own.
  */
@@ -82,13 +65,15 @@ async function paidFailure(stores: Stores, accountId: string, named: string | nu
 }
 
 /** Organic-success logging (pulse), the paywall lookup, and a customer's data: its export and erasure. */
-export function customerRoutes({ stores, temporal, clock }: Deps) {
+export function customerRoutes({ stores, temporal, queues, clock }: Deps) {
   return [
     route({
       method: 'post',
       path: '/api/recovery/pulse',
       tag: 'Pulse',
       summary: 'Log a payment that succeeded on the first try (the baseline for lift)',
+      description:
+        "A pulse that names the failed payment it pays (paysTransactionId) also settles that failure as POST /api/recovery/stop with paid_elsewhere does: a queued recovery stops before any further attempt, one that ended unpaid (a Proof Mode control included) keeps its outcome and is recorded paid on the customer's own, and either way the customer is no longer past due for it; one Recoup collected stays as it is. With an attempt under way, the answer waits up to 5 s for it; the recovery then stops right after it (settled as paid elsewhere if it ends unpaid). The pulse is logged and the answer is 200 whatever became of the recovery.",
       auth: 'secret',
       body: PulseRequest,
       responses: { 200: { description: 'Logged', schema: PulseResult } },
@@ -116,6 +101,15 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
           },
           now,
         );
+        // The merchant says the customer paid that failure: settled as their stop with paid_elsewhere would
+        // be. After the pulse is logged: a pulse re-sent after a failure here logs nothing twice and settles.
+        if (pulse.paysTransactionId)
+          await stopRecovery(
+            { stores, temporal, queues },
+            accountId,
+            { transactionId: pulse.paysTransactionId },
+            'paid_elsewhere',
+          );
         return reply(200, { success: true, message: 'Organic success logged', transactionId: pulse._id });
       },
     }),
@@ -132,8 +126,7 @@ export function customerRoutes({ stores, temporal, clock }: Deps) {
       query: PaywallQuery,
       responses: { 200: { description: 'Paywall status', schema: PaywallStatus } },
       async handle(ctx, { query }) {
-        const recoveries = await stores.recoveries.forCustomer(accountOf(ctx).id, query.customerEmail);
-        return reply(200, paywallStatus(recoveries, 'USD'));
+        return reply(200, await paywallOf(stores, accountOf(ctx), query.customerEmail));
       },
     }),
     route({

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { customerTimeZone, localParts, utcOffsetMinutes } from '../../domain/local-time.js';
-import { stillOwed } from '../../domain/recovery.js';
 import { assessRisk, type RiskFacts } from '../../domain/risk.js';
 import { cardKeyOf } from '../../runtime/crypto.js';
 import { cardRefusalOf } from '../../services/card-refusal.js';
 import type { EventPublisher } from '../../services/events.js';
+import { owedBy } from '../../services/paywall.js';
 import type { Account } from '../../store/accounts.js';
 import type { Stores } from '../../store/index.js';
 import { accountOf } from '../context.js';
@@ -27,17 +27,24 @@ function scheduledAt(date: string | undefined, zone: string, now: Date): number 
   return noonUtc - utcOffsetMinutes(zone, noonUtc) * 60_000;
 }
 
+/** How many of the customer's payments (in the account's current mode) are owed on cards but this one. */
+async function owedOnOtherCards(stores: Stores, account: Account, email: string, token: string) {
+  let owed = 0;
+  for await (const r of owedBy(stores, account, email)) if (r.paymentMethodToken !== token) owed += 1;
+  return owed;
+}
+
 /** What Recoup knows of the card and customer of a charge about to be made. */
 async function factsOf(stores: Stores, account: Account, body: RiskRequest, now: Date): Promise<RiskFacts> {
   const zone = customerTimeZone(body.cardOrigin, account.settings.timezone);
   const at = scheduledAt(body.scheduledDate, zone, now);
   const local = localParts(at, utcOffsetMinutes(zone, at));
   const date = new Date(at + utcOffsetMinutes(zone, at) * 60_000);
-  const [refusal, queued, customer, calibration] = await Promise.all([
+  const [refusal, queued, pastDueElsewhere, calibration] = await Promise.all([
     cardRefusalOf(stores, cardKeyOf(account.id, body.paymentMethodToken), now),
     stores.recoveries.queuedOnToken(account.id, body.paymentMethodToken),
-    body.customerEmail ? stores.recoveries.forCustomer(account.id, body.customerEmail) : [],
-    stores.predictions.calibration(account.id),
+    body.customerEmail ? owedOnOtherCards(stores, account, body.customerEmail, body.paymentMethodToken) : 0,
+    stores.predictions.calibration(account.id, account.testMode),
   ]);
   const latest = queued.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime())[0];
   return {
@@ -48,8 +55,7 @@ async function factsOf(stores: Stores, account: Account, body: RiskRequest, now:
       date.getUTCFullYear() * 12 + date.getUTCMonth() + 1 > body.expiryYear * 12 + body.expiryMonth,
     refusal,
     failingCode: latest ? (latest.lastDeclineCode ?? latest.originalDeclineCode ?? 'unknown') : null,
-    pastDueElsewhere: customer.filter((r) => stillOwed(r) && r.paymentMethodToken !== body.paymentMethodToken)
-      .length,
+    pastDueElsewhere,
     billingCycleDay: account.settings.billingCycleDay,
     calibration,
   };
@@ -81,6 +87,7 @@ export function predictRoutes({ stores, events, clock }: Deps) {
           band: risk.band,
           riskScore: risk.riskScore,
           recommendation: risk.recommendation,
+          simulated: account.testMode,
           createdAt: now,
         });
         if (risk.riskScore >= account.settings.riskAlertThreshold)
