@@ -304,7 +304,7 @@ export function attemptActivities(deps: ActivityDeps) {
       // The stop the merchant or the billing platform asked while this lookup was backing off, as recorded on
       // the recovery (the workflow's own stop is not visible here); read on every try, so the first try after
       // it only reads.
-      const stopAsked = (await stores.recoveries.findById(input.transactionId))?.stopAsked !== undefined;
+      const stopAsked = (await stores.recoveries.stopAskedOf(input.transactionId)) !== null;
       const found = await measured(kind, 'lookup', () =>
         adapter.lookup({
           idempotencyKey: input.attemptKey,

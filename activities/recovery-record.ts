@@ -32,8 +32,8 @@ export function recordActivities(deps: ActivityDeps) {
       if (input.ends) patch.endedAt = now;
       await deps.stores.recoveries.update(input.transactionId, patch, now);
       if (input.ends && patch.state) deps.metrics.recoveryEnded(patch.state);
-      // A stop answered 202 during the attempt that ended it: an end without the payment is settled as the
-      // stop said (the stop settles it instead if it is recorded after this end).
+      // A stop asked during the attempt that ended it (recorded before its workflow was asked): an end
+      // without the payment is settled as the stop said (the stop settles it instead if this end came first).
       const ended = input.ends ? await deps.stores.recoveries.findById(input.transactionId) : null;
       if (ended?.stopAsked) await settleStopped(deps.stores, ended, ended.stopAsked, now);
     },

@@ -71,16 +71,17 @@ export function createAttemptSendStore(db: Db) {
      * on the attempt's record (made before it was first sent): one write, and the first id kept stays.
      */
     async notePaymentId(accountId: string, attemptKey: string, paymentId: string): Promise<void> {
-      await sends.updateOne(
-        { _id: attemptKey, accountId, paymentId: { $exists: false } },
-        { $set: { paymentId } },
-      );
+      // Read and written by `_id` alone (FerretDB scans for any other filter); an attempt's lookups run one
+      // after another, so nothing else writes the id meanwhile.
+      const sent = await sends.findOne({ _id: attemptKey });
+      if (sent?.accountId === accountId && sent.paymentId === undefined)
+        await sends.updateOne({ _id: attemptKey }, { $set: { paymentId } });
     },
 
     /** The gateway's id of the attempt's payment a lookup found pending (`notePaymentId`), or null. */
     async paymentIdOf(accountId: string, attemptKey: string): Promise<string | null> {
-      const sent = await sends.findOne({ _id: attemptKey, accountId }, { projection: { paymentId: 1 } });
-      return sent?.paymentId ?? null;
+      const sent = await sends.findOne({ _id: attemptKey }, { projection: { accountId: 1, paymentId: 1 } });
+      return sent?.accountId === accountId ? (sent.paymentId ?? null) : null;
     },
 
     /**

@@ -84,8 +84,9 @@ export interface RecoveryDoc {
    */
   writtenOffAt?: Date;
   /**
-   * A stop the merchant asked while an attempt was under way, answered 202 ("stops right after it"): the
-   * latest reason. If that attempt ends the recovery without the payment, the end is settled as it says.
+   * A stop asked while the recovery ran (the merchant's, a pulse naming it, a billing platform's notice),
+   * recorded before its workflow is asked: the latest reason. An end without the payment is settled as it
+   * says, and a lookup of an ambiguous charge only reads from then on.
    */
   stopAsked?: StopReason;
   createdAt: Date;
@@ -347,6 +348,12 @@ export function createRecoveryStore(db: Db) {
     findById: (transactionId: string): Promise<RecoveryDoc | null> =>
       recoveries.findOne({ _id: transactionId }),
 
+    /** The stop recorded on a recovery while it ran (`askStop`), or null: one field read. */
+    async stopAskedOf(transactionId: string): Promise<StopReason | null> {
+      const doc = await recoveries.findOne({ _id: transactionId }, { projection: { stopAsked: 1 } });
+      return doc?.stopAsked ?? null;
+    },
+
     /** Finds an account's recovery by either form of its id (UUID or FAILED_API_<uuid>). */
     find(accountId: string, transactionId: string): Promise<RecoveryDoc | null> {
       return accountsRecovery(accountId, storedIdOf(transactionId));
@@ -361,7 +368,7 @@ export function createRecoveryStore(db: Db) {
       await recoveries.updateOne({ _id: transactionId }, { $set: { ...patch, updatedAt: now } });
     },
 
-    /** Records a stop answered 202 while an attempt was under way (see `stopAsked`). */
+    /** Records a stop asked of a running recovery, before its workflow is asked (see `stopAsked`). */
     async askStop(transactionId: string, reason: StopReason, now: Date): Promise<void> {
       await recoveries.updateOne({ _id: transactionId }, { $set: { stopAsked: reason, updatedAt: now } });
     },
@@ -458,11 +465,15 @@ export function createRecoveryStore(db: Db) {
       only: { simulated?: boolean } = {},
     ): AsyncGenerator<RecoveryDoc> {
       const prefix = customerPrefix(accountId, customerEmail);
+      // A recovery indexed twice (its entry beyond the newest 500 `indexCustomer` checks) is given once.
+      const seen = new Set<string>();
       for (let from = await customerIndex.highest(prefix); from >= 1; from -= customerBatch) {
         const entries = await customerIndex.readDown(prefix, from, () => true, customerBatch);
-        const docs = await Promise.all(
-          entries.flatMap((e) => (e.transactionId ? [accountsRecovery(accountId, e.transactionId)] : [])),
+        const ids = entries.flatMap((e) =>
+          e.transactionId && !seen.has(e.transactionId) ? [e.transactionId] : [],
         );
+        for (const id of ids) seen.add(id);
+        const docs = await Promise.all([...new Set(ids)].map((id) => accountsRecovery(accountId, id)));
         for (const doc of docs)
           if (doc && (only.simulated === undefined || isOfMode(doc, only.simulated))) yield doc;
       }
