@@ -9,6 +9,7 @@ import { cardKeyOf } from '../runtime/crypto.js';
 import type { Account } from '../store/accounts.js';
 import { AttemptAbandonedError } from '../store/attempt-sends.js';
 import type { ClaimDecision } from '../store/card-budgets.js';
+import type { StopReason } from '../domain/recovery.js';
 import type { AttemptRecord } from '../store/recoveries.js';
 import type { ActivityDeps } from './deps.js';
 import { GatewayGoneError, gatewayFor, gatewayOf } from './gateways/resolve.js';
@@ -264,8 +265,12 @@ export function attemptActivities(deps: ActivityDeps) {
      * one: the workflow task that decided the attempt ends with it, so the decision is in the workflow's
      * history (the Temporal UI shows each attempt's gateway, card, role and amount), and a worker that dies
      * while sending it is replaced by one that sends this attempt again rather than deciding anew.
+     * With `readStop` (the merchant holds an answer), answers the stop recorded on the recovery, if any: one
+     * whose update never reached the workflow (asked while no worker took its tasks, and lost by the server
+     * since) still stops it before this attempt. Not read while execute waits on the first phase: no stop
+     * ends that before its answer, and execute's path reads nothing more.
      */
-    attemptDecided(input: {
+    async attemptDecided(input: {
       accountId: string;
       transactionId: string;
       attemptKey: string;
@@ -273,9 +278,11 @@ export function attemptActivities(deps: ActivityDeps) {
       role: string;
       amount: number;
       currency: string;
-    }): Promise<void> {
-      deps.log.info(input, 'attempt decided');
-      return Promise.resolve();
+      readStop?: boolean;
+    }): Promise<StopReason | null> {
+      const { readStop, ...decided } = input;
+      deps.log.info(decided, 'attempt decided');
+      return readStop ? stores.recoveries.stopAskedOf(input.transactionId) : null;
     },
 
     /**

@@ -291,6 +291,28 @@ describe('smart retries on the time-skipping server', () => {
     expect(await stack.stores.recoveries.find(account.id, id)).toMatchObject({ state: 'stopped' });
   });
 
+  it('a stop recorded on the recovery whose update never reached the workflow is honoured before the next attempt', async () => {
+    await skipToBeforePayday();
+    const { apiKey, account } = await stack.createAccount({}, [
+      { name: 'lost', kind: 'test', test: true, credentials: {} },
+    ]);
+    const token = 'tok_decline_insufficient_funds';
+    const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { amount: amount(), paymentMethodToken: token, originalDeclineCode: 'insufficient_funds' },
+    });
+    expect(answer.body).toMatchObject({ status: 'queued' });
+    const id = String(answer.body.transactionId);
+    const doc = (await stack.stores.recoveries.find(account.id, id))!;
+    // The stop API records the stop, then asks the workflow; this ask was lost (no worker took it, and the
+    // server forgot it since): only the record says so.
+    await stack.stores.recoveries.askStop(doc._id, 'paid_elsewhere', new Date());
+    await env.client.workflow.getHandle(doc.workflowId).result();
+    expect(await stack.stores.sandbox.countForToken('lost', token)).toBe(0);
+    const final = (await stack.stores.recoveries.find(account.id, id))!;
+    expect(final).toMatchObject({ state: 'paid_elsewhere', attempts: [] });
+  });
+
   it('an ambiguous attempt is reconciled at the gateway, never charged twice, and reported with trigger reconciliation', async () => {
     const { apiKey, account } = await stack.createAccount();
     const out = await runToEnd(apiKey, account.id, {

@@ -181,6 +181,16 @@ export class RecoveryContext {
     this.nextAttemptTagged = queuedUntil !== null;
   }
 
+  /** The merchant holds an answer (see `answered`), or the caller answered at the start: a stop can come. */
+  get holdsAnswer(): boolean {
+    return this.answered || this.input.answeredAtStart === true;
+  }
+
+  /** A stop recorded on the recovery (asked through the API) whose update the workflow never received. */
+  heedStop(reason: StopReason): void {
+    this.stopReason ??= reason;
+  }
+
   /**
    * Why the recovery is to stop before its next attempt; null while nobody asked. Once the merchant holds
    * an answer: the first phase's, or "still processing" (execute's 202, a platform's intake), so a

@@ -293,7 +293,7 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       // charge, or a refused one).
       // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
       if (patched(chargeDecidedPatch)) {
-        await attemptDecided({
+        const recordedStop = await attemptDecided({
           accountId: input.accountId,
           transactionId: input.transactionId,
           attemptKey: attemptKeyOf(workflowId, step.attemptNo),
@@ -301,7 +301,10 @@ async function recover(ctx: RecoveryContext): Promise<void> {
           role: step.option.role,
           amount: ctx.amount,
           currency: r.currency,
+          ...(ctx.holdsAnswer ? { readStop: true } : {}),
         });
+        // A stop recorded on the recovery whose update never came (histories before it answer nothing).
+        if (recordedStop) ctx.heedStop(recordedStop);
         // A stop that came meanwhile (during the slot's previous charge, say) is honoured now: the attempt is
         // given up, so that no worker sends it — unless one sent it already (a worker that died, or lost its
         // task, mid-charge): that one is settled first, the stop right after.
