@@ -19,8 +19,12 @@ export const Currency = z
  */
 export const EmailAddress = z.email({ pattern: z.regexes.unicodeEmail }).max(254);
 
-/** A customer's email address, compared and stored in lower case. */
-export const CustomerEmail = EmailAddress.transform((e) => e.toLowerCase());
+/**
+ * A customer's email address, compared and stored in lower case, and checked as such: lower case can be
+ * longer (`İ` becomes two characters), and an address the events' own check refuses would fail every
+ * webhook that carries it.
+ */
+export const CustomerEmail = z.preprocess((e) => (typeof e === 'string' ? e.toLowerCase() : e), EmailAddress);
 
 /**
  * An amount in the smallest currency unit, as every request carries it. The bounds carry their own

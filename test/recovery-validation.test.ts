@@ -216,6 +216,8 @@ describe('execute: other fields', () => {
     ['customerEmail', 'a@'],
     ['customerEmail', '@b.c'],
     ['customerEmail', 'a b@c.d'],
+    // Valid as given, too long once lower case (each İ is two characters then): events would refuse it.
+    ['customerEmail', `${'İ'.repeat(40)}${'a'.repeat(20)}@example.com`],
     ['binPrefix', '42424'],
     ['binPrefix', '4242424'],
     ['binPrefix', '42424a'],
