@@ -48,6 +48,13 @@ export function expiryWarningEventId(
   return stableEventId('card.expiring_soon', accountId, card.token, `${card.expYear}-${card.expMonth}`);
 }
 
+/**
+ * Until when a warning is remembered: the 2nd of the month after the card's expiry, 00:00 UTC, once its last
+ * valid day has ended in every time zone (the sweep no longer warns about it from then on).
+ */
+const rememberedUntil = (card: Pick<CardOnFile, 'expMonth' | 'expYear'>) =>
+  new Date(Date.UTC(card.expYear, card.expMonth, 2));
+
 /** The card health sweep: reads an account's cards on file and warns about those about to expire. */
 export function cardSweepActivities(deps: ActivityDeps) {
   const { stores, events, clock } = deps;
@@ -55,11 +62,18 @@ export function cardSweepActivities(deps: ActivityDeps) {
 
   /**
    * Mints a 14-day card-update link and sends the pre-emptive card.expiring_soon; false if sent before (then
-   * only its delivery is seen to, which a crash after storing it may have kept from starting).
+   * only its delivery is seen to, which a crash after storing it may have kept from starting). Each warning
+   * sent is remembered apart from its event (also one stored before a crash, or by an earlier version), so
+   * one erased with its customer, or purged, is not sent again while the card stays on file.
    */
   async function warn(account: Account, card: CardOnFile, days: number): Promise<boolean> {
     const eventId = expiryWarningEventId(account.id, card);
-    if (await events.republish(eventId)) return false;
+    const remember = () => stores.expiryWarnings.remember(account.id, eventId, rememberedUntil(card));
+    if (await events.republish(eventId)) {
+      await remember();
+      return false;
+    }
+    if (await stores.expiryWarnings.sent(account.id, eventId)) return false;
     // In lower case, as every email Recoup stores, so an erasure by the address finds the warning and its
     // link. A gateway may hold an address Recoup would refuse: the warning goes out without it.
     const customerEmail = CustomerEmail.safeParse(card.customerEmail).data ?? null;
@@ -87,6 +101,7 @@ export function cardSweepActivities(deps: ActivityDeps) {
       },
       { eventId },
     );
+    await remember();
     return true;
   }
 
@@ -120,6 +135,7 @@ export function cardSweepActivities(deps: ActivityDeps) {
       const sweep = account.settings.cardHealthSweep;
       const base = { gateway: primary?.name ?? null, cards: 0, expiringSoon: 0, warned: 0 };
       if (!sweep.enabled || account.closing) return { outcome: 'disabled', ...base };
+      await stores.expiryWarnings.purgeExpired(account.id, new Date(input.asOf));
       const adapter = primary && adaptersFor(stores, account.id, [primary], deps).get(primary.name);
       if (!adapter?.listCards) return { outcome: 'unsupported', ...base };
       // A warning's link must lead to a card form: the page's own, the gateway's, or the merchant's.

@@ -68,6 +68,8 @@ const embedding: Record<Exclude<keyof typeof collections, 'accounts'>, IdPattern
   attemptSends: null,
   // The deployment's one record of its master key: no account's.
   masterKeyCheck: null,
+  // `${accountId}:${hash of the warning's eventId}`
+  expiryWarnings: startsWith,
 };
 
 /**

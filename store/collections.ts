@@ -28,4 +28,5 @@ export const collections = {
   answerClaims: 'answerClaims',
   attemptSends: 'attemptSends',
   masterKeyCheck: 'masterKeyCheck',
+  expiryWarnings: 'expiryWarnings',
 } as const;

@@ -6,6 +6,7 @@ import { createAttemptSendStore } from './attempt-sends.js';
 import { createConnectorEventStore } from './connector-events.js';
 import { createErasureStore } from './erasures.js';
 import { createEventStore } from './events.js';
+import { createExpiryWarningStore } from './expiry-warnings.js';
 import { createRateLimiter } from './rate-limits.js';
 import { createCardBudgetStore } from './card-budgets.js';
 import { createHoldoutStore } from './holdouts.js';
@@ -39,6 +40,7 @@ export function createStores(db: Db, masterKey: Buffer, caching: AccountCaching 
     connectorEvents: createConnectorEventStore(db),
     adyenAuthorisations: createAdyenAuthorisationStore(db),
     erasures: createErasureStore(db),
+    expiryWarnings: createExpiryWarningStore(db),
     /** Deletes every document of an account, the account last (closure). */
     deleteAccountData: (accountId: string) => deleteAccountDocuments(db, accountId),
   };

@@ -193,6 +193,32 @@ describe('the card health sweep of a sandbox account', () => {
     expect(await stack.stores.events.list({ accountId: account.id, limit: 10 })).toEqual([]);
   });
 
+  it('warns an erased customer no more: the card still on file gets no second warning and no new link', async () => {
+    const { account, apiKey } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      cardHealthSweep: { enabled: true, daysBeforeExpiry: 30 },
+    });
+    const token = `tok_erased_${randomUUID().slice(0, 6)}`;
+    const email = `erased.${randomUUID().slice(0, 6)}@example.com`;
+    await stack.stores.sandbox.saveCard(cardOnFile(account.id, token, { now, customerEmail: email }));
+    expect(await sweep(account.id)).toMatchObject({ expiringSoon: 1, warned: 1 });
+    await waitFor(() => warningsTo(receiver, token), 1);
+    const erase = () =>
+      call(stack.baseUrl, 'POST', '/api/customers/erase', { key: apiKey, body: { customerEmail: email } });
+    expect((await poll(erase, (r) => r.status === 200)).body).toMatchObject({ events: 1, links: 1 });
+
+    // The gateway still holds the card, and it still expires soon: the sweep sees it and sends nothing.
+    expect(await sweep(account.id)).toMatchObject({ cards: 1, expiringSoon: 1, warned: 0 });
+    expect(await stack.stores.events.list({ accountId: account.id, limit: 10 })).toEqual([]);
+    const links = stack.stores.db.collection<{ accountId: string }>('links');
+    expect(await links.countDocuments({ accountId: account.id })).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(warningsTo(receiver, token)).toHaveLength(1);
+    // What keeps it from being warned again names neither the customer nor the card.
+    const kept = JSON.stringify(await stack.stores.db.collection('expiryWarnings').find({}).toArray());
+    for (const text of [token, email]) expect(kept).not.toContain(text);
+  });
+
   it('the customer saves a new card through the warning’s link: card.updated names the old and the new token', async () => {
     const { account, apiKey } = await stack.createAccount({
       webhookUrl: receiver.url,
@@ -474,6 +500,33 @@ describe('an account being closed', () => {
     );
     expect(result).toMatchObject({ outcome: 'disabled', warned: 0 });
     expect(await stack.stores.events.list({ accountId: account.id, limit: 10 })).toHaveLength(0);
+  });
+});
+
+describe('the record that a card was warned about', () => {
+  it('is deleted by the first sweep of the account after the card has expired in every time zone', async () => {
+    const { account } = await stack.createAccount({
+      webhookUrl: receiver.url,
+      cardHealthSweep: { enabled: true, daysBeforeExpiry: 30 },
+    });
+    const token = `tok_visa_remembered_${randomUUID().slice(0, 8)}`;
+    await stack.stores.sandbox.saveCard(
+      cardOnFile(account.id, token, { expires: { expMonth: 12, expYear: 2026 } }),
+    );
+    const activities = cardSweepActivities(activityDeps(stack));
+    const sweepAt = (at: string) =>
+      new MockActivityEnvironment().run(
+        (input: { accountId: string; asOf: number }) => activities.sweepAccountCards(input),
+        { accountId: account.id, asOf: Date.parse(at) },
+      );
+    const eventId = expiryWarningEventId(account.id, { token, expMonth: 12, expYear: 2026 });
+    expect(await sweepAt('2026-12-20T12:00:00Z')).toMatchObject({ warned: 1 });
+    expect(await stack.stores.expiryWarnings.sent(account.id, eventId)).toBe(true);
+    // Still 31 December at UTC-12 (Baker Island): kept while the card may be valid somewhere.
+    expect(await sweepAt('2027-01-01T11:00:00Z')).toMatchObject({ expiringSoon: 0, warned: 0 });
+    expect(await stack.stores.expiryWarnings.sent(account.id, eventId)).toBe(true);
+    expect(await sweepAt('2027-01-02T06:00:00Z')).toMatchObject({ expiringSoon: 0, warned: 0 });
+    expect(await stack.stores.expiryWarnings.sent(account.id, eventId)).toBe(false);
   });
 });
 
