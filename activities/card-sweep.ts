@@ -1,4 +1,4 @@
-import { activityInfo, heartbeat } from '@temporalio/activity';
+import { heartbeat } from '@temporalio/activity';
 import { z } from 'zod';
 import { daysUntilExpiry, expiresSoon } from '../domain/card-health.js';
 import { CustomerEmail } from '../domain/recovery-request.js';
@@ -7,6 +7,7 @@ import { createLinkService } from '../services/links.js';
 import type { Account } from '../store/accounts.js';
 import type { ActivityDeps } from './deps.js';
 import { adaptersFor } from './gateways/resolve.js';
+import { resumedProgress } from './heartbeat-progress.js';
 import type { CardOnFile } from './gateways/types.js';
 
 /** What one account's sweep did. */
@@ -142,10 +143,13 @@ export function cardSweepActivities(deps: ActivityDeps) {
       if (!adapter.tokenize && !adapter.hostedCardForm && !account.settings.cardFormUrl)
         return { outcome: 'unsupported', ...base };
 
-      const resumed = Progress.safeParse(activityInfo().heartbeatDetails);
-      const progress: Progress = resumed.success
-        ? resumed.data
-        : { after: null, done: false, cards: 0, expiringSoon: 0, warned: 0 };
+      const progress = resumedProgress(Progress, () => ({
+        after: null,
+        done: false,
+        cards: 0,
+        expiringSoon: 0,
+        warned: 0,
+      }));
       while (!progress.done) {
         // An account closed meanwhile is warned about no more: its closure deletes what the sweep wrote.
         if ((await stores.accounts.find(account.id))?.closing !== false) break;

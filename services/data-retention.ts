@@ -41,50 +41,57 @@ export interface PurgeCounts {
  * and their reported outcomes (the learned counts and the calibration stay: they name nothing); then
  * unlinks what was derived from them (`unlinked`) and forgets the Proof Mode groups of customers not seen
  * since. Temporal's own histories follow the namespace's retention. Safe to repeat; the daily data
- * retention workflow's activity runs it for each account.
+ * retention workflow's activity runs it for each account, and is told through `beat` after each step and
+ * each batch of the events' deletes, so that it can heartbeat through a long one.
  */
 export async function purgeAccountData(
   stores: Stores,
   account: { id: string; days: number },
   asOf: Date,
+  beat: () => void = () => {},
 ): Promise<PurgeCounts> {
   const cutoff = new Date(asOf.getTime() - account.days * dayMs);
-  const recoveries = await stores.recoveries.purgeSettledBefore(account.id, cutoff);
+  const told = <T>(done: T): T => {
+    beat();
+    return done;
+  };
+  const recoveries = told(await stores.recoveries.purgeSettledBefore(account.id, cutoff));
   // After the recoveries: what names one that is gone is found by that.
   const unlinked =
-    (await stores.cardBudgets.forgetAttemptsBefore(account.id, cutoff)) +
-    (await unlinkPurgedRecoveries(stores.db, account.id, cutoff)) +
-    (await stores.retentionNotices.forgetBefore(account.id, cutoff));
+    told(await stores.cardBudgets.forgetAttemptsBefore(account.id, cutoff)) +
+    told(await unlinkPurgedRecoveries(stores.db, account.id, cutoff)) +
+    told(await stores.retentionNotices.forgetBefore(account.id, cutoff));
   return {
     recoveries,
-    events: await stores.events.purgeBefore(account.id, cutoff, asOf),
-    pulses: await stores.pulses.purgeBefore(account.id, cutoff),
-    links: await stores.links.purgeExpiredBefore(account.id, cutoff),
-    platformEvents: await stores.connectorEvents.purgeBefore(account.id, cutoff),
-    learnedAttempts: await stores.learning.purgeBefore(account.id, cutoff),
-    ...(await stores.predictions.purgeBefore(account.id, cutoff)),
+    events: told(await stores.events.purgeBefore(account.id, cutoff, asOf, beat)),
+    pulses: told(await stores.pulses.purgeBefore(account.id, cutoff)),
+    links: told(await stores.links.purgeExpiredBefore(account.id, cutoff)),
+    platformEvents: told(await stores.connectorEvents.purgeBefore(account.id, cutoff)),
+    learnedAttempts: told(await stores.learning.purgeBefore(account.id, cutoff)),
+    ...told(await stores.predictions.purgeBefore(account.id, cutoff)),
     unlinked,
     proofModeGroups: await stores.holdouts.forgetUnseenSince(account.id, cutoff),
   };
 }
 
-/** What the purge of the records that only serve running recoveries, or serve nothing any more, deleted. */
+/** What the purge of the records that only serve running recoveries deleted. */
 export interface OperationalCounts {
   adyenAuthorisations: number;
   attemptSends: number;
-  /** Uses of hosted links whose link is gone (each names the card saved through it). */
-  orphanedLinkUses: number;
 }
 
 /**
- * Deletes, across accounts, the records that only serve running recoveries, `operationalRecordDays` old,
- * and the uses of hosted links whose link is gone, whatever their age.
+ * Deletes, across accounts, the records that only serve running recoveries, `operationalRecordDays` old;
+ * `beat` is told between the deletes. (The uses of hosted links whose link is gone are the activity's own
+ * step: `purgeOrphanedUses`, which it resumes where a try cut short left it.)
  */
-export async function purgeOperationalRecords(stores: Stores, asOf: Date): Promise<OperationalCounts> {
+export async function purgeOperationalRecords(
+  stores: Stores,
+  asOf: Date,
+  beat: () => void = () => {},
+): Promise<OperationalCounts> {
   const cutoff = new Date(asOf.getTime() - operationalRecordDays * dayMs);
-  return {
-    adyenAuthorisations: await stores.adyenAuthorisations.purgeBefore(cutoff),
-    attemptSends: await stores.attemptSends.purgeBefore(cutoff),
-    orphanedLinkUses: await stores.links.purgeOrphanedUses(),
-  };
+  const adyenAuthorisations = await stores.adyenAuthorisations.purgeBefore(cutoff);
+  beat();
+  return { adyenAuthorisations, attemptSends: await stores.attemptSends.purgeBefore(cutoff) };
 }

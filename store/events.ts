@@ -10,6 +10,7 @@ import {
   type DeliveryBlock,
   type DeliveryStatus,
 } from '../domain/webhooks.js';
+import { batchSize } from './batches.js';
 import { collections } from './collections.js';
 import type { CustomerRefs } from './customer-refs.js';
 import { isDuplicateKey } from './mongo.js';
@@ -304,15 +305,34 @@ export function createEventStore(db: Db, masterKey: Buffer) {
      * Deletes the account's events created before `cutoff` whose delivery can no longer run at `now` (data
      * retention): never one whose latest delivery (a resend of a delivered event, one the settings stopped)
      * may still have a workflow that reads it. Those with no delivery begun within a delivery's lifetime go
-     * in one delete; the few with one (an old event resent lately) are read and judged one by one, each
-     * deleted only while it has as many deliveries as when read: one resent in between stays.
+     * a batch at a time (by id, each delete asking that again), telling `onBatch` after each, so that an
+     * account's first purge, years of events, is no single long delete; the few with one (an old event
+     * resent lately) are read and judged one by one, each deleted only while it has as many deliveries as
+     * when read: one resent in between stays.
      */
-    async purgeBefore(accountId: string, cutoff: Date, now: Date): Promise<number> {
+    async purgeBefore(
+      accountId: string,
+      cutoff: Date,
+      now: Date,
+      onBatch: () => void = () => {},
+    ): Promise<number> {
       const old = { accountId, createdAt: { $lt: cutoff } };
       const lately = {
         'deliveries.startedAt': { $gte: new Date(now.getTime() - webhookDeliveryLifetimeMs) },
       };
-      let deleted = (await events.deleteMany({ ...old, $nor: [lately] })).deletedCount;
+      const ended = { ...old, $nor: [lately] };
+      let deleted = 0;
+      for (;;) {
+        const batch = await events
+          .find(ended, { projection: { _id: 1 } })
+          .limit(batchSize)
+          .toArray();
+        if (batch.length === 0) break;
+        const ids = batch.map((event) => event._id);
+        deleted += (await events.deleteMany({ ...ended, _id: { $in: ids } })).deletedCount;
+        onBatch();
+        if (batch.length < batchSize) break;
+      }
       const resent = events.find({ ...old, ...lately }, { projection: { deliveries: 1 } });
       for await (const event of resent)
         if (!deliveryMayStillRun(event, now))

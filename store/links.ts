@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { ChurnOutcome, LinkKind, PageLocale } from '../domain/links.js';
 import type { CancelOffer } from '../domain/settings.js';
-import { inBatches } from './batches.js';
+import { batchSize } from './batches.js';
 import { collections } from './collections.js';
 import type { CustomerRefs } from './customer-refs.js';
 import { isDuplicateKey } from './mongo.js';
@@ -166,19 +166,36 @@ export function createLinkStore(db: Db) {
     /**
      * Deletes, in every account, the uses whose link is gone (data retention): one recorded by an earlier
      * version while its link was being erased, or left by a run of `remove` interrupted before its last
-     * delete. A use names the card saved through the link; without the link nothing leads to it.
+     * delete. A use names the card saved through the link; without the link nothing leads to it. Looks at
+     * the uses in id order, a batch at a time, from the one after `after` (null: the first), and tells
+     * `onBatch` the last id of each batch and how many of it it deleted: a long scan says it is alive, and
+     * one cut short goes on from there.
      */
-    async purgeOrphanedUses(): Promise<number> {
+    async purgeOrphanedUses(
+      after: string | null = null,
+      onBatch: (last: string, deleted: number) => void = () => {},
+    ): Promise<number> {
       let deleted = 0;
-      for await (const batch of inBatches(consumptions.find({}, { projection: { _id: 1 } }))) {
+      let from = after;
+      for (;;) {
+        const batch = await consumptions
+          .find(from === null ? {} : { _id: { $gt: from } }, { projection: { _id: 1 } })
+          .sort({ _id: 1 })
+          .limit(batchSize)
+          .toArray();
         const ids = batch.map((use) => use._id);
+        const last = ids.at(-1);
+        if (last === undefined) return deleted;
         const live = await links.find({ _id: { $in: ids } }, { projection: { _id: 1 } }).toArray();
         const linked = new Set(live.map((link) => link._id));
         const orphans = ids.filter((id) => !linked.has(id));
-        if (orphans.length > 0)
-          deleted += (await consumptions.deleteMany({ _id: { $in: orphans } })).deletedCount;
+        const gone =
+          orphans.length > 0 ? (await consumptions.deleteMany({ _id: { $in: orphans } })).deletedCount : 0;
+        deleted += gone;
+        onBatch(last, gone);
+        if (ids.length < batchSize) return deleted;
+        from = last;
       }
-      return deleted;
     },
   };
 }
