@@ -307,4 +307,23 @@ describe('Braintree connector: other notifications', () => {
       expect(await stack.stores.recoveries.findByKey(accountId, key)).toBeNull();
     },
   );
+
+  it('a signed notification without a timestamp is answered 200 and ignored with why, not 5xx for Braintree to resend; a resend is a duplicate', async () => {
+    const { accountId } = await connectedAccount();
+    const { subscriptionId, key } = await pastDue('2001', ['approve']);
+    const body = braintree.notification('subscription_went_past_due', subscriptionId, { timestamp: null });
+    expect(await post(accountId, body)).toEqual({
+      status: 200,
+      body: {
+        received: true,
+        action: 'ignored',
+        reason: 'The notification is not in the shape Braintree sends',
+      },
+    });
+    expect(await post(accountId, body)).toEqual({
+      status: 200,
+      body: { received: true, duplicate: true, action: 'ignored' },
+    });
+    expect(await stack.stores.recoveries.findByKey(accountId, key)).toBeNull();
+  });
 });

@@ -445,6 +445,27 @@ describe('Stripe Billing connector: authentication and addressing', () => {
     expect(await stack.stores.connectorEvents.latest(account.id, 10)).toEqual([]);
   });
 
+  it.each(['not json', '{"hello":"world"}'])(
+    'a correctly signed body that is no Stripe event (%s) is answered 200 and ignored, not 5xx for Stripe to resend; a resend is a duplicate',
+    async (body) => {
+      const account = await connectedAccount();
+      const headers = {
+        'stripe-signature': Stripe.webhooks.generateTestHeaderString({
+          payload: body,
+          secret: webhookSecret,
+        }),
+      };
+      expect(await postWebhook(stack, 'stripe-billing', account.id, body, headers)).toEqual({
+        status: 200,
+        body: { received: true, action: 'ignored', reason: 'The body is not a Stripe event' },
+      });
+      expect(await postWebhook(stack, 'stripe-billing', account.id, body, headers)).toEqual({
+        status: 200,
+        body: { received: true, duplicate: true, action: 'ignored' },
+      });
+    },
+  );
+
   it('answers 404 for an unknown platform, an unknown client, and a platform the client has not configured', async () => {
     const account = await connectedAccount();
     const { event } = failedInvoice(['approve']);

@@ -319,6 +319,33 @@ describe('Zuora connector: Payment Processed callout', () => {
     expect(await stack.stores.sandbox.countForToken('test', declined.token)).toBe(charged);
     expect(await stack.stores.sandbox.countForToken('test', 'tok_visa_zuora_new')).toBe(0);
     expect(paymentsOf(declined.invoiceId)).toEqual([]);
+    // Collected by a payment at Zuora, as its lost callout would have said: paid on the customer's own.
+    const settled = await recoveryOfInvoice(
+      stack,
+      accountId,
+      declined.invoiceId,
+      (d) => d.paidOnTheirOwnAt !== undefined,
+    );
+    expect(settled).toMatchObject({ stopAsked: 'paid_elsewhere', paidOnTheirOwnAt: expect.any(Date) });
+  });
+
+  it('an invoice Zuora credited to nothing (a credit memo, no payment) is read before the next attempt and not charged: the recovery stops as not owed, not as paid elsewhere', async () => {
+    const accountId = await connectedAccount();
+    const declined = await queuedRecovery(accountId);
+    zuora.creditInvoiceInZuora(declined.invoiceId, 49.5);
+    const workflow = stack.temporal.workflow.getHandle(declined.queued.workflowId);
+    await workflow.signal(cardUpdatedSignal, {
+      newToken: 'tok_visa_zuora_credited',
+      paymentMethodType: 'card',
+    });
+    // Ended and recorded: nothing left that could still settle it.
+    await workflow.result();
+    const ended = await recoveryOfInvoice(stack, accountId, declined.invoiceId);
+    expect(ended).toMatchObject({ state: 'stopped', lastDeclineCode: 'invoice_not_owed' });
+    expect(ended?.stopAsked).toBeUndefined();
+    expect(ended?.paidOnTheirOwnAt).toBeUndefined();
+    expect(await stack.stores.sandbox.countForToken('test', 'tok_visa_zuora_credited')).toBe(0);
+    expect(paymentsOf(declined.invoiceId)).toEqual([]);
   });
 
   it('a payment of part of the invoice lowers its queued recovery to the balance: a new card is charged that, and that is recorded', async () => {

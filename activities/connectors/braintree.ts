@@ -11,6 +11,7 @@ import {
   declineCodeOf,
 } from '../gateways/braintree.js';
 import { ignored, type ConnectorContext, type PlatformConnector, type VerifiedEvent } from './types.js';
+import { notAnEvent, notAnEventIn } from './webhook-body.js';
 
 /**
  * The Braintree connector's configuration: which of the account's Braintree gateways the subscriptions
@@ -152,17 +153,20 @@ export const braintreeConnector: PlatformConnector<BraintreeConnectorConfig> = {
       if ((error as { type?: unknown }).type === 'invalidSignatureError') return null;
       throw error;
     }
-    const notification = Notification.parse(parsed);
-    const subscriptionId = notification.subscription?.id ?? null;
+    const notification = Notification.safeParse(parsed);
+    if (!notification.success) return notAnEventIn(request.rawBody);
+    const { kind, timestamp, subscription } = notification.data;
+    const subscriptionId = subscription?.id ?? null;
     // Braintree's notifications carry no id; a redelivery repeats the kind, subject and timestamp.
     const event: VerifiedEvent = {
-      id: `${notification.kind}:${subscriptionId ?? '-'}:${notification.timestamp.toISOString()}`,
-      type: notification.kind,
+      id: `${kind}:${subscriptionId ?? '-'}:${timestamp.toISOString()}`,
+      type: kind,
       payload: { subscriptionId },
     };
     return event;
   },
   async interpret(event, config, ctx) {
+    if (event.type === notAnEvent) return ignored('The notification is not in the shape Braintree sends');
     const handler = handlers[event.type];
     if (!handler) return ignored(`Recoup does not act on ${event.type}`);
     const { subscriptionId } = NotificationSubject.parse(event.payload);

@@ -11,7 +11,7 @@ import {
   type RecoveredInvoice,
   type VerifiedEvent,
 } from './types.js';
-import { bodyDigestId, jsonOf, samePair } from './webhook-body.js';
+import { jsonOf, notAnEvent, notAnEventIn, samePair } from './webhook-body.js';
 
 /**
  * The Chargebee connector's configuration: the basic-auth pair the merchant types into Chargebee's webhook
@@ -278,9 +278,8 @@ function eventOf(rawBody: Buffer): VerifiedEvent {
   const json = jsonOf(rawBody);
   const envelope = Envelope.safeParse(json);
   if (envelope.success) return { id: envelope.data.id, type: envelope.data.event_type, payload: json };
-  // The merchant's own Chargebee sent it, yet it is no event: 200 and ignored, since an error would only
-  // bring the same bytes back for days. Their hash stands in for the event id, so retries are duplicates.
-  return { id: bodyDigestId(rawBody), type: 'not_an_event', payload: null };
+  // The merchant's own Chargebee sent it, yet it is no event: ignored (see notAnEventIn).
+  return notAnEventIn(rawBody);
 }
 
 /** Chargebee: authenticated by the basic-auth pair set on the webhook, checked with the SDK's validator. */
@@ -307,7 +306,7 @@ export const chargebee: PlatformConnector<ChargebeeConfig> = {
         return Promise.resolve(paymentSourceUpdated(event.payload, ctx));
       case 'payment_source_expiring':
         return Promise.resolve(paymentSourceExpiring(event.payload, ctx));
-      case 'not_an_event':
+      case notAnEvent:
         return Promise.resolve(ignored('The body is not a Chargebee event'));
       default:
         return Promise.resolve(ignored(`Recoup does not act on ${event.type}`));

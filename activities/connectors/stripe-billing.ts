@@ -13,6 +13,7 @@ import {
   type VerifiedEvent,
   type WriteBack,
 } from './types.js';
+import { notAnEvent, notAnEventIn } from './webhook-body.js';
 
 /**
  * The Stripe Billing connector's configuration: the webhook endpoint's signing secret and, optionally, an
@@ -30,6 +31,13 @@ export type StripeBillingConfig = z.infer<typeof StripeBillingConfig>;
 
 /** Stripe's default tolerance: a signed event older than 5 minutes is a replay. */
 const toleranceSeconds = 300;
+
+/** What every Stripe event carries and `interpret` reads: its id, its type and the object it is about. */
+const EventEnvelope = z.object({
+  id: z.string().min(1),
+  type: z.string().min(1),
+  data: z.object({ object: z.record(z.string(), z.unknown()) }),
+});
 
 /** The API credentials the connector reads and writes with, or null when it has none. */
 function credentialsOf(config: StripeBillingConfig, gateways: GatewayConfig[]): StripeCredentials | null {
@@ -189,6 +197,7 @@ async function interpret(
   config: StripeBillingConfig,
   ctx: ConnectorContext,
 ): Promise<ConnectorAction> {
+  if (event.type === notAnEvent) return ignored('The body is not a Stripe event');
   const object = (event.payload as Stripe.Event).data.object;
   switch (event.type) {
     case 'invoice.payment_failed':
@@ -310,8 +319,9 @@ export const stripeBilling: PlatformConnector<StripeBillingConfig> = {
   verify(request, config, now) {
     const header = request.headers['stripe-signature'];
     if (!header) return Promise.resolve(null);
+    let event: Stripe.Event;
     try {
-      const event = Stripe.webhooks.constructEvent(
+      event = Stripe.webhooks.constructEvent(
         request.rawBody,
         header,
         config.webhookSecret,
@@ -319,11 +329,18 @@ export const stripeBilling: PlatformConnector<StripeBillingConfig> = {
         undefined,
         now.getTime(),
       );
-      return Promise.resolve({ id: event.id, type: event.type, payload: event });
     } catch (error) {
       if (error instanceof Stripe.errors.StripeSignatureVerificationError) return Promise.resolve(null);
+      // The library parses the body only once its signature passed: signed, yet not JSON.
+      if (error instanceof SyntaxError) return Promise.resolve(notAnEventIn(request.rawBody));
       throw error;
     }
+    const envelope = EventEnvelope.safeParse(event);
+    return Promise.resolve(
+      envelope.success
+        ? { id: envelope.data.id, type: envelope.data.type, payload: event }
+        : notAnEventIn(request.rawBody),
+    );
   },
   interpret,
   invoiceStanding,

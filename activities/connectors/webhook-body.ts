@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { VerifiedEvent } from './types.js';
 
 /** Constant-time equality of a given secret with the expected one; a length mismatch fails at once. */
 function sameSecret(given: string, expected: string): boolean {
@@ -46,4 +47,16 @@ export function jsonOf(rawBody: Buffer): unknown {
 /** An id for a body that carries none: the hash of its bytes, which a platform's resend repeats. */
 export function bodyDigestId(rawBody: Buffer): string {
   return `body-sha256:${createHash('sha256').update(rawBody).digest('hex')}`;
+}
+
+/** The type of an authenticated body that is no event of its platform (see `notAnEventIn`). */
+export const notAnEvent = 'not_an_event';
+
+/**
+ * An authenticated body that is no event of its platform (not JSON, not in the platform's shape): the
+ * merchant's own platform sent it, so it is answered 200 and ignored, since an error would only bring the
+ * same bytes back until the platform gave up. Their hash stands in for the event id, so resends are duplicates.
+ */
+export function notAnEventIn(rawBody: Buffer): VerifiedEvent {
+  return { id: bodyDigestId(rawBody), type: notAnEvent, payload: null };
 }

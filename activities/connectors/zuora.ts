@@ -73,12 +73,21 @@ type SuccessCallout = z.infer<typeof SuccessCallout>;
 const AnyCallout = z.discriminatedUnion('event', [Callout, SuccessCallout]);
 
 const PaymentMethod = z.object({ TokenId: z.string().nullish(), SecondTokenId: z.string().nullish() });
+/**
+ * An invoice as `GET /v1/invoices/{id}` gives it: its `amount`, the `balance` left to pay, and of what
+ * brought the balance down, the payments applied (`paymentAmount`) and the part of them refunded
+ * (`refundAmount`); credit memos, adjustments and credit balance have fields of their own.
+ */
 const Invoice = z.object({
+  amount: z.number().nullish(),
   balance: z.number(),
+  paymentAmount: z.number().nullish(),
+  refundAmount: z.number().nullish(),
   status: z.string(),
   accountId: z.string(),
   currency: z.string().nullish(),
 });
+type Invoice = z.infer<typeof Invoice>;
 const ApplicationParts = z.object({
   applicationParts: z.array(z.object({ paymentId: z.string().nullish() })).nullish(),
 });
@@ -163,20 +172,35 @@ async function paymentProcessed(c: SuccessCallout, config: ZuoraConfig): Promise
 }
 
 /**
+ * Whether payments settled the invoice: what they applied, less what was refunded of them, covers its whole
+ * amount. Zuora keeps a settled invoice Posted with balance 0 however it was settled, so one a credit memo
+ * or an adjustment brought there, alone or with part payments, reads as written off, not paid.
+ */
+function paidByPayments(invoice: Invoice, currency: string): boolean {
+  // No amount to compare with (a response without it): not counted as paid, rather than counted wrongly.
+  if (invoice.amount === null || invoice.amount === undefined) return false;
+  const paid = minorUnitsOf((invoice.paymentAmount ?? 0) - (invoice.refundAmount ?? 0), currency);
+  const amount = minorUnitsOf(invoice.amount, currency);
+  return paid !== null && amount !== null && paid >= amount;
+}
+
+/**
  * The invoice as Zuora holds it just before Recoup charges it: owed while Posted with a balance (that
- * balance), else not owed. A failed read throws, so the charge waits for Zuora.
+ * balance), else not owed, and paid when payments settled it. A failed read throws, so the charge waits
+ * for Zuora.
  */
 async function invoiceStanding(config: ZuoraConfig, recovered: RecoveredInvoice): Promise<InvoiceStanding> {
   const invoice = await currentInvoice(config, recovered.id);
   if (!invoice) return { kind: 'not_owed', reason: 'Zuora no longer knows the invoice' };
+  // Without the invoice's currency its amounts are read in the recovery's, which Zuora's callout gave.
+  const currency = invoice.currency?.toUpperCase() ?? recovered.currency;
   if (invoice.status !== 'Posted' || invoice.balance <= 0)
     return {
       kind: 'not_owed',
       reason: `The invoice is ${invoice.status} at Zuora, with nothing left to pay`,
-      paid: invoice.status === 'Posted',
+      paid: invoice.status === 'Posted' && paidByPayments(invoice, currency),
     };
-  // Without the invoice's currency the balance is read in the recovery's, which Zuora's callout gave.
-  return owedBalance(invoice.balance, invoice.currency?.toUpperCase() ?? recovered.currency);
+  return owedBalance(invoice.balance, currency);
 }
 
 /**

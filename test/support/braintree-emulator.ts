@@ -117,11 +117,12 @@ export interface BraintreeEmulator {
   /**
    * A webhook notification as Braintree posts it: the form body with `bt_signature` (keyed with the
    * emulator's API keys, or `keys`) and `bt_payload` (the base64 XML of the subscription notification).
+   * `timestamp: null` leaves the timestamp out: signed, yet of a shape Braintree does not send.
    */
   notification(
     kind: string,
     subscriptionId: string,
-    options?: { timestamp?: Date; keys?: { publicKey: string; privateKey: string } },
+    options?: { timestamp?: Date | null; keys?: { publicKey: string; privateKey: string } },
   ): string;
   /** Every request from now on is answered with this status (401, 429, …) until set back to null. */
   failWith(status: number | null): void;
@@ -492,8 +493,11 @@ export async function startBraintreeEmulator(
         ? subscriptionXml(subscription)
         : // One the emulator does not hold (deleted since, in the test's story): its id and no charges.
           xml('subscription', { id: subscriptionId, status: 'Past Due', transactions: [] });
-      const timestamp = (options.timestamp ?? new Date()).toISOString();
-      const body = `<notification><timestamp type="datetime">${timestamp}</timestamp><kind>${kind}</kind><subject>${subject}</subject></notification>`;
+      const timestamp =
+        options.timestamp === null
+          ? ''
+          : `<timestamp type="datetime">${(options.timestamp ?? new Date()).toISOString()}</timestamp>`;
+      const body = `<notification>${timestamp}<kind>${kind}</kind><subject>${subject}</subject></notification>`;
       const payload = `${Buffer.from(body).toString('base64')}\n`;
       // Braintree's webhook signature: the public key, and an HMAC-SHA1 of the payload keyed with the SHA-1 of the private key.
       const keys = options.keys ?? { publicKey, privateKey };

@@ -6,6 +6,9 @@ import { closeServer, readText, sendJson as send, serveEmulator } from './emulat
  * credentials), a payment method (CRUD), an invoice and its application parts, creating and reading a payment. It checks the bearer token and
  * answers failures with Zuora's error body (`{ success: false, reasons: [{ code, message }] }`), as Zuora
  * does with HTTP 200 for a payment it refuses (an External payment that names no payment method type).
+ * An invoice reads as `GET /v1/invoices/{id}` gives it: its `amount` and `balance`, and what settled the
+ * difference, `paymentAmount` (payments applied), `refundAmount` (of those, refunded), `creditMemoAmount`
+ * (credit memos applied), `adjustmentAmount` and `creditBalanceAdjustmentAmount`.
  */
 export interface ZuoraEmulator {
   url: string;
@@ -20,6 +23,11 @@ export interface ZuoraEmulator {
    * returns its id, which the Payment Processed callout names.
    */
   payInvoiceInZuora(invoiceId: string, amount: number): string;
+  /**
+   * A credit memo of `amount` (major units) applied to the invoice in Zuora (the merchant writing it off):
+   * its balance falls as a payment's would, but no payment is applied and no callout is sent.
+   */
+  creditInvoiceInZuora(invoiceId: string, amount: number): void;
   /** Zuora forgets every bearer token issued so far (revoked, or expired early): each then answers 401. */
   revokeTokens(): void;
   /** How many OAuth tokens the emulator has issued. */
@@ -81,14 +89,30 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
   const methods = new Map<string, { TokenId: string; SecondTokenId: string | null }>();
   const invoices = new Map<
     string,
-    { accountId: string; balance: number; status: string; currency: string }
+    {
+      accountId: string;
+      amount: number;
+      balance: number;
+      paymentAmount: number;
+      refundAmount: number;
+      creditMemoAmount: number;
+      adjustmentAmount: number;
+      creditBalanceAdjustmentAmount: number;
+      status: string;
+      currency: string;
+    }
   >();
   const created: { idempotencyKey: string | null; body: Record<string, unknown> }[] = [];
   let invoicesDown = false;
   let losePayments = false;
   const payments = new Map<string, { type: string; referenceId: string | null; amount: number }>();
-  // The payments applied to each invoice, as `GET /v1/invoices/{id}/application-parts` lists them.
-  const parts = new Map<string, { paymentId: string; appliedAmount: number }[]>();
+  // The payments and credit memos applied to each invoice, as `GET /v1/invoices/{id}/application-parts`
+  // lists them (each part names one or the other).
+  const parts = new Map<
+    string,
+    (({ paymentId: string } | { creditMemoId: string }) & { appliedAmount: number })[]
+  >();
+  const cents = (major: number) => Math.round(major * 100) / 100;
 
   /** Applies a new payment to invoices; the error body when one of them is unknown. */
   function applyPayment(
@@ -101,7 +125,8 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
     payments.set(id, { ...payment, amount: applied.reduce((sum, a) => sum + a.amount, 0) });
     for (const { invoiceId, amount } of applied) {
       const invoice = invoices.get(invoiceId)!;
-      invoice.balance = Math.round((invoice.balance - amount) * 100) / 100;
+      invoice.balance = cents(invoice.balance - amount);
+      invoice.paymentAmount = cents(invoice.paymentAmount + amount);
       parts.set(invoiceId, [...(parts.get(invoiceId) ?? []), { paymentId: id, appliedAmount: amount }]);
     }
     return { id };
@@ -191,7 +216,18 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
     },
     addInvoice(accountId, balance, status = 'Posted') {
       const id = newId();
-      invoices.set(id, { accountId, balance, status, currency: 'USD' });
+      invoices.set(id, {
+        accountId,
+        amount: balance,
+        balance,
+        paymentAmount: 0,
+        refundAmount: 0,
+        creditMemoAmount: 0,
+        adjustmentAmount: 0,
+        creditBalanceAdjustmentAmount: 0,
+        status,
+        currency: 'USD',
+      });
       return id;
     },
     payInvoiceInZuora(invoiceId, amount) {
@@ -200,6 +236,16 @@ export async function startZuoraEmulator(): Promise<ZuoraEmulator> {
       ]);
       if ('error' in result) throw new Error(`No invoice ${invoiceId}`);
       return result.id;
+    },
+    creditInvoiceInZuora(invoiceId, amount) {
+      const invoice = invoices.get(invoiceId);
+      if (!invoice) throw new Error(`No invoice ${invoiceId}`);
+      invoice.balance = cents(invoice.balance - amount);
+      invoice.creditMemoAmount = cents(invoice.creditMemoAmount + amount);
+      parts.set(invoiceId, [
+        ...(parts.get(invoiceId) ?? []),
+        { creditMemoId: newId(), appliedAmount: amount },
+      ]);
     },
     revokeTokens: () => issued.clear(),
     tokensIssued: () => tokenCount,
