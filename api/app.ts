@@ -43,6 +43,8 @@ export interface AppDeps {
   metrics?: Registry;
   /** How long execute waits for the first phase before answering 202 (25 s; tests shorten it). */
   firstPhaseDeadlineMs?: number;
+  /** How long a recovery waits before charging a card a billing platform reported (2 minutes; tests shorten it). */
+  platformCardSettleMs?: number;
   /** Told of every answer that its route's OpenAPI entry does not declare: tests fail on it. */
   undeclared?: (problem: string) => void;
 }

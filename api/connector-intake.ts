@@ -31,7 +31,18 @@ export interface ConnectorIntakeDeps {
   clock: () => Date;
   log: Logger;
   events: EventPublisher;
+  /** How long a recovery waits before charging a card the platform reported (`platformCardSettleMs`). */
+  platformCardSettleMs?: number;
 }
+
+/**
+ * How long a recovery waits before it charges a new card the billing platform reported: the platform may be
+ * collecting the past-due invoice with that card at that moment (a card saved while the customer pays on
+ * the platform's own page is told before the payment; a platform may also collect on a card update), and
+ * the invoice read before the charge would still find it owed. Two minutes lets that payment land and its
+ * notice stop the recovery, or the read find the invoice paid.
+ */
+export const platformCardSettleMs = 120_000;
 
 /** Request fields a platform adds to the payment itself: helpful to the engine, never worth refusing it for. */
 const enrichment = new Set(['customerEmail', 'cardOrigin', 'binPrefix', 'originalDeclineCode', 'locale']);
@@ -131,6 +142,7 @@ export function createConnectorIntake(deps: ConnectorIntakeDeps) {
       recoveriesRetried: await retryWithNewCard(temporal, log, underWay, {
         newToken,
         paymentMethodType: card.paymentMethodType,
+        settleMs: deps.platformCardSettleMs ?? platformCardSettleMs,
       }),
     };
   }

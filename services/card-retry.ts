@@ -5,15 +5,15 @@ import type { RecoveryDoc } from '../store/recoveries.js';
 import { cardUpdatedSignal } from '../workflows/recovery-definitions.js';
 
 /**
- * Queued recoveries retry at once with the customer's new card (or wallet: `paymentMethodType`). Returns
- * how many were told; a recovery that finished since the read model said queued has nothing left to retry
- * and is skipped.
+ * Queued recoveries retry with the customer's new card (or wallet: `paymentMethodType`): at once, or after
+ * `settleMs` (a card the billing platform reported: see cardUpdatedSignal). Returns how many were told; a
+ * recovery that finished since the read model said queued has nothing left to retry and is skipped.
  */
 export async function retryWithNewCard(
   temporal: Client,
   log: Logger,
   queued: RecoveryDoc[],
-  card: { newToken: string; paymentMethodType: PaymentMethodType },
+  card: { newToken: string; paymentMethodType: PaymentMethodType; settleMs?: number },
 ): Promise<number> {
   let told = 0;
   for (const recovery of queued) {

@@ -12,9 +12,15 @@ export const executeUpdate = defineUpdate<FirstPhaseOutcome>('execute');
  */
 export const answeredProcessingUpdate = defineUpdate<FirstPhaseOutcome | null>('answeredProcessing');
 
-/** The customer replaced the card through a hosted link: retry at once with the new token. */
+/**
+ * The customer replaced the card: retry at once with the new token, or, for a card the billing platform
+ * reported (`settleMs`), once that long has passed without the platform reporting the invoice paid — it may
+ * be collecting the invoice with that card itself at this moment.
+ */
 export const cardUpdatedSignal =
-  defineSignal<[{ newToken: string; paymentMethodType: PaymentMethodType }]>('cardUpdated');
+  defineSignal<[{ newToken: string; paymentMethodType: PaymentMethodType; settleMs?: number }]>(
+    'cardUpdated',
+  );
 
 /** The billing platform reports the invoice paid outside Recoup: stop retrying it. */
 export const paidElsewhereSignal = defineSignal('paidElsewhere');

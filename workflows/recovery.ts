@@ -23,7 +23,7 @@ import {
   type LoopState,
   type LoopStep,
 } from '../domain/recovery-loop.js';
-import { attemptKeyOf, type RecoveryInput } from '../domain/recovery.js';
+import { attemptKeyOf, type RecoveryInput, type StopReason } from '../domain/recovery.js';
 import { classifyInWorkflow } from './declines.js';
 import { cardUpdatedSignal } from './recovery-definitions.js';
 import { RecoveryContext } from './recovery-context.js';
@@ -92,10 +92,11 @@ const { resolveCharge } = proxyActivities<Activities>({
   retry: { initialInterval: '30 seconds', backoffCoefficient: 2, maximumInterval: '1 hour' },
 });
 
-/** The customer's new card, from a hosted link or the billing platform. */
+/** The customer's new card, from a hosted link or the billing platform (see cardUpdatedSignal). */
 interface CardUpdate {
   newToken: string;
   paymentMethodType: PaymentMethodType;
+  settleMs?: number;
 }
 
 /**
@@ -218,6 +219,19 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       currency: r.currency,
     });
 
+  /**
+   * Lets a card the billing platform reported settle before it is charged (`settleMs`: the platform may be
+   * collecting the invoice with it now), the read model showing when it will be; returns the stop that
+   * came meanwhile (that payment's notice), if any, and the newest card told by then.
+   */
+  async function settled(update: CardUpdate): Promise<{ stop: StopReason | null; update: CardUpdate }> {
+    if (!update.settleMs) return { stop: null, update };
+    const nextAttemptAt = new Date(Date.now() + update.settleMs).toISOString();
+    await ctx.record(ctx.state, { nextAttemptAt });
+    await condition(() => ctx.stopRequested !== null, update.settleMs);
+    return { stop: ctx.stopRequested, update: cardUpdate ?? update };
+  }
+
   /** Takes the customer's new card on: the read model shows it, and later attempts send its type. */
   async function takeCard(update: CardUpdate): Promise<void> {
     paymentMethodType = update.paymentMethodType;
@@ -237,7 +251,8 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       // before the recovery ends on the old card, within the retry budget and window that are left.
       // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
       if (cardUpdate && asksForNewCard(step.outcome) && patched(lateCardUpdatePatch)) {
-        const update = cardUpdate;
+        const { stop: stoppedMeanwhile, update } = await settled(cardUpdate);
+        if (stoppedMeanwhile) return stop(ctx, stoppedMeanwhile);
         const newCard = await routeCard(update);
         const reopened = reopenWithNewCard(loop, { stats: await loadStats(input.accountId), newCard });
         // Nothing the new card could do (the budget or the window is spent): it ends as it was to.
@@ -276,9 +291,11 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       const stopped = ctx.stopRequested;
       if (stopped) return stop(ctx, stopped);
       let newCard: PlanOption[] | undefined;
-      // The customer's new card replaces the old one and is tried at once, on each gateway that takes it.
+      // The customer's new card replaces the old one and is tried at once (a platform's once settled), on
+      // each gateway that takes it.
       if (cardUpdate) {
-        const update = cardUpdate;
+        const { stop: stoppedMeanwhile, update } = await settled(cardUpdate);
+        if (stoppedMeanwhile) return stop(ctx, stoppedMeanwhile);
         await takeCard(update);
         newCard = await routeCard(update);
       } else if (patched(processingStatePatch)) await ctx.record('processing', { nextAttemptAt: null });

@@ -58,6 +58,8 @@ export async function startStack(
     metrics?: { api: Registry; worker: WorkerMetrics };
     /** How long execute waits for the first phase before answering 202 (25 s by default). */
     firstPhaseDeadlineMs?: number;
+    /** How long a platform's new card settles before it is charged: none unless given (production's 2 minutes). */
+    platformCardSettleMs?: number;
   } = {},
 ): Promise<Stack> {
   const clock = opts.clock ?? (() => new Date());
@@ -88,6 +90,7 @@ export async function startStack(
       events,
       ...(opts.metrics ? { metrics: opts.metrics.api } : {}),
       ...(opts.firstPhaseDeadlineMs ? { firstPhaseDeadlineMs: opts.firstPhaseDeadlineMs } : {}),
+      platformCardSettleMs: opts.platformCardSettleMs ?? 0,
     });
     server = app.listen(0, '127.0.0.1', () =>
       resolve(`http://127.0.0.1:${(server!.address() as AddressInfo).port}`),
