@@ -238,6 +238,30 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
     await handle.result();
     return doc!.workflowId;
   },
+  /**
+   * Queued, then a new card the billing platform reported (`settleMs`, since 2026-11-27): it settles two
+   * minutes, then is charged.
+   */
+  'recovery-platform-card-settled': async (stack) => {
+    const queued = await queuedRecovery(stack);
+    await queued.handle.signal(cardUpdatedSignal, {
+      newToken: 'tok_mastercard',
+      paymentMethodType: 'card',
+      settleMs: 120_000,
+    });
+    await queued.handle.result();
+    return queued.handle.workflowId;
+  },
+  /**
+   * Queued, then a stop recorded on the recovery whose update never reached the workflow: read by the next
+   * attempt's decision (since 2026-11-27), which stops the recovery instead.
+   */
+  'recovery-stop-recorded': async (stack) => {
+    const queued = await queuedRecovery(stack);
+    await stack.stores.recoveries.askStop(queued.doc._id, 'paid_elsewhere', new Date());
+    await queued.handle.result();
+    return queued.handle.workflowId;
+  },
   /** An expired card the account updater refreshes (the refreshCard local activity): the fresh card is charged. */
   'recovery-card-refreshed': (stack) =>
     recovery(stack, {
@@ -378,6 +402,24 @@ async function recoveryOf(
   if (!doc) throw new Error(`no recovery behind ${JSON.stringify(answer.body)}`);
   await stack.temporal.workflow.getHandle(doc.workflowId).result();
   return doc.workflowId;
+}
+
+/** A recovery of a new merchant's queued to a later retry (insufficient funds): its record and workflow. */
+async function queuedRecovery(stack: Stack) {
+  const { apiKey, account } = await stack.createAccount();
+  n += 1;
+  const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+    key: apiKey,
+    body: {
+      amount: 2000 + n,
+      paymentMethodToken: 'tok_decline_insufficient_funds',
+      originalDeclineCode: 'insufficient_funds',
+    },
+  });
+  if (answer.body.status !== 'queued') throw new Error(`not queued: ${JSON.stringify(answer.body)}`);
+  const doc = await stack.stores.recoveries.find(account.id, String(answer.body.transactionId));
+  if (!doc) throw new Error('no recovery behind the answer');
+  return { doc, handle: stack.temporal.workflow.getHandle(doc.workflowId) };
 }
 
 /** A sandbox gateway named `name`, with these sandbox settings (e.g. declineAll). */
