@@ -45,7 +45,13 @@ export interface PlanFacts {
   attempts: AttemptFact[];
   attemptsLeft: number;
   horizonEnd: number;
+  /** A trial conversion: never skipped for risk, and attempted now unless `atOnce` says otherwise. */
   critical: boolean;
+  /**
+   * Attempted now, in cascade order, never held back for timing (a trial conversion's first attempts);
+   * `critical` when not given.
+   */
+  atOnce?: boolean;
   /** Customer's local clock, as a UTC offset in minutes. */
   offsetMinutes: number;
   billingCycleDay: number | null;
@@ -308,7 +314,8 @@ export function planNextAttempt(facts: PlanFacts): Plan {
       prediction: prediction(facts, 0, 'No payment method or gateway is left that can be charged.'),
     };
   }
-  if (!facts.critical) facts = { ...facts, options: routes(facts) };
+  const atOnce = facts.atOnce ?? facts.critical;
+  if (!atOnce) facts = { ...facts, options: routes(facts) };
   const slotAt = slots(facts, probabilities(facts));
   const candidates: Array<{ at: number; slot: Slot; discount: number }> = [];
   let reference = { at: Number.NaN, value: -1, probability: 0, options: [] as PlanOption[] };
@@ -327,7 +334,7 @@ export function planNextAttempt(facts: PlanFacts): Plan {
     const value = slot.probability * discount;
     if (value > reference.value)
       reference = { at: t, value, probability: slot.probability, options: slot.options };
-    if (facts.critical) break;
+    if (atOnce) break;
   }
   const best = reference.options.length > 0 ? bestSlot(facts, candidates, reference) : reference;
   if (best.options.length === 0) {

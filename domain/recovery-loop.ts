@@ -31,6 +31,12 @@ export interface LoopSetup {
   maxAttempts: number;
   maxDays: number;
   critical: boolean;
+  /**
+   * A critical recovery's retries after its first attempts are planned as any other's: only its first
+   * attempts (the cascade the merchant's call waits on) go at once. Left unset by a workflow begun before
+   * (`patched`): it tried every attempt at once, its whole budget within seconds.
+   */
+  criticalRetriesPlanned?: boolean;
   offsetMinutes: number;
   billingCycleDay: number | null;
   riskSkipThreshold: number;
@@ -191,6 +197,7 @@ function loopFacts(state: LoopState, now: number): PlanFacts {
     attemptsLeft: s.maxAttempts - state.attemptNo,
     horizonEnd: s.failedAt + s.maxDays * day,
     critical: s.critical,
+    atOnce: s.critical && !(s.criticalRetriesPlanned === true && state.attemptNo > 0),
     offsetMinutes: s.offsetMinutes,
     billingCycleDay: s.billingCycleDay,
     riskSkipThreshold: s.riskSkipThreshold,

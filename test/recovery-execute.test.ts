@@ -245,6 +245,20 @@ describe('decline codes → HTTP answer, recorded state and events', () => {
     expect(out.res.body).toMatchObject({ success: true, strategyUsed: 'primary' });
   });
 
+  it('a trial conversion declined at once is queued to a planned retry, not charged again within seconds', async () => {
+    const token = `tok_decline_insufficient_funds_x${20 + amount()}`;
+    const out = await execute({
+      paymentMethodToken: token,
+      originalDeclineCode: 'insufficient_funds',
+      isTrialConversion: true,
+    });
+    expect(out.res.status).toBe(202);
+    expect(out.res.body).toMatchObject({ status: 'queued' });
+    const planned = Date.parse(String(out.res.body.nextAttemptAt));
+    expect(planned - Date.now()).toBeGreaterThan(3_600_000);
+    expect(await stack.stores.sandbox.countForToken('test', token)).toBe(1);
+  });
+
   it('an expired card without an updated card fails at once: FAILED_API_ id, request_card_update, card_expired + failed events', async () => {
     const out = await execute(
       { paymentMethodToken: 'tok_decline_expired_card', originalDeclineCode: 'expired_card' },
@@ -449,7 +463,8 @@ describe('sandbox simulation', () => {
     expect(out.res.body).not.toHaveProperty('isSimulated');
   });
 
-  // A trial conversion is charged at once, and the card declines with the code each time.
+  // A trial conversion is charged at once; the card declines with the code, and that one attempt is the
+  // account's whole budget: a final failure at once.
   const europeanFailure = (code: string, events: EventName[]) =>
     execute(
       {
@@ -458,7 +473,7 @@ describe('sandbox simulation', () => {
         originalDeclineCode: code,
         isTrialConversion: true,
       },
-      { events },
+      { events, settings: { retryPolicy: { maxAttempts: 1, maxDays: 21 } } },
     );
 
   it('an issuer’s soft decline from a European issuer also recommends 3-D Secure', async () => {
@@ -480,13 +495,17 @@ describe('sandbox simulation', () => {
   );
 
   it('a fallback card the issuer blocks is dropped and remembered as itself, not as the payment’s card', async () => {
-    const account = await stack.createAccount();
+    const account = await stack.createAccount({ retryPolicy: { maxAttempts: 2, maxDays: 21 } });
     const send = (paymentMethodToken: string, body: Record<string, unknown> = {}) =>
       call(stack.baseUrl, 'POST', '/api/recovery/execute', {
         key: account.apiKey,
         body: { paymentMethodToken, originalDeclineCode: 'do_not_honor', amount: amount(), ...body },
       });
-    // A trial conversion spends its whole budget at once: the primary, its lost backup card, the primary…
+    // Other tests charge the same sandbox token: its charges are counted from here.
+    const own = () => stack.stores.sandbox.countForToken('test', 'tok_decline_do_not_honor');
+    const ownBefore = await own();
+    // A trial conversion's first attempts go at once, and here are its whole budget: the primary, then its
+    // lost backup card.
     const trial = await send('tok_decline_do_not_honor', {
       fallbackPaymentMethodTokens: ['tok_decline_lost_card'],
       isTrialConversion: true,
@@ -494,7 +513,7 @@ describe('sandbox simulation', () => {
     expect(trial.status).toBe(200);
     expect(trial.body).toMatchObject({ success: false, strategyUsed: 'all_failed' });
     expect(await stack.stores.sandbox.countForToken('test', 'tok_decline_lost_card')).toBe(1);
-    expect(await stack.stores.sandbox.countForToken('test', 'tok_decline_do_not_honor')).toBeGreaterThan(1);
+    expect((await own()) - ownBefore).toBe(1);
     const status = await call(
       stack.baseUrl,
       'GET',
@@ -503,20 +522,21 @@ describe('sandbox simulation', () => {
         key: account.apiKey,
       },
     );
-    expect(status.body).toMatchObject({ status: 'failed', lastDeclineCode: 'do_not_honor' });
+    expect(status.body).toMatchObject({ status: 'failed', lastDeclineCode: 'lost_card' });
 
     // The lost card is refused from now on; the payment's own card is not.
     const lost = await send('tok_decline_lost_card', { originalDeclineCode: 'try_again_later' });
     expect(lost.status).toBe(403);
     expect(lost.body).toMatchObject({ declineCode: 'lost_card', action: 'blocked' });
-    const own = await send('tok_decline_do_not_honor', { originalDeclineCode: 'try_again_later' });
-    expect(own.status).not.toBe(403);
-    // Nor is the lost card charged as another payment's fallback card.
+    const ownCard = await send('tok_decline_do_not_honor', { originalDeclineCode: 'try_again_later' });
+    expect(ownCard.status).not.toBe(403);
+    // Nor is the lost card charged as another payment's fallback card (the payment's own card is).
     const backup = await send('tok_decline_do_not_honor', {
       fallbackPaymentMethodTokens: ['tok_decline_lost_card'],
       isTrialConversion: true,
     });
-    expect(backup.body).toMatchObject({ success: false });
+    expect([200, 202]).toContain(backup.status);
+    expect((await own()) - ownBefore).toBeGreaterThanOrEqual(3);
     expect(await stack.stores.sandbox.countForToken('test', 'tok_decline_lost_card')).toBe(1);
   });
 });

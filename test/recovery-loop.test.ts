@@ -73,6 +73,27 @@ describe('the recovery loop', () => {
     });
   });
 
+  it("a trial conversion is attempted at once, then its retries are planned as any other's, not spent in seconds", () => {
+    const box = {
+      s: startLoop(setup('insufficient_funds', { critical: true, criticalRetriesPlanned: true })),
+    };
+    expect(step(box, failedAt)).toMatchObject({ kind: 'attempt', attemptNo: 1 });
+    charge(box, declined('insufficient_funds'), failedAt);
+    const next = step(box, failedAt + 2_000);
+    expect(next.kind).toBe('wait');
+    if (next.kind === 'wait') expect(next.until - failedAt).toBeGreaterThanOrEqual(hour);
+  });
+
+  it('a trial conversion a workflow began before its retries were planned tries every attempt at once, as it did', () => {
+    const box = { s: startLoop(setup('insufficient_funds', { critical: true })) };
+    for (let attemptNo = 1; attemptNo <= 8; attemptNo += 1) {
+      const now = failedAt + attemptNo * 2_000;
+      expect(step(box, now)).toMatchObject({ kind: 'attempt', attemptNo });
+      charge(box, declined('insufficient_funds'), now);
+    }
+    expect(step(box, failedAt + 20_000)).toMatchObject({ kind: 'finish', outcome: { kind: 'failed' } });
+  });
+
   it('waits for a better time, then reports smart_retry', () => {
     const box = { s: startLoop(setup('insufficient_funds')) };
     const wait = step(box, failedAt);

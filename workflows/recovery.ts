@@ -80,6 +80,9 @@ const chargeDecidedPatch = 'charge-decided-before-sent';
 /** Workflow version: a new card that came while the last attempt was under way is tried before the end. */
 const lateCardUpdatePatch = 'late-card-update';
 
+/** Workflow version: a trial conversion's retries after its first attempts are planned, not all at once. */
+const criticalRetriesPlannedPatch = 'critical-retries-planned';
+
 /** A regular activity: the task that decided the attempt ends, and the decision is in the history. */
 const { attemptDecided } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -136,6 +139,8 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     maxAttempts: screen.maxAttempts,
     maxDays: screen.maxDays,
     critical: r.isTrialConversion,
+    // (`patched`: a trial conversion an earlier worker began tried every attempt at once, and replays so.)
+    ...(r.isTrialConversion && patched(criticalRetriesPlannedPatch) ? { criticalRetriesPlanned: true } : {}),
     offsetMinutes: screen.offsetMinutes,
     billingCycleDay: screen.billingCycleDay,
     riskSkipThreshold: screen.riskSkipThreshold,
