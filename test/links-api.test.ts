@@ -784,6 +784,100 @@ describe('the card-update page of a Stripe account', () => {
     expect(Math.abs((await closesIn()) - 31 * 60_000)).toBeLessThan(60_000);
   });
 
+  /**
+   * A card-update link of a Stripe account with ten minutes left, naming a queued recovery on `oldCard`,
+   * whose customer is sent to Checkout: the link, its page and the session opened for it.
+   */
+  async function checkoutOpenedLate(oldCard: string, customer: string) {
+    stripe.addCard(oldCard, { customer, answers: [{ decline: 'do_not_honor' }] });
+    const { apiKey, account } = await stripeAccount();
+    const queued = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: {
+        paymentMethodToken: oldCard,
+        amount: amount(),
+        currency: 'EUR',
+        originalDeclineCode: 'processing_error',
+      },
+    });
+    expect(queued.status).toBe(202);
+    const transactionId = String(queued.body.transactionId);
+    const link = (await cardLink(apiKey, { paymentMethodToken: oldCard, transactionId })).body;
+    const url = onServer(stack.baseUrl, link.url);
+    offsetMs = 72 * hour - 10 * 60_000;
+    expect((await getPage(url)).status).toBe(303);
+    return { apiKey, account, transactionId, link, url, session: latestSession() };
+  }
+
+  const cardUpdates = async (accountId: string) =>
+    (await stack.stores.events.list({ accountId })).filter((e) => e.type === 'card.updated');
+
+  it('a card saved in a Checkout session opened in the link’s last minutes is taken when the customer comes back after the link expired', async () => {
+    const { account, transactionId, link, url, session } = await checkoutOpenedLate('pm_late1', 'cus_late1');
+    // Stripe keeps the session open 31 minutes, past the link's expiry ten minutes on.
+    expect(session.expires_at * 1000 - Date.now()).toBeGreaterThan(30 * 60_000);
+    offsetMs += 20 * 60_000;
+    stripe.completeCheckout(session.id, { id: 'pm_late1new', brand: 'visa', last4: '4444' });
+
+    const back = await getPage(`${url}?session=${session.id}`);
+    expect(back.status).toBe(200);
+    expect(back.html).toContain('Visa card ending in 4444');
+    const [updated, ...more] = await cardUpdates(account.id);
+    expect(more).toEqual([]);
+    expect(updated?.payload).toMatchObject({
+      oldPaymentMethodToken: 'pm_late1',
+      newPaymentMethodToken: 'pm_late1new',
+      eligibleGateways: ['stripe'],
+    });
+    expect(await stateOnceSucceeded(account.id, transactionId)).toBe('succeeded');
+    expect(stripe.intents().filter((i) => i.payment_method === 'pm_late1new')).toHaveLength(1);
+    // A reload shows the card saved and sends nothing more; the link is used once.
+    const reload = await getPage(`${url}?session=${session.id}`);
+    expect(reload.status).toBe(200);
+    expect(reload.html).toContain('Visa card ending in 4444');
+    expect(await cardUpdates(account.id)).toHaveLength(1);
+    expect((await stack.stores.links.find(sha256(link.token)))?.consumption?.outcome).toMatchObject({
+      kind: 'card_updated',
+      newPaymentMethodToken: 'pm_late1new',
+    });
+  });
+
+  it('a Checkout session coming back longer after the link expired than Stripe keeps one open saves nothing (410)', async () => {
+    const { account, transactionId, link, url, session } = await checkoutOpenedLate('pm_late2', 'cus_late2');
+    offsetMs += 50 * 60_000;
+    stripe.completeCheckout(session.id, { id: 'pm_late2new', brand: 'visa', last4: '5555' });
+
+    const back = await getPage(`${url}?session=${session.id}`);
+    expect(back.status).toBe(410);
+    expect(back.html).toContain('This link has expired');
+    expect(await cardUpdates(account.id)).toEqual([]);
+    expect((await stack.stores.links.find(sha256(link.token)))?.consumption).toBeNull();
+    expect(stripe.intents().filter((i) => i.payment_method === 'pm_late2new')).toEqual([]);
+    expect((await stack.stores.recoveries.find(account.id, transactionId))?.paymentMethodToken).toBe(
+      'pm_late2',
+    );
+  });
+
+  it('an expired link of a Stripe account stays expired without a session of its own finished in Checkout: a visit, a posted card, another link’s session, an unfinished one (410)', async () => {
+    const late = await checkoutOpenedLate('pm_late3', 'cus_late3');
+    const other = (await cardLink(late.apiKey, { paymentMethodToken: 'pm_late3' })).body;
+    expect((await getPage(onServer(stack.baseUrl, other.url))).status).toBe(303);
+    const otherSession = latestSession();
+    stripe.completeCheckout(otherSession.id, { id: 'pm_late3other', brand: 'visa', last4: '6666' });
+    offsetMs += 20 * 60_000;
+    const opened = stripe.sessions().length;
+
+    const visit = await getPage(late.url);
+    expect(visit.status).toBe(410);
+    expect(visit.html).toContain('This link has expired');
+    expect(stripe.sessions()).toHaveLength(opened);
+    expect((await postForm(late.url, { _form: 'x', ...goodCard })).status).toBe(410);
+    for (const query of [`?session=${otherSession.id}`, `?session=${late.session.id}`, '?cancelled=1'])
+      expect({ query, status: (await getPage(late.url + query)).status }).toEqual({ query, status: 410 });
+    expect(await cardUpdates(late.account.id)).toEqual([]);
+    expect((await stack.stores.links.find(sha256(late.link.token)))?.consumption).toBeNull();
+  });
+
   it("a link naming no recovery opens Checkout in the currency of a recovery under way on the old card, else of the account's latest recovery; USD only for an account without any", async () => {
     stripe.addCard('pm_old4', { customer: 'cus_page4', answers: [{ decline: 'do_not_honor' }] });
     stripe.addCard('pm_old5', { customer: 'cus_page5', answers: [] });

@@ -211,8 +211,12 @@ function refusal(error: unknown): ChargeOutcome {
   throw error;
 }
 
-/** Stripe closes a Checkout session 30 minutes to 24 hours after it is created (a minute's margin each side). */
-const checkoutLifeMs = { min: 31 * 60_000, max: 24 * 3_600_000 - 60_000 };
+/**
+ * Stripe closes a Checkout session 30 minutes to 24 hours after it is created (a minute's margin each side):
+ * one opened in a link's last half hour outlives the link by up to `min`, and the page takes its return
+ * that long after the link expired.
+ */
+export const checkoutLifeMs = { min: 31 * 60_000, max: 24 * 3_600_000 - 60_000 };
 
 /** When a Checkout session opened at `nowMs` closes: with the link, as far as Stripe allows (Unix seconds). */
 export function checkoutExpiry(nowMs: number, openForMs: number): number {
@@ -367,7 +371,8 @@ export function createStripeGateway(
       const session = await stripe.checkout.sessions.create({
         mode: 'setup',
         // Closed when the link expires (a session opened by a mail scanner, or left open, must not save a
-        // card the expired link then refuses), within the 30 minutes to 24 hours Stripe allows.
+        // card the expired link then refuses), within the 30 minutes to 24 hours Stripe allows: one opened
+        // in the link's last half hour stays open past it, and the page still takes its card.
         expires_at: checkoutExpiry(Date.now(), openForMs),
         // Checkout offers the account's payment methods that work in this currency.
         currency: currency.toLowerCase(),

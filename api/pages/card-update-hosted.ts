@@ -1,3 +1,4 @@
+import { checkoutLifeMs } from '../../activities/gateways/stripe.js';
 import type { HostedCardForm } from '../../activities/gateways/types.js';
 import { pagesOrigin } from '../../services/links.js';
 import type { AppContext } from '../context.js';
@@ -6,6 +7,21 @@ import { sendPage } from './layout.js';
 import type { LoadedLink, PageDeps } from './load-link.js';
 import { submissionDigest } from './resubmission.js';
 import { cardUpdatePath, saveCard } from './save-card.js';
+
+/** The gateway's session the customer came back from its form with, if any. */
+export function returnedSession(ctx: AppContext): string | null {
+  const { session } = ctx.query;
+  return typeof session === 'string' && session !== '' ? session : null;
+}
+
+/** The digest a card saved in a gateway's session is used with: the same session back again is a reload. */
+export const sessionDigest = (session: string) => submissionDigest('card-session', session);
+
+/**
+ * How long after its link expired a session opened for it can still come back with a card: Stripe keeps a
+ * Checkout session open at least half an hour, so one opened in the link's last minutes outlives it.
+ */
+const sessionOutlivesLinkMs = checkoutLifeMs.min;
 
 /** Back from the gateway's form without a saved card: nothing changed, and the link still works. */
 function notSaved(ctx: AppContext, loaded: LoadedLink<'card_update'>, token: string, why: string): void {
@@ -49,11 +65,11 @@ export async function hostedCardUpdate(
 ): Promise<void> {
   const { account, link, messages } = loaded;
   if (ctx.query.cancelled !== undefined) return notSaved(ctx, loaded, token, messages.card.leftHostedForm);
-  const session = ctx.query.session;
-  if (typeof session === 'string' && session) {
+  const session = returnedSession(ctx);
+  if (session) {
     const card = await form.finish(session, link._id);
     if (!card) return notSaved(ctx, loaded, token, messages.card.hostedFormIncomplete);
-    return saveCard(deps, ctx, loaded, card, submissionDigest('card-session', session));
+    return saveCard(deps, ctx, loaded, card, sessionDigest(session));
   }
   const pageUrl = `${pagesOrigin(account, deps.publicBaseUrl)}${cardUpdatePath(token)}`;
   const { url } = await form.start({
@@ -66,4 +82,24 @@ export async function hostedCardUpdate(
   });
   ctx.redirect(url);
   ctx.status = 303;
+}
+
+/**
+ * Back from the gateway's form with `session` after the link expired: the card saved in a session opened
+ * in time (for this link, finished) is saved as in time, while such a session may still be open. True when
+ * the card was saved (or another use won and was answered); false leaves the link expired.
+ */
+export async function lateHostedReturn(
+  deps: PageDeps,
+  ctx: AppContext,
+  expired: LoadedLink<'card_update'>,
+  session: string,
+  form: HostedCardForm,
+): Promise<boolean> {
+  const { link } = expired;
+  if (deps.clock().getTime() - link.expiresAt.getTime() > sessionOutlivesLinkMs) return false;
+  const card = await form.finish(session, link._id);
+  if (!card) return false;
+  await saveCard(deps, ctx, expired, card, sessionDigest(session));
+  return true;
 }

@@ -2,7 +2,7 @@ import { gatewayFor } from '../../activities/gateways/resolve.js';
 import { checkCardForm, type CardFormErrors } from '../../domain/card-input.js';
 import type { Account } from '../../store/accounts.js';
 import type { AppContext } from '../context.js';
-import { hostedCardUpdate } from './card-update-hosted.js';
+import { hostedCardUpdate, lateHostedReturn, returnedSession, sessionDigest } from './card-update-hosted.js';
 import { cardForm, refusalMessage } from './card-update-views.js';
 import { trustedForm } from './form-body.js';
 import { issueFormToken } from './form-token.js';
@@ -60,12 +60,21 @@ export function cardUpdatePage(deps: PageDeps) {
 
   return {
     async show(ctx: AppContext, token: string): Promise<void> {
-      // Back from the gateway's form a second time (a reload) with the session that saved the card.
-      const session = ctx.query.session;
-      const loaded = await loadLink(deps, ctx, token, 'card_update', (used, consumption) =>
-        typeof session === 'string' && session !== ''
-          ? answerSavedAgain(deps, ctx, used, consumption, submissionDigest('card-session', session))
-          : false,
+      const session = returnedSession(ctx);
+      const loaded = await loadLink(
+        deps,
+        ctx,
+        token,
+        'card_update',
+        // Back from the gateway's form a second time (a reload) with the session that saved the card.
+        (used, consumption) =>
+          session !== null && answerSavedAgain(deps, ctx, used, consumption, sessionDigest(session)),
+        // Back from the gateway's form just after the link expired, from a session opened in time.
+        async (expired) => {
+          if (session === null) return false;
+          const { hosted } = await collection(expired.account);
+          return hosted !== null && lateHostedReturn(deps, ctx, expired, session, hosted);
+        },
       );
       if (!loaded) return;
       const how = await collection(loaded.account);

@@ -36,6 +36,12 @@ export type UsedLinkAnswer<K extends LinkKind> = (
   consumption: ConsumptionDoc,
 ) => boolean;
 
+/**
+ * Answers a request for a link that has expired, when it can (a use begun in time and finished since):
+ * true when it did, false to let the "expired" page answer.
+ */
+export type ExpiredLinkAnswer<K extends LinkKind> = (expired: LoadedLink<K>) => Promise<boolean>;
+
 const tokenShape = /^[A-Za-z0-9_-]{22,128}$/;
 
 function isKind<K extends LinkKind>(link: LinkDoc, kind: K): link is Extract<LinkDoc, { kind: K }> {
@@ -45,7 +51,7 @@ function isKind<K extends LinkKind>(link: LinkDoc, kind: K): link is Extract<Lin
 /**
  * Finds the usable link of `kind` behind the token, or renders why there is none: 404 for no such link,
  * 410 for a used or expired one (after finishing a use that was interrupted, so its event still goes out),
- * unless `answerUsed` answers for the use.
+ * unless `answerUsed` answers for the use or `answerExpired` for the expired link.
  */
 export async function loadLink<K extends LinkKind>(
   deps: PageDeps,
@@ -53,6 +59,7 @@ export async function loadLink<K extends LinkKind>(
   token: string,
   kind: K,
   answerUsed?: UsedLinkAnswer<K>,
+  answerExpired?: ExpiredLinkAnswer<K>,
 ): Promise<LoadedLink<K> | null> {
   const opened = tokenShape.test(token) ? await deps.links.open(token, kind) : null;
   const account = opened ? await deps.stores.accounts.find(opened.link.accountId) : null;
@@ -68,9 +75,11 @@ export async function loadLink<K extends LinkKind>(
   }
   if (opened.state !== 'usable') {
     await deps.outcomes.finishInterrupted(opened.link, opened.consumption);
-    const { consumption } = opened;
-    if (consumption && answerUsed?.({ link: opened.link, account, ...look }, consumption)) return null;
-    goneLinkPage(ctx, look, opened.state);
+    const { consumption, state } = opened;
+    const gone = { link: opened.link, account, ...look };
+    if (consumption && answerUsed?.(gone, consumption)) return null;
+    if (state === 'expired' && (await answerExpired?.(gone))) return null;
+    goneLinkPage(ctx, look, state);
     return null;
   }
   return { link: opened.link, account, ...look };
