@@ -158,7 +158,8 @@ function capLimit(attempts: number[], limit: number, windowMs: number, now: numb
 
 /**
  * Whether the card networks allow another attempt on this card now. An advice code implies Mastercard even
- * when the BIN was not given; an unknown brand gets Visa's "never" category, since the card may be a Visa.
+ * when the BIN was not given; an unknown brand gets Visa's "never" category and Mastercard's 24-hour cap,
+ * since the card may be either.
  */
 export function networkDecision(input: NetworkInput): NetworkDecision {
   const rules = input.rules ?? defaultNetworkRules;
@@ -182,7 +183,8 @@ export function networkDecision(input: NetworkInput): NetworkDecision {
     };
 
   const limits = [capLimit(priorAttemptsAt, rules[brand].maxPer30Days, 30 * dayMs, now, brand)];
-  if (brand === 'mastercard')
+  // A card of unknown brand (a fallback or new card, no BIN given) may be a Mastercard: its 24-hour cap holds.
+  if (brand === 'mastercard' || brand === 'unknown')
     limits.push(capLimit(priorAttemptsAt, rules.mastercard.maxPer24h, dayMs, now, brand));
   if (advice?.kind === 'wait') {
     const anchor = input.lastAttemptAt ?? (priorAttemptsAt.length ? Math.max(...priorAttemptsAt) : now);

@@ -168,6 +168,18 @@ describe('Mastercard caps', () => {
     });
   });
 
+  it('a card of unknown brand is held to the 24-hour cap too: it may be a Mastercard', () => {
+    const prior = attemptsBefore(10, 20 * hour);
+    expect(decide({ brand: 'unknown', priorAttemptsAt: attemptsBefore(9, 20 * hour) })).toEqual({
+      allowed: true,
+    });
+    expect(decide({ brand: 'unknown', declineCode: 'do_not_honor', priorAttemptsAt: prior })).toEqual({
+      allowed: false,
+      reason: mentioning('24 hours'),
+      retryAt: prior[0]! + day,
+    });
+  });
+
   it('refuses the 36th attempt in 30 days until enough age out', () => {
     const prior = attemptsBefore(35, 29 * day, 2 * day);
     const decision = decide({ ...mc, priorAttemptsAt: prior });
