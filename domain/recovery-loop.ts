@@ -1,4 +1,5 @@
 import { classifyDecline, type DeclineGroup, type DeclineInfo, type RecommendedAction } from './declines.js';
+import { isStopAdvice } from './network-rules.js';
 import {
   optionExposure,
   optionHistory,
@@ -37,6 +38,12 @@ export interface LoopSetup {
    * (`patched`): it tried every attempt at once, its whole budget within seconds.
    */
   criticalRetriesPlanned?: boolean;
+  /**
+   * Mastercard's advice 03 or 21 ends the card's attempts when it comes (the payment's card: the recovery,
+   * as a card no longer chargeable). Left unset by a workflow begun before (`patched`): it planned the next
+   * attempt, which the networks' rules then refused, and ended recommending a retry.
+   */
+  stopAdviceEnds?: boolean;
   offsetMinutes: number;
   billingCycleDay: number | null;
   riskSkipThreshold: number;
@@ -78,6 +85,8 @@ export type LoopOutcome =
       action: RecommendedAction;
       /** The card the issuer blocked: the primary, or the customer's new card. */
       token: string;
+      /** The issuer's own decline code, when the block names another (Mastercard's advice: no longer chargeable). */
+      issuerCode?: string;
       /**
        * What the recovery ends as when the merchant already holds its 202 (a later retry was blocked): the
        * spec's final outcome of a queued recovery is recovery.success or recovery.failed. Absent for a
@@ -374,6 +383,21 @@ export function observe(
     advice: { ...next.advice, [option.token]: result.advice },
   };
   if (onPrimary) next = { ...next, code: info.code };
+  // Mastercard's "never retry" (03, 21) is about the card, in every recovery: no attempt on it is allowed
+  // again, so it ends now as a card no longer chargeable (what a later recovery of it is blocked as).
+  if (isStopAdvice(result.advice) && next.setup.stopAdviceEnds) {
+    if (!onPrimary) return dropToken(next, option.token);
+    const reason = `Mastercard advised (merchant advice code ${result.advice}, decline code ${info.code}) never to charge this card again.`;
+    return finishWith(next, {
+      kind: 'blocked',
+      declineCode: 'card_no_longer_chargeable',
+      reason,
+      action: 'request_card_update',
+      token: option.token,
+      issuerCode: info.code,
+      failure: failure(next, { ai: plan.prediction, reason }),
+    });
+  }
   if (info.stopsImmediately && onPrimary)
     return finishWith(next, {
       kind: 'blocked',

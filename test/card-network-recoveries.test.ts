@@ -34,13 +34,23 @@ describe('Mastercard advice 03 and 21 across recoveries of one card', () => {
   it.each(['03', '21'])(
     'a card one recovery got advice %s for is never charged by the next recovery: its screen blocks it',
     async (advice) => {
-      const { apiKey } = await stack.createAccount();
+      const { apiKey, account } = await stack.createAccount();
       const token = `tok_decline_do_not_honor_mac${advice}`;
 
+      // The recovery that gets the advice ends at once, asking for a new card: no attempt is allowed again.
       const first = await recover(apiKey, token);
-      expect(first.res.status).toBe(202);
-      expect(first.status.body).toMatchObject({ state: 'queued', lastDeclineCode: 'do_not_honor' });
+      expect(first.res).toMatchObject({
+        status: 403,
+        body: {
+          declineCode: 'card_no_longer_chargeable',
+          recommendedAction: 'request_card_update',
+          recommendation: expect.stringContaining(`merchant advice code ${advice}`),
+        },
+      });
       expect(await charges(token)).toBe(1);
+      // The status record keeps the issuer's own code.
+      const [blocked] = await stack.stores.recoveries.page(account.id, { limit: 1 });
+      expect(blocked).toMatchObject({ state: 'blocked', lastDeclineCode: 'do_not_honor' });
 
       // The next invoice of the same card: its recovery starts with no advice of its own.
       const next = await recover(apiKey, token);

@@ -94,6 +94,37 @@ describe('the recovery loop', () => {
     expect(step(box, failedAt + 20_000)).toMatchObject({ kind: 'finish', outcome: { kind: 'failed' } });
   });
 
+  it("Mastercard's advice 03 on the payment's card ends the recovery at once, asking for a new card", () => {
+    const box = { s: startLoop(setup('try_again_later', { stopAdviceEnds: true })) };
+    expect(step(box, failedAt)).toMatchObject({ kind: 'attempt', attemptNo: 1 });
+    charge(box, declined('do_not_honor', '03'), failedAt);
+    expect(step(box, failedAt + 2_000)).toMatchObject({
+      kind: 'finish',
+      outcome: {
+        kind: 'blocked',
+        declineCode: 'card_no_longer_chargeable',
+        action: 'request_card_update',
+        reason: expect.stringContaining('advice code 03'),
+        failure: { kind: 'failed', declineCode: 'do_not_honor' },
+      },
+    });
+  });
+
+  it("Mastercard's advice 21 on a fallback card drops that card, and does not end the recovery", () => {
+    const box = { s: startLoop(setup('try_again_later', { stopAdviceEnds: true, options: [fallback] })) };
+    expect(step(box, failedAt)).toMatchObject({ kind: 'attempt', option: fallback });
+    charge(box, declined('do_not_honor', '21'), failedAt);
+    expect(box.s.options).toEqual([]);
+    expect(box.s.pending).toBeNull();
+  });
+
+  it("a recovery a workflow began before Mastercard's advice ended it plans past the advice, as it did", () => {
+    const box = { s: startLoop(setup('try_again_later')) };
+    step(box, failedAt);
+    charge(box, declined('do_not_honor', '03'), failedAt);
+    expect(step(box, failedAt + 2_000).kind).not.toBe('finish');
+  });
+
   it('waits for a better time, then reports smart_retry', () => {
     const box = { s: startLoop(setup('insufficient_funds')) };
     const wait = step(box, failedAt);

@@ -212,7 +212,15 @@ export async function fail(ctx: RecoveryContext, o: Failure): Promise<void> {
  */
 export async function block(
   ctx: RecoveryContext,
-  o: { declineCode: string; reason: string; action: RecommendedAction; fromAttempt: boolean; token?: string },
+  o: {
+    declineCode: string;
+    reason: string;
+    action: RecommendedAction;
+    fromAttempt: boolean;
+    token?: string;
+    /** The issuer's own code, when `declineCode` names another: the status record keeps it. */
+    issuerCode?: string;
+  },
 ): Promise<void> {
   const { request: r } = ctx.input;
   const paymentMethodToken = o.token ?? r.paymentMethodToken;
@@ -223,7 +231,7 @@ export async function block(
   await ctx.conclude(
     'blocked',
     {
-      lastDeclineCode: o.declineCode,
+      lastDeclineCode: o.issuerCode ?? o.declineCode,
       recommendedAction: o.action,
       recommendedActionReason: reason,
       nextAttemptAt: null,

@@ -83,6 +83,9 @@ const lateCardUpdatePatch = 'late-card-update';
 /** Workflow version: a trial conversion's retries after its first attempts are planned, not all at once. */
 const criticalRetriesPlannedPatch = 'critical-retries-planned';
 
+/** Workflow version: Mastercard's advice 03 or 21 ends the card's attempts when it comes. */
+const stopAdviceEndsPatch = 'stop-advice-ends';
+
 /** A regular activity: the task that decided the attempt ends, and the decision is in the history. */
 const { attemptDecided } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -141,6 +144,8 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     critical: r.isTrialConversion,
     // (`patched`: a trial conversion an earlier worker began tried every attempt at once, and replays so.)
     ...(r.isTrialConversion && patched(criticalRetriesPlannedPatch) ? { criticalRetriesPlanned: true } : {}),
+    // (`patched`: a recovery an earlier worker began planned past such advice, and replays so.)
+    ...(patched(stopAdviceEndsPatch) ? { stopAdviceEnds: true } : {}),
     offsetMinutes: screen.offsetMinutes,
     billingCycleDay: screen.billingCycleDay,
     riskSkipThreshold: screen.riskSkipThreshold,
@@ -395,6 +400,7 @@ async function finish(ctx: RecoveryContext, screen: Screen, outcome: LoopOutcome
         action: outcome.action,
         token: outcome.token,
         fromAttempt: true,
+        ...(outcome.issuerCode ? { issuerCode: outcome.issuerCode } : {}),
       });
     case 'expired':
       return expire(ctx, {

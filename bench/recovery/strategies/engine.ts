@@ -106,6 +106,8 @@ export function runEngine(
       maxAttempts: account.settings.retryPolicy.maxAttempts,
       maxDays: account.settings.retryPolicy.maxDays,
       critical: false,
+      // As the workflow decides today (its `patched` versions).
+      stopAdviceEnds: true,
       offsetMinutes,
       billingCycleDay: account.settings.billingCycleDay,
       riskSkipThreshold: account.settings.riskSkipThreshold,
