@@ -262,6 +262,26 @@ const scenarios: Record<string, (stack: Stack, env: TestWorkflowEnvironment) => 
     await queued.handle.result();
     return queued.handle.workflowId;
   },
+  /**
+   * A trial conversion declined at once: its retry is planned (since 2026-11-27; before, every attempt went
+   * at once), and collects.
+   */
+  'recovery-trial-retry-planned': (stack) =>
+    recovery(stack, {
+      paymentMethodToken: 'tok_decline_insufficient_funds_x1',
+      originalDeclineCode: 'insufficient_funds',
+      isTrialConversion: true,
+    }),
+  /**
+   * Mastercard's advice 03 on the first attempt: blocked there (since 2026-11-27; before, the next attempt
+   * was planned, refused by the networks' rules, and the recovery failed).
+   */
+  'recovery-stop-advice': (stack) =>
+    recovery(stack, {
+      paymentMethodToken: 'tok_decline_do_not_honor_mac03',
+      binPrefix: '555555',
+      originalDeclineCode: 'try_again_later',
+    }),
   /** An expired card the account updater refreshes (the refreshCard local activity): the fresh card is charged. */
   'recovery-card-refreshed': (stack) =>
     recovery(stack, {
