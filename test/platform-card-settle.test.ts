@@ -101,6 +101,21 @@ describe('a new card the billing platform reports', () => {
     expect(await stack.stores.sandbox.countForToken('test', newCard)).toBe(0);
   });
 
+  it('a newer card reported while the first settles settles in its turn; the first is never charged', async () => {
+    const { accountId, invoice, doc } = await queuedInvoice();
+    const [first, newer] = [`tok_visa_first${n}`, `tok_visa_newer${n}`];
+    await savedInChargebee(accountId, invoice.customerId, first);
+    await env.sleep(90_000);
+    const newerAt = await env.currentTimeMs();
+    await savedInChargebee(accountId, invoice.customerId, newer);
+    await env.client.workflow.getHandle(doc.workflowId).result();
+    const final = (await stack.stores.recoveries.find(accountId, doc._id))!;
+    expect(final).toMatchObject({ state: 'succeeded', paymentMethodToken: newer });
+    expect(final.attempts.at(-1)!.at.getTime() - newerAt).toBeGreaterThanOrEqual(platformCardSettleMs);
+    expect(await stack.stores.sandbox.countForToken('test', first)).toBe(0);
+    expect(await stack.stores.sandbox.countForToken('test', newer)).toBe(1);
+  });
+
   it('is charged once it has settled, the status showing when meanwhile, when the invoice is still owed', async () => {
     const { accountId, invoice, doc } = await queuedInvoice();
     const newCard = `tok_visa_settle${n}`;

@@ -86,6 +86,9 @@ const criticalRetriesPlannedPatch = 'critical-retries-planned';
 /** Workflow version: Mastercard's advice 03 or 21 ends the card's attempts when it comes. */
 const stopAdviceEndsPatch = 'stop-advice-ends';
 
+/** Workflow version: a new card the billing platform reported settles (`settleMs`) before it is charged. */
+const platformCardSettlePatch = 'platform-card-settle';
+
 /** A regular activity: the task that decided the attempt ends, and the decision is in the history. */
 const { attemptDecided } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -231,15 +234,22 @@ async function recover(ctx: RecoveryContext): Promise<void> {
 
   /**
    * Lets a card the billing platform reported settle before it is charged (`settleMs`: the platform may be
-   * collecting the invoice with it now), the read model showing when it will be; returns the stop that
-   * came meanwhile (that payment's notice), if any, and the newest card told by then.
+   * collecting the invoice with it now), the read model showing when it will be; a newer card told
+   * meanwhile settles in its turn (one from Recoup's own link goes at once). Returns the stop that came
+   * meanwhile (that payment's notice), if any, and the card to charge.
+   * (`patched`: a worker of an earlier version took such a card on at once, and its histories replay so.)
    */
   async function settled(update: CardUpdate): Promise<{ stop: StopReason | null; update: CardUpdate }> {
-    if (!update.settleMs) return { stop: null, update };
-    const nextAttemptAt = new Date(Date.now() + update.settleMs).toISOString();
-    await ctx.record(ctx.state, { nextAttemptAt });
-    await condition(() => ctx.stopRequested !== null, update.settleMs);
-    return { stop: ctx.stopRequested, update: cardUpdate ?? update };
+    for (let current = update; ;) {
+      const { settleMs } = current;
+      if (!settleMs || !patched(platformCardSettlePatch)) return { stop: null, update: current };
+      await ctx.record(ctx.state, { nextAttemptAt: new Date(Date.now() + settleMs).toISOString() });
+      const settling = current;
+      await condition(() => ctx.stopRequested !== null || cardUpdate !== settling, settleMs);
+      if (ctx.stopRequested) return { stop: ctx.stopRequested, update: current };
+      if (cardUpdate === current || cardUpdate === undefined) return { stop: null, update: current };
+      current = cardUpdate;
+    }
   }
 
   /** Takes the customer's new card on: the read model shows it, and later attempts send its type. */

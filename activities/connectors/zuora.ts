@@ -179,9 +179,11 @@ async function paymentProcessed(c: SuccessCallout, config: ZuoraConfig): Promise
 function paidByPayments(invoice: Invoice, currency: string): boolean {
   // No amount to compare with (a response without it): not counted as paid, rather than counted wrongly.
   if (invoice.amount === null || invoice.amount === undefined) return false;
-  const paid = minorUnitsOf((invoice.paymentAmount ?? 0) - (invoice.refundAmount ?? 0), currency);
+  const payments = minorUnitsOf(invoice.paymentAmount ?? 0, currency);
+  const refunds = minorUnitsOf(invoice.refundAmount ?? 0, currency);
   const amount = minorUnitsOf(invoice.amount, currency);
-  return paid !== null && amount !== null && paid >= amount;
+  if (payments === null || refunds === null || amount === null) return false;
+  return payments - refunds >= amount;
 }
 
 /**
