@@ -136,7 +136,6 @@ export function cardSweepActivities(deps: ActivityDeps) {
       const sweep = account.settings.cardHealthSweep;
       const base = { gateway: primary?.name ?? null, cards: 0, expiringSoon: 0, warned: 0 };
       if (!sweep.enabled || account.closing) return { outcome: 'disabled', ...base };
-      await stores.expiryWarnings.purgeExpired(account.id, new Date(input.asOf));
       const adapter = primary && adaptersFor(stores, account.id, [primary], deps).get(primary.name);
       if (!adapter?.listCards) return { outcome: 'unsupported', ...base };
       // A warning's link must lead to a card form: the page's own, the gateway's, or the merchant's.

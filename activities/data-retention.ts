@@ -34,6 +34,7 @@ const nothingYet = (): RetentionResult => ({
   proofModeGroups: 0,
   adyenAuthorisations: 0,
   attemptSends: 0,
+  expiryWarnings: 0,
   orphanedLinkUses: 0,
   resumedEvents: 0,
 });
@@ -96,13 +97,13 @@ export function retentionActivities({ stores, log, events }: ActivityDeps) {
     /**
      * Deletes, for every account with a `dataRetentionDays`, its records older than that as of `asOf`
      * (epoch ms, the workflow's clock), then the records that only serve running recoveries, past their
-     * fixed age in every account, and the uses of hosted links whose link is gone. Last, starts the
-     * deliveries of the events stranded pending: after the purge, so that one older than its account's
-     * retention is deleted, not sent late. It heartbeats after each step of an account's purge, each batch
-     * of its events' deletes and each batch of link uses scanned, with where it has got to (`Progress`): a
-     * retry goes on after the last account finished, or the last link use looked at. Whatever a retry does
-     * again is safe to repeat: deleting what is already gone changes nothing, and a delivery already
-     * started is not started again.
+     * fixed age in every account, the records of card expiry warnings whose card has expired, and the
+     * uses of hosted links whose link is gone. Last, starts the deliveries of the events stranded pending:
+     * after the purge, so that one older than its account's retention is deleted, not sent late. It
+     * heartbeats after each step of an account's purge, each batch of its events' deletes and each batch
+     * of link uses scanned, with where it has got to (`Progress`): a retry goes on after the last account
+     * finished, or the last link use looked at. Whatever a retry does again is safe to repeat: deleting
+     * what is already gone changes nothing, and a delivery already started is not started again.
      */
     async purgeExpiredData(input: { asOf: number }): Promise<RetentionResult> {
       const asOf = new Date(input.asOf);

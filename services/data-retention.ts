@@ -74,15 +74,18 @@ export async function purgeAccountData(
   };
 }
 
-/** What the purge of the records that only serve running recoveries deleted. */
+/** What the purge of the records kept for a fixed time in every account deleted. */
 export interface OperationalCounts {
   adyenAuthorisations: number;
   attemptSends: number;
+  /** The records of card expiry warnings sent, once their card has expired. */
+  expiryWarnings: number;
 }
 
 /**
- * Deletes, across accounts, the records that only serve running recoveries, `operationalRecordDays` old;
- * `beat` is told between the deletes. (The uses of hosted links whose link is gone are the activity's own
+ * Deletes, across accounts, the records that only serve running recoveries, `operationalRecordDays` old,
+ * and those of card expiry warnings whose card has expired by `asOf` (needed until then: a card is warned
+ * about once per expiry); `beat` is told between the deletes. (The uses of hosted links whose link is gone are the activity's own
  * step: `purgeOrphanedUses`, which it resumes where a try cut short left it.)
  */
 export async function purgeOperationalRecords(
@@ -93,5 +96,11 @@ export async function purgeOperationalRecords(
   const cutoff = new Date(asOf.getTime() - operationalRecordDays * dayMs);
   const adyenAuthorisations = await stores.adyenAuthorisations.purgeBefore(cutoff);
   beat();
-  return { adyenAuthorisations, attemptSends: await stores.attemptSends.purgeBefore(cutoff) };
+  const attemptSends = await stores.attemptSends.purgeBefore(cutoff);
+  beat();
+  return {
+    adyenAuthorisations,
+    attemptSends,
+    expiryWarnings: await stores.expiryWarnings.purgeExpired(asOf),
+  };
 }

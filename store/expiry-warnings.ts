@@ -1,13 +1,13 @@
 import type { Db } from 'mongodb';
 import { sha256 } from '../runtime/crypto.js';
-import { idsOfAccount } from './account-data.js';
 import { collections } from './collections.js';
 import { upsert } from './mongo.js';
 
 /**
  * A card.expiring_soon once sent: `_id` is `${accountId}:${hash of its eventId}` (the eventId itself hashes
- * the card's token and expiry), so it names neither the customer nor the card. Erasure and data retention
- * leave it; it goes once the card has expired (`expiresAt`), or with the account.
+ * the card's token and expiry), so it names neither the customer nor the card. Erasure and an account's
+ * retention leave it; the daily data retention deletes it once the card has expired (`expiresAt`), and
+ * closing the account with the rest.
  */
 interface WarnedDoc {
   _id: string;
@@ -34,10 +34,12 @@ export function createExpiryWarningStore(db: Db) {
       return (await warned.findOne({ _id: idOf(accountId, eventId) })) !== null;
     },
 
-    /** Deletes the account's warnings of cards expired by `asOf` (FerretDB has no TTL indexes). */
-    async purgeExpired(accountId: string, asOf: Date): Promise<number> {
-      const filter = { _id: { $regex: idsOfAccount(accountId) }, expiresAt: { $lt: asOf } };
-      return (await warned.deleteMany(filter)).deletedCount;
+    /**
+     * Deletes the warnings of cards expired by `asOf`, in every account: the daily data retention's (FerretDB
+     * has no TTL indexes).
+     */
+    async purgeExpired(asOf: Date): Promise<number> {
+      return (await warned.deleteMany({ expiresAt: { $lt: asOf } })).deletedCount;
     },
   };
 }

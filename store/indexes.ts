@@ -54,8 +54,8 @@ const indexes: Record<keyof typeof collections, IndexList> = {
   attemptSends: [[{ at: 1 }]],
   // One document for the deployment, read by its _id.
   masterKeyCheck: [],
-  // Read by _id; the account's sweep deletes its expired ones by _id prefix.
-  expiryWarnings: [],
+  // Read by _id; the daily purge deletes the expired ones by date, across accounts.
+  expiryWarnings: [[{ expiresAt: 1 }]],
 };
 
 /** Creates all indexes (idempotent). FerretDB has no TTL indexes, so expiry is checked on read. */

@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { cardSweepActivities, expiryWarningEventId } from '../activities/card-sweep.js';
+import { retentionActivities, type RetentionResult } from '../activities/data-retention.js';
 import { cardHealthSweepWorkflowId, dataRetentionWorkflowId } from '../domain/card-health.js';
 import { StoredEventSchema } from '../domain/events.js';
 import { sha256 } from '../runtime/crypto.js';
+import { collections } from '../store/collections.js';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
 import { cardOnFile } from './support/cards.js';
@@ -504,29 +506,58 @@ describe('an account being closed', () => {
 });
 
 describe('the record that a card was warned about', () => {
-  it('is deleted by the first sweep of the account after the card has expired in every time zone', async () => {
-    const { account } = await stack.createAccount({
-      webhookUrl: receiver.url,
-      cardHealthSweep: { enabled: true, daysBeforeExpiry: 30 },
-    });
-    const token = `tok_visa_remembered_${randomUUID().slice(0, 8)}`;
-    await stack.stores.sandbox.saveCard(
-      cardOnFile(account.id, token, { expires: { expMonth: 12, expYear: 2026 } }),
-    );
-    const activities = cardSweepActivities(activityDeps(stack));
-    const sweepAt = (at: string) =>
-      new MockActivityEnvironment().run(
+  it('is deleted by the daily data retention once the card has expired in every time zone, in every account', async () => {
+    const sweepOf = (accountId: string, at: string) => {
+      const activities = cardSweepActivities(activityDeps(stack));
+      return new MockActivityEnvironment().run(
         (input: { accountId: string; asOf: number }) => activities.sweepAccountCards(input),
-        { accountId: account.id, asOf: Date.parse(at) },
+        { accountId, asOf: Date.parse(at) },
       );
-    const eventId = expiryWarningEventId(account.id, { token, expMonth: 12, expYear: 2026 });
-    expect(await sweepAt('2026-12-20T12:00:00Z')).toMatchObject({ warned: 1 });
-    expect(await stack.stores.expiryWarnings.sent(account.id, eventId)).toBe(true);
+    };
+    // Returns how many it deleted, and how many there were to delete (the other tests' too).
+    const purgeAt = async (at: string) => {
+      const asOf = Date.parse(at);
+      const expired = await stack.stores.db
+        .collection(collections.expiryWarnings)
+        .countDocuments({ expiresAt: { $lt: new Date(asOf) } });
+      const activities = retentionActivities(activityDeps(stack));
+      const purge = (input: { asOf: number }) => activities.purgeExpiredData(input);
+      const result = await new MockActivityEnvironment().run<
+        [{ asOf: number }],
+        RetentionResult,
+        typeof purge
+      >(purge, { asOf });
+      return { deleted: result.expiryWarnings, expired };
+    };
+    // Two accounts without a dataRetentionDays: one card valid through December 2026, one through January.
+    const warnedOf = async (expMonth: number, expYear: number) => {
+      const { account } = await stack.createAccount({
+        webhookUrl: receiver.url,
+        cardHealthSweep: { enabled: true, daysBeforeExpiry: 60 },
+      });
+      const token = `tok_visa_remembered_${randomUUID().slice(0, 8)}`;
+      const expires = { expMonth, expYear };
+      await stack.stores.sandbox.saveCard(cardOnFile(account.id, token, { expires }));
+      expect(await sweepOf(account.id, '2026-12-20T12:00:00Z')).toMatchObject({ warned: 1 });
+      const eventId = expiryWarningEventId(account.id, { token, ...expires });
+      return { account, sent: () => stack.stores.expiryWarnings.sent(account.id, eventId) };
+    };
+    const december = await warnedOf(12, 2026);
+    const january = await warnedOf(1, 2027);
     // Still 31 December at UTC-12 (Baker Island): kept while the card may be valid somewhere.
-    expect(await sweepAt('2027-01-01T11:00:00Z')).toMatchObject({ expiringSoon: 0, warned: 0 });
-    expect(await stack.stores.expiryWarnings.sent(account.id, eventId)).toBe(true);
-    expect(await sweepAt('2027-01-02T06:00:00Z')).toMatchObject({ expiringSoon: 0, warned: 0 });
-    expect(await stack.stores.expiryWarnings.sent(account.id, eventId)).toBe(false);
+    const early = await purgeAt('2027-01-01T11:00:00Z');
+    expect(early.deleted).toBe(early.expired);
+    expect(await december.sent()).toBe(true);
+    expect(await sweepOf(december.account.id, '2027-01-01T11:00:00Z')).toMatchObject({ warned: 0 });
+    const late = await purgeAt('2027-01-02T06:00:00Z');
+    expect(late.deleted).toBe(late.expired);
+    expect(late.deleted).toBeGreaterThanOrEqual(1);
+    expect([await december.sent(), await january.sent()]).toEqual([false, true]);
+    // The card expired, no later sweep finds it expiring soon: the record is not needed again.
+    expect(await sweepOf(december.account.id, '2027-01-02T06:00:00Z')).toMatchObject({
+      expiringSoon: 0,
+      warned: 0,
+    });
   });
 });
 
