@@ -308,22 +308,29 @@ describe('Braintree connector: other notifications', () => {
     },
   );
 
-  it('a signed notification without a timestamp is answered 200 and ignored with why, not 5xx for Braintree to resend; a resend is a duplicate', async () => {
-    const { accountId } = await connectedAccount();
-    const { subscriptionId, key } = await pastDue('2001', ['approve']);
-    const body = braintree.notification('subscription_went_past_due', subscriptionId, { timestamp: null });
-    expect(await post(accountId, body)).toEqual({
-      status: 200,
-      body: {
-        received: true,
-        action: 'ignored',
-        reason: 'The notification is not in the shape Braintree sends',
-      },
-    });
-    expect(await post(accountId, body)).toEqual({
-      status: 200,
-      body: { received: true, duplicate: true, action: 'ignored' },
-    });
-    expect(await stack.stores.recoveries.findByKey(accountId, key)).toBeNull();
-  });
+  it.each([
+    ['without a timestamp', { timestamp: null }],
+    ['whose payload is not XML', { text: 'subscription_went_past_due <unclosed' }],
+    ['whose XML is no notification', { text: '<subscription><id>sub</id></subscription>' }],
+  ] as const)(
+    'a signed notification %s is answered 200 and ignored with why, not 5xx for Braintree to resend; a resend is a duplicate',
+    async (_, options) => {
+      const { accountId } = await connectedAccount();
+      const { subscriptionId, key } = await pastDue('2001', ['approve']);
+      const body = braintree.notification('subscription_went_past_due', subscriptionId, options);
+      expect(await post(accountId, body)).toEqual({
+        status: 200,
+        body: {
+          received: true,
+          action: 'ignored',
+          reason: 'The notification is not in the shape Braintree sends',
+        },
+      });
+      expect(await post(accountId, body)).toEqual({
+        status: 200,
+        body: { received: true, duplicate: true, action: 'ignored' },
+      });
+      expect(await stack.stores.recoveries.findByKey(accountId, key)).toBeNull();
+    },
+  );
 });

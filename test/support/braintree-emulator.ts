@@ -117,12 +117,13 @@ export interface BraintreeEmulator {
   /**
    * A webhook notification as Braintree posts it: the form body with `bt_signature` (keyed with the
    * emulator's API keys, or `keys`) and `bt_payload` (the base64 XML of the subscription notification).
-   * `timestamp: null` leaves the timestamp out: signed, yet of a shape Braintree does not send.
+   * `timestamp: null` leaves the timestamp out, and `text` signs that text in place of the XML: signed,
+   * yet of a shape Braintree does not send.
    */
   notification(
     kind: string,
     subscriptionId: string,
-    options?: { timestamp?: Date | null; keys?: { publicKey: string; privateKey: string } },
+    options?: { timestamp?: Date | null; text?: string; keys?: { publicKey: string; privateKey: string } },
   ): string;
   /** Every request from now on is answered with this status (401, 429, …) until set back to null. */
   failWith(status: number | null): void;
@@ -498,7 +499,7 @@ export async function startBraintreeEmulator(
           ? ''
           : `<timestamp type="datetime">${(options.timestamp ?? new Date()).toISOString()}</timestamp>`;
       const body = `<notification>${timestamp}<kind>${kind}</kind><subject>${subject}</subject></notification>`;
-      const payload = `${Buffer.from(body).toString('base64')}\n`;
+      const payload = `${Buffer.from(options.text ?? body).toString('base64')}\n`;
       // Braintree's webhook signature: the public key, and an HMAC-SHA1 of the payload keyed with the SHA-1 of the private key.
       const keys = options.keys ?? { publicKey, privateKey };
       const key = createHash('sha1').update(keys.privateKey).digest();
