@@ -3,7 +3,7 @@ import { classifyDecline } from '../domain/declines.js';
 import type { GatewayKind, PaymentMethodType } from '../domain/gateway-kinds.js';
 import { localParts } from '../domain/local-time.js';
 import { toGatewayUnits } from '../domain/money.js';
-import { isStopAdvice, underCardNetworkRules, type CardBrand } from '../domain/network-rules.js';
+import { underCardNetworkRules, type CardBrand } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import { cardKeyOf } from '../runtime/crypto.js';
 import type { Account } from '../store/accounts.js';
@@ -105,9 +105,10 @@ export function attemptActivities(deps: ActivityDeps) {
         declineCode: decline.code,
         at,
       });
-    // Mastercard's 03 or 21 is for the card, not this payment: later recoveries' claims on it are refused.
-    if (outcome.kind === 'declined' && isStopAdvice(outcome.advice))
-      await stores.cardBudgets.rememberStop(cardKey, { advice: outcome.advice, at });
+    // Mastercard's 03 or 21, or its wait, is for the card, not this payment: later claims on it in any
+    // recovery are refused for good, or until the wait is over.
+    if (outcome.kind === 'declined' && outcome.advice)
+      await stores.cardBudgets.rememberAdvice(cardKey, { advice: outcome.advice, at });
     // An answer that the payment is no longer owed (nothing was charged) says nothing of when cards recover.
     const saysOfTheCard = outcome.kind !== 'declined' || classifyDecline(outcome.code).aboutTheCard;
     if ((outcome.kind === 'approved' || outcome.kind === 'declined') && saysOfTheCard) {

@@ -124,6 +124,11 @@ export interface NetworkInput {
   priorAttemptsAt: number[];
   /** When the decline carrying `advice` happened; null means the latest prior attempt, or else `now`. */
   lastAttemptAt: number | null;
+  /**
+   * The latest wait advice (02, 24–30) the card got in any recovery, and when: its wait holds for every
+   * recovery of the card, as the advice is the issuer's about the card.
+   */
+  cardWait?: { advice: string; at: number } | null;
   now: number;
   rules?: NetworkRules;
 }
@@ -155,6 +160,12 @@ function capLimit(attempts: number[], limit: number, windowMs: number, now: numb
     metAt: agesOut + windowMs,
   };
 }
+
+/** Mastercard's advised wait of `minMs` after the decline at `anchor`. */
+const waitLimit = (minMs: number, code: string | undefined, anchor: number): Limit => ({
+  reason: `Mastercard advised waiting ${minMs / hourMs} h (advice code ${code})`,
+  metAt: anchor + minMs,
+});
 
 /**
  * Whether the card networks allow another attempt on this card now. An advice code implies Mastercard even
@@ -188,18 +199,18 @@ export function networkDecision(input: NetworkInput): NetworkDecision {
     limits.push(capLimit(priorAttemptsAt, rules.mastercard.maxPer24h, dayMs, now, brand));
   if (advice?.kind === 'wait') {
     const anchor = input.lastAttemptAt ?? (priorAttemptsAt.length ? Math.max(...priorAttemptsAt) : now);
-    const hours = advice.minMs / hourMs;
-    limits.push({
-      reason: `Mastercard advised waiting ${hours} h (advice code ${adviceCode})`,
-      metAt: anchor + advice.minMs,
-    });
+    limits.push(waitLimit(advice.minMs, adviceCode, anchor));
   }
+  const cardWait = input.cardWait && parseAdvice(input.cardWait.advice);
+  if (input.cardWait && cardWait?.kind === 'wait')
+    limits.push(waitLimit(cardWait.minMs, input.cardWait.advice.trim(), input.cardWait.at));
 
   const unmet = limits.filter((l) => l.metAt > now);
   if (unmet.length === 0) return { allowed: true };
   return {
     allowed: false,
-    reason: unmet.map((l) => l.reason).join('; '),
+    // (The card's wait is often the recovery's own advice again: said once.)
+    reason: [...new Set(unmet.map((l) => l.reason))].join('; '),
     retryAt: Math.max(...unmet.map((l) => l.metAt)),
   };
 }

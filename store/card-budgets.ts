@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import {
   maxNetworkCap,
   networkDecision,
+  parseAdvice,
   type CardBrand,
   type NetworkDecision,
   type NetworkRules,
@@ -19,14 +20,15 @@ interface ClaimDoc extends SequenceDoc {
 }
 
 /**
- * Mastercard's "never again" for a card (merchant advice 03 or 21), kept for good beside its claims:
- * `_id` is `${cardKey}:stop`, which no claim number can be. It has no attemptKey, so the claims' unique
- * (cardKey, attemptKey) index holds one per card.
+ * Mastercard's advice about a card, kept beside its claims: its "never again" (03 or 21) for good, under
+ * `_id` `${cardKey}:stop`, and its latest wait (02, 24–30) under `${cardKey}:wait`, which no claim number
+ * can be. Neither has an attemptKey, so the claims' unique (cardKey, attemptKey) index holds them.
  */
-interface StopDoc {
+interface AdviceDoc {
   _id: string;
   cardKey: string;
   advice: string;
+  /** When the decline carrying the advice happened. */
   at: Date;
 }
 
@@ -73,13 +75,19 @@ export type ClaimDecision = { allowed: true; claimedAt: Date } | Extract<Network
  */
 export function createCardBudgetStore(db: Db) {
   const claims = db.collection<ClaimDoc>(collections.cardBudgets);
-  const stops = db.collection<StopDoc>(collections.cardBudgets);
+  const advices = db.collection<AdviceDoc>(collections.cardBudgets);
   const numbered = sequence(claims, { remember: true });
-  const stopIdOf = (cardKey: string) => `${cardKey}:stop`;
+  const adviceIdOf = (cardKey: string, kind: 'stop' | 'wait') => `${cardKey}:${kind}`;
 
   /** The advice code (03 or 21) that stopped every attempt on the card, or null. */
   async function stopOf(cardKey: string): Promise<string | null> {
-    return (await stops.findOne({ _id: stopIdOf(cardKey) }))?.advice ?? null;
+    return (await advices.findOne({ _id: adviceIdOf(cardKey, 'stop') }))?.advice ?? null;
+  }
+
+  /** The latest wait advice the card got, and when; null if none. */
+  async function waitOf(cardKey: string): Promise<{ advice: string; at: number } | null> {
+    const wait = await advices.findOne({ _id: adviceIdOf(cardKey, 'wait') });
+    return wait && { advice: wait.advice, at: wait.at.getTime() };
   }
 
   /** The card's claims after `since`, newest first. */
@@ -94,8 +102,11 @@ export function createCardBudgetStore(db: Db) {
      */
     async claim(input: CardClaim): Promise<ClaimDecision> {
       const { cardKey, attemptKey, now } = input;
-      // A stop the card met in any recovery stands as this attempt's advice: it outlasts every window.
-      const advice = (await stopOf(cardKey)) ?? input.advice;
+      // A stop the card met in any recovery stands as this attempt's advice: it outlasts every window. So
+      // does a wait it met in another recovery until it is over.
+      const stop = await stopOf(cardKey);
+      const advice = stop ?? input.advice;
+      const cardWait = stop === null ? await waitOf(cardKey) : null;
       let decision: ClaimDecision = { allowed: true, claimedAt: now };
       await numbered.claim(
         cardKey,
@@ -118,6 +129,7 @@ export function createCardBudgetStore(db: Db) {
             advice,
             priorAttemptsAt: inWindow.map((c) => c.at.getTime()),
             lastAttemptAt: (input.lastAttemptAt ?? inWindow[0]?.at)?.getTime() ?? null,
+            cardWait,
             now: now.getTime(),
             ...(input.rules ? { rules: input.rules } : {}),
           });
@@ -130,13 +142,17 @@ export function createCardBudgetStore(db: Db) {
     },
 
     /**
-     * Remembers that the card got Mastercard's advice 03 or 21: every later claim on it, in any recovery, is
-     * refused as the advice's own recovery refuses it.
+     * Remembers Mastercard's advice about the card from a decline at `at`, in every recovery of it: after 03
+     * or 21 every later claim on the card is refused, and after 02 or 24–30 every claim until the wait is
+     * over, as the advice's own recovery is. A wait replaces an earlier one (the issuer's latest word), not
+     * a later one (an answer looked up late). Other advice is the recovery's own.
      */
-    async rememberStop(cardKey: string, stop: { advice: string; at: Date }): Promise<void> {
-      await upsert(() =>
-        stops.replaceOne({ _id: stopIdOf(cardKey) }, { cardKey, ...stop }, { upsert: true }),
-      );
+    async rememberAdvice(cardKey: string, { advice, at }: { advice: string; at: Date }): Promise<void> {
+      const kind = parseAdvice(advice)?.kind;
+      if (kind !== 'stop' && kind !== 'wait') return;
+      if (kind === 'wait' && ((await waitOf(cardKey))?.at ?? -Infinity) > at.getTime()) return;
+      const _id = adviceIdOf(cardKey, kind);
+      await upsert(() => advices.replaceOne({ _id }, { cardKey, advice, at }, { upsert: true }));
     },
 
     stopOf,
@@ -160,7 +176,8 @@ export function createCardBudgetStore(db: Db) {
      * Forgets which recovery made each attempt the account's cards claimed before `cutoff` (data retention),
      * as `forgetAttempts` does for an erasure: the claims keep their numbers and times, and their attempt
      * keys become `erased:<n>`. `cutoff` lies further back than any network rule counts and any recovery
-     * runs, so no retry of those attempts can look for its claim. Returns how many claims changed.
+     * runs, so no retry of those attempts can look for its claim; a card's wait advice from before it is
+     * deleted. Returns how many claims changed.
      */
     async forgetAttemptsBefore(accountId: string, cutoff: Date): Promise<number> {
       const old = claims.find(
@@ -169,8 +186,9 @@ export function createCardBudgetStore(db: Db) {
       );
       let forgotten = 0;
       // Read as they come (forgotten claims stay, so the old ones only grow): the card's stop (no attempt
-      // key, no number) stays as it is; so does a claim forgotten before.
+      // key, no number) stays as it is; so does a claim forgotten before. Its wait, long over, goes.
       for await (const c of old) {
+        if (c._id.endsWith(':wait')) await advices.deleteOne({ _id: c._id });
         if (typeof c.attemptKey !== 'string' || c.attemptKey.startsWith(erasedAttempt)) continue;
         await claims.updateOne({ _id: c._id }, { $set: { attemptKey: `${erasedAttempt}${c.n}` } });
         forgotten += 1;

@@ -168,7 +168,7 @@ describe('Mastercard stop advice across recoveries', () => {
   it('refuses every later claim on the card for good; the attempt that met it still replays', async () => {
     const card = newCard();
     expect(await claim(card, { ...mc, attemptKey: 'rec-1/1' })).toEqual({ allowed: true, claimedAt: start });
-    await budgets.rememberStop(card, { advice: '03', at: start });
+    await budgets.rememberAdvice(card, { advice: '03', at: start });
 
     // Another recovery of the card, with no advice of its own, now and a year later.
     for (const now of [new Date(start.getTime() + day), new Date(start.getTime() + 365 * day)])
@@ -183,12 +183,65 @@ describe('Mastercard stop advice across recoveries', () => {
 
   it('is kept per card: each card has its own, and other cards are unaffected', async () => {
     const [stopped, alsoStopped, other] = [newCard(), newCard(), newCard()];
-    await budgets.rememberStop(stopped, { advice: '21', at: start });
-    await budgets.rememberStop(alsoStopped, { advice: '03', at: start });
-    await budgets.rememberStop(alsoStopped, { advice: '03', at: start });
+    await budgets.rememberAdvice(stopped, { advice: '21', at: start });
+    await budgets.rememberAdvice(alsoStopped, { advice: '03', at: start });
+    await budgets.rememberAdvice(alsoStopped, { advice: '03', at: start });
     expect(await claim(stopped, mc)).toMatchObject({ allowed: false, reason: mentioning('21') });
     expect(await claim(alsoStopped, mc)).toMatchObject({ allowed: false, reason: mentioning('03') });
     expect(await claim(other, mc)).toEqual({ allowed: true, claimedAt: start });
+  });
+});
+
+describe('Mastercard wait advice across recoveries', () => {
+  const mc = { brand: 'mastercard' as const, declineCode: 'do_not_honor' };
+  const at = (ms: number) => new Date(start.getTime() + ms);
+
+  it('holds every later claim on the card until the wait is over; the latest advice stands, not one looked up late', async () => {
+    const card = newCard();
+    await budgets.rememberAdvice(card, { advice: '25', at: start });
+    // Another recovery of the card, with no advice of its own.
+    expect(await claim(card, { ...mc, now: at(hour) })).toEqual({
+      allowed: false,
+      reason: mentioning('advice code 25'),
+      retryAt: start.getTime() + day,
+    });
+    expect(await claim(card, { ...mc, now: at(day) })).toMatchObject({ allowed: true });
+
+    await budgets.rememberAdvice(card, { advice: '30', at: at(2 * day) });
+    await budgets.rememberAdvice(card, { advice: '24', at: at(day + hour) });
+    expect(await claim(card, { ...mc, now: at(3 * day) })).toMatchObject({
+      allowed: false,
+      retryAt: start.getTime() + 12 * day,
+    });
+    // A later decline advised a shorter wait: it is the issuer's word now.
+    await budgets.rememberAdvice(card, { advice: '24', at: at(5 * day) });
+    expect(await claim(card, { ...mc, now: at(5 * day + 2 * hour) })).toMatchObject({ allowed: true });
+  });
+
+  it('names the advice once when it is also the recovery’s own; advice other than a stop or a wait is the recovery’s own', async () => {
+    const card = newCard();
+    await budgets.rememberAdvice(card, { advice: '26', at: start });
+    const refused = await claim(card, { ...mc, advice: '26', lastAttemptAt: start, now: at(hour) });
+    expect(refused).toMatchObject({ allowed: false, retryAt: start.getTime() + 2 * day });
+    expect(refused.allowed || refused.reason.split('advice code 26')).toHaveLength(2);
+
+    const other = newCard();
+    await budgets.rememberAdvice(other, { advice: '01', at: start });
+    expect(await claim(other, { ...mc, now: at(hour) })).toMatchObject({ allowed: true });
+  });
+
+  it("goes with the account's data retention once it is older than the cutoff; the card's stop stays", async () => {
+    const account = `acct_waits_${randomUUID().slice(0, 8)}`;
+    const [waited, stopped] = [`${account}:a`, `${account}:b`];
+    await budgets.rememberAdvice(waited, { advice: '30', at: start });
+    await budgets.rememberAdvice(stopped, { advice: '03', at: start });
+    await budgets.forgetAttemptsBefore(account, start);
+    expect(await claim(waited, { ...mc, now: at(hour) })).toMatchObject({ allowed: false });
+
+    await budgets.forgetAttemptsBefore(account, at(90 * day));
+    const kept = db.collection(collections.cardBudgets).find({ cardKey: { $in: [waited, stopped] } });
+    expect((await kept.toArray()).map((d) => d._id)).toEqual([`${stopped}:stop`]);
+    expect(await budgets.stopOf(stopped)).toBe('03');
   });
 });
 
@@ -217,7 +270,7 @@ describe('a card whose customer was erased', () => {
       await claim(card, { ...mc, attemptKey: `wf-erased/${i}`, now: new Date(start.getTime() + i * 1000) });
     // Another customer's recovery of the card, begun since the erasure looked: its claim stays its own.
     await claim(card, { ...mc, attemptKey: 'wf-other/1', now: new Date(start.getTime() + 9_000) });
-    await budgets.rememberStop(card, { advice: '21', at: start });
+    await budgets.rememberAdvice(card, { advice: '21', at: start });
     const times = await budgets.attemptsSince(card, new Date(0));
 
     expect(await budgets.forgetAttempts(card, ['wf-erased'])).toBe(9);

@@ -87,6 +87,30 @@ describe('Mastercard advice 03 and 21 across recoveries of one card', () => {
   });
 });
 
+describe('Mastercard wait advice across recoveries of one card', () => {
+  it('a card one recovery was told to wait for is not charged by the next recovery until the wait is over', async () => {
+    const { apiKey } = await stack.createAccount();
+    const token = 'tok_decline_do_not_honor_mac25';
+    const before = await charges(token);
+    const advisedAt = Date.now();
+
+    // Declined with advice 25 (wait 24 hours): the recovery's own retry waits for it.
+    const first = await recover(apiKey, token);
+    expect(first.res.status).toBe(202);
+    expect(await charges(token)).toBe(before + 1);
+
+    // The next invoice of the same card, its failure told with no advice: it waits out the card's wait too.
+    const next = await recover(apiKey, token);
+    expect(next.res.status).toBe(202);
+    expect(next.status.body).toMatchObject({ state: 'queued' });
+    expect(Date.parse(String(next.status.body.nextAttemptAt))).toBeGreaterThanOrEqual(advisedAt + 86_400_000);
+    expect(await charges(token)).toBe(before + 1);
+
+    // Another card of the account is charged meanwhile.
+    expect((await recover(apiKey, 'tok_mastercard_unadvised')).res.body).toMatchObject({ success: true });
+  });
+});
+
 describe("the account's networkRules", () => {
   it('Mastercard maxPer24h 2: the third charge of a card in 24 hours waits for the first to age out', async () => {
     const { apiKey } = await stack.createAccount({ networkRules: { mastercard: { maxPer24h: 2 } } });
