@@ -19,7 +19,10 @@ export interface RiskFacts {
   expiredBy: boolean;
   /** Why the card is not charged at all (blocked before, Mastercard's stop), from earlier recoveries. */
   refusal: CardRefusal | null;
-  /** The card's latest decline while a recovery of it is still waiting for a retry. */
+  /**
+   * The card's latest decline while a payment of it is still owed (its recovery waits for a retry, or
+   * ended unpaid and was not settled since).
+   */
   failingCode: string | null;
   /** The customer's unrecovered payments on other cards. */
   pastDueElsewhere: number;
@@ -102,7 +105,7 @@ function rawRisk(f: RiskFacts): { p: number; factors: RiskFactor[] } {
     factors.push({
       factor: 'card_failing_now',
       effect: failingCardRisk / renewalFailure,
-      description: `The card declined (${f.failingCode}) and its recovery is still waiting for a retry.`,
+      description: `The card declined (${f.failingCode}) and its payment is still owed.`,
     });
   }
   if (f.pastDueElsewhere > 0) {

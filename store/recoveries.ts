@@ -614,9 +614,13 @@ export function createRecoveryStore(db: Db) {
         .toArray();
     },
 
-    /** An account's recoveries waiting for a timed retry on this token. */
-    queuedOnToken(accountId: string, paymentMethodToken: string): Promise<RecoveryDoc[]> {
-      return recoveries.find({ accountId, paymentMethodToken, state: 'queued' }).toArray();
+    /**
+     * The recoveries of the account's card (`cardKey`) in the mode given whose payment is still owed (as
+     * the paywall counts it): waiting for a retry, or ended unpaid and not settled since.
+     */
+    async owedOnCard(accountId: string, cardKey: string, simulated: boolean): Promise<RecoveryDoc[]> {
+      const onCard = await recoveries.find({ accountId, cardKey }).toArray();
+      return onCard.filter((r) => isOfMode(r, simulated) && stillOwed(r));
     },
 
     /**

@@ -114,6 +114,33 @@ describe('POST /api/predict/risk', () => {
     expect(prediction(afterStop).factors).toEqual([]);
   });
 
+  it('a card whose recovery ended unpaid is failing still, until its payment is settled', async () => {
+    const { apiKey } = await stack.createAccount({ retryPolicy: { maxAttempts: 1 } });
+    const token = 'tok_decline_insufficient_funds';
+    const failed = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      // A technical failure is retried at once: the one attempt spends the budget.
+      body: { paymentMethodToken: token, amount: amount(), originalDeclineCode: 'try_again_later' },
+    });
+    expect(failed).toMatchObject({ status: 200, body: { success: false } });
+    const sameCard = () => predict(apiKey, { paymentMethodToken: token, scheduledDate: '2026-12-09' });
+    const before = prediction(await sameCard());
+    expect(before).toMatchObject({ riskScore: 80, recommendation: 'delay' });
+    expect(before.factors).toEqual([
+      expect.objectContaining({
+        factor: 'card_failing_now',
+        description: expect.stringContaining('insufficient_funds'),
+      }),
+    ]);
+    // Written off as no longer owed: the card has nothing failing any more.
+    const stop = await call(stack.baseUrl, 'POST', '/api/recovery/stop', {
+      key: apiKey,
+      body: { transactionId: failed.body.transactionId, reason: 'not_owed' },
+    });
+    expect(stop.status).toBe(200);
+    expect(prediction(await sameCard()).factors).toEqual([]);
+  });
+
   it('a card blocked (lost_card) on an earlier recovery is blocked, as the recovery’s own risk screen would block it', async () => {
     // Mastercard's stop advice, the other memory both share, is tested in card-network-recoveries.test.ts.
     const { apiKey } = await stack.createAccount();

@@ -40,13 +40,14 @@ async function factsOf(stores: Stores, account: Account, body: RiskRequest, now:
   const at = scheduledAt(body.scheduledDate, zone, now);
   const local = localParts(at, utcOffsetMinutes(zone, at));
   const date = new Date(at + utcOffsetMinutes(zone, at) * 60_000);
-  const [refusal, queued, pastDueElsewhere, calibration] = await Promise.all([
-    cardRefusalOf(stores, cardKeyOf(account.id, body.paymentMethodToken), now),
-    stores.recoveries.queuedOnToken(account.id, body.paymentMethodToken),
+  const cardKey = cardKeyOf(account.id, body.paymentMethodToken);
+  const [refusal, owed, pastDueElsewhere, calibration] = await Promise.all([
+    cardRefusalOf(stores, cardKey, now),
+    stores.recoveries.owedOnCard(account.id, cardKey, account.testMode),
     body.customerEmail ? owedOnOtherCards(stores, account, body.customerEmail, body.paymentMethodToken) : 0,
     stores.predictions.calibration(account.id, account.testMode),
   ]);
-  const latest = queued.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime())[0];
+  const latest = owed.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime())[0];
   return {
     local,
     expiredBy:
