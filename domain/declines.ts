@@ -419,7 +419,7 @@ const paypalAliases: Record<string, string> = {
 };
 
 /** A table's own entry for the code (never an Object prototype member such as `constructor`). */
-const own = <T>(table: Record<string, T>, code: string): T | undefined =>
+export const own = <T>(table: Record<string, T>, code: string): T | undefined =>
   Object.hasOwn(table, code) ? table[code] : undefined;
 
 /**

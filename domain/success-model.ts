@@ -1,3 +1,4 @@
+import { own } from './declines.js';
 import type { LocalParts } from './local-time.js';
 import { lastBusinessDay } from './local-time.js';
 
@@ -29,7 +30,7 @@ export const freshTokenCode = 'fresh_token';
 
 /** The family of a decline code; a fresh token times like a technical failure: try it now. */
 export function declineFamily(code: string): Family {
-  return code === freshTokenCode ? 'technical' : (familyOf[code] ?? 'unknown');
+  return code === freshTokenCode ? 'technical' : (own(familyOf, code) ?? 'unknown');
 }
 
 /** An account's outcomes of earlier attempts, aggregated from the attempts log. */
@@ -126,7 +127,13 @@ export function outcomeCounts(row: OutcomeRow): Array<[keyof OutcomeStats, strin
 /** Counts one attempt outcome into the statistics: the engine's learning step, shared by store and benchmark. */
 export function tallyOutcome(stats: OutcomeStats, row: OutcomeRow): void {
   for (const [table, key, n, s] of outcomeCounts(row)) {
-    const t = ((stats[table] ??= {})[key] ??= { n: 0, s: 0 });
+    const tallies = (stats[table] ??= {});
+    let t = own(tallies, key);
+    if (!t) {
+      t = { n: 0, s: 0 };
+      // Defined, not assigned: a code such as `__proto__` is a key like any other.
+      Object.defineProperty(tallies, key, { value: t, enumerable: true, writable: true, configurable: true });
+    }
     t.n += n;
     t.s += s;
   }
@@ -230,7 +237,7 @@ const priorRate = (code: string) =>
 
 /** First-retry success rate for a code, blended from its prior and the account's outcomes. */
 export function baseRate(stats: OutcomeStats, code: string): { rate: number; observed: number } {
-  const t = rate(stats.byCode[code]);
+  const t = rate(own(stats.byCode, code));
   return { rate: (t.s + pseudoCount * priorRate(code)) / (t.n + pseudoCount), observed: t.n };
 }
 

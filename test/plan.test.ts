@@ -178,6 +178,38 @@ describe('planNextAttempt', () => {
     expect(many.at - monday).toBeLessThan(day);
   });
 
+  it.each(['constructor', '__proto__'])(
+    'plans a code named like an Object member (%s) as any unknown code: a conservative attempt',
+    (code) => {
+      const now = at('2026-03-12T10:00:00Z');
+      const plan = planNextAttempt(facts(now, { code }));
+      const unknown = planNextAttempt(facts(now, { code: 'some_unknown_code' }));
+      expect(plan.kind === 'attempt' && unknown.kind === 'attempt').toBe(true);
+      // The same times and chances; only the reasoning names the code.
+      const { reasoning, ...predicted } = plan.prediction;
+      expect({ ...plan, prediction: predicted }).toEqual({
+        ...unknown,
+        prediction: {
+          ...predicted,
+          score: unknown.prediction.score,
+          confidence: unknown.prediction.confidence,
+        },
+      });
+      expect(reasoning).toBe(unknown.prediction.reasoning.replace('some_unknown_code', code));
+    },
+  );
+
+  it('learns such a code as its own, leaving Object untouched', () => {
+    const stats = emptyStats();
+    const local = localParts(at('2026-03-12T10:00:00Z'), 0);
+    for (const fromCode of ['constructor', '__proto__'])
+      tallyOutcome(stats, { fromCode, local, gateway: 'main', approved: true });
+    expect(Object.keys(stats.byCode)).toEqual(['constructor', '__proto__']);
+    expect(stats.byCode['__proto__']).toEqual({ n: 1, s: 1 });
+    expect(Object.getPrototypeOf(stats.byCode)).toBe(Object.prototype);
+    expect([({} as { n?: unknown }).n, (Object as { n?: unknown }).n]).toEqual([undefined, undefined]);
+  });
+
   it('is deterministic: the same facts give the same plan', () => {
     const f = facts(at('2026-05-20T13:17:00Z'), { code: 'do_not_honor', offsetMinutes: -300 });
     expect(planNextAttempt(f)).toEqual(planNextAttempt(structuredClone(f)));
