@@ -393,6 +393,28 @@ describe("Braintree adapter: a connector's recovery charges the past-due subscri
     expect(classifyDecline('lost_card').aboutTheCard).toBe(true);
   });
 
+  it('a retry within 30 s that the lagging search cannot see answers with the sale the paid-up subscription lists, not subscription_not_past_due', async () => {
+    braintree.searchLag(2 * 60_000);
+    const { subscriptionId, req } = await pastDue(['approve']);
+    const first = await gateway.charge(req);
+    const [sale] = newSales(subscriptionId);
+    expect(first).toEqual({ kind: 'approved', gatewayTransactionId: sale!.id });
+    // The sale went through but was not stored (the worker died, or the store failed): the activity tries
+    // the same attempt again at once, and the search does not show the sale yet.
+    expect(await gateway.charge(req)).toEqual(first);
+    expect(newSales(subscriptionId)).toHaveLength(1);
+  });
+
+  it('a retry within 30 s of a declined try answers with its decline, without selling again', async () => {
+    braintree.searchLag(2 * 60_000);
+    const { subscriptionId, req } = await pastDue([{ decline: '2001' }, 'approve']);
+    const first = await gateway.charge(req);
+    expect(first).toMatchObject({ kind: 'declined', code: 'insufficient_funds' });
+    // Still past due: the subscription's list, not its status, shows the attempt was made.
+    expect(await gateway.charge(req)).toEqual(first);
+    expect(newSales(subscriptionId)).toHaveLength(1);
+  });
+
   it('a lost answer is looked up by order id like any sale', async () => {
     const { subscriptionId, req } = await pastDue(['lost']);
     expect((await gateway.charge(req)).kind).toBe('ambiguous');

@@ -116,7 +116,7 @@ const searchSettleMs = 2 * 60_000;
 /**
  * A charge this long after its attempt was first sent is a retry (the charge activity times out after 45 s;
  * a worker that died mid-charge is replaced after a workflow task timeout); a sooner one meets Braintree's
- * duplicate checking (30 s).
+ * duplicate checking (30 s) or, for a subscription's charge, the subscription, which lists the sale.
  */
 const retriedAfterMs = 30_000;
 
@@ -136,6 +136,33 @@ const brands: Record<string, string> = {
 const brandOf = (cardType: string) => brands[cardType] ?? cardType.toLowerCase();
 
 /**
+ * The attempt's result among its transactions (one sale, and any retries of it Braintree rejected as
+ * duplicates, or, where the merchant's duplicate checking is off, sold again): a sale that went through
+ * wins over any other, whatever the order they are listed in (the customer was charged); then 'pending'
+ * while a sale is still authorizing; then a decline; 'none' when Braintree holds no answer.
+ */
+function resultAmong(transactions: Transaction[]): ChargeAnswer | 'pending' | 'none' {
+  const outcomes = transactions.map(outcomeOf);
+  const answers = outcomes.filter((o) => typeof o === 'object');
+  const approved = answers.find((o) => o.kind === 'approved');
+  if (approved) return approved;
+  if (outcomes.includes('pending')) return 'pending';
+  return answers[0] ?? 'none';
+}
+
+/**
+ * The answer an earlier try of this attempt got, from the sales the subscription lists with its order id
+ * (the try's answer lost before it was stored, and the search, an index, not showing the sale yet: the
+ * subscription's own list does not lag); null when it lists none.
+ */
+function earlierTryOf(subscription: braintree.Subscription, idempotencyKey: string): ChargeOutcome | null {
+  const ours = (subscription.transactions ?? []).filter((t) => t.orderId === idempotencyKey);
+  const result = resultAmong(ours);
+  if (result === 'none') return null;
+  return result === 'pending' ? stillAuthorizing : result;
+}
+
+/**
  * Braintree through its official SDK (`braintree`): each attempt is one sale of the vaulted payment method
  * (`transactionSource: recurring`, submitted for settlement at once) through the merchant account of the
  * payment's currency, with the attempt's idempotency key as its order id. Braintree's request keys
@@ -144,12 +171,12 @@ const brandOf = (cardType: string) => brands[cardType] ?? cardType.toLowerCase()
  * the same attempt whose worker died) and answers with it instead of selling again; a charge 30 s or more
  * after the attempt was first sent (`firstSentAt`) does not sell when the search shows nothing, since the
  * index may lag; Braintree's duplicate checking (same amount, order id and card within its window) catches
- * a retry that comes sooner. A lost answer is ambiguous and is looked up by the same search. Declines carry
- * Braintree's processor response code as Recoup's decline name and Mastercard's merchant advice code;
- * errors of configuration (keys, merchant account) throw. Braintree's account updater updates vaulted cards
- * in place, so there is no token to refresh; it takes card data only in its client-side components, so
- * there is no `tokenize` (the merchant's own form collects cards). Cards on file come from its customer
- * search by card expiry.
+ * a retry that comes sooner, and a subscription the first try paid lists that sale. A lost answer is
+ * ambiguous and is looked up by the same search. Declines carry Braintree's processor response code as
+ * Recoup's decline name and Mastercard's merchant advice code; errors of configuration (keys, merchant
+ * account) throw. Braintree's account updater updates vaulted cards in place, so there is no token to
+ * refresh; it takes card data only in its client-side components, so there is no `tokenize` (the merchant's
+ * own form collects cards). Cards on file come from its customer search by card expiry.
  */
 export function createBraintreeGateway(credentials: BraintreeCredentials, clock: () => Date): GatewayAdapter {
   const gateway = braintreeClient(credentials);
@@ -167,34 +194,27 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
     return found;
   }
 
-  /**
-   * The attempt's result among its transactions (one sale, and any retries of it Braintree rejected as
-   * duplicates, or, where the merchant's duplicate checking is off, sold again): a sale that went through
-   * wins over any other, whatever the search's order (the customer was charged); then 'pending' while a
-   * sale is still authorizing; then a decline; 'none' when Braintree holds no answer.
-   */
+  /** The attempt's result among the transactions the search finds with its order id. */
   async function resultOf(req: {
     idempotencyKey: string;
     token: string;
   }): Promise<ChargeAnswer | 'pending' | 'none'> {
-    const outcomes = (await transactionsOf(req.idempotencyKey, req.token)).map(outcomeOf);
-    const answers = outcomes.filter((o) => typeof o === 'object');
-    const approved = answers.find((o) => o.kind === 'approved');
-    if (approved) return approved;
-    if (outcomes.includes('pending')) return 'pending';
-    return answers[0] ?? 'none';
+    return resultAmong(await transactionsOf(req.idempotencyKey, req.token));
   }
 
   /**
    * How the sale reaches the card: a subscription's charge goes through the subscription (after putting a
-   * card the customer saved since on it), which clears its balance; null when the subscription is no longer
-   * past due (collected by Braintree's own retry, or cancelled): there is nothing to charge.
+   * card the customer saved since on it), which clears its balance. A subscription that lists a sale of
+   * this attempt is not charged again: the answer is that sale's (paid, declined or still authorizing);
+   * one no longer past due otherwise (collected by Braintree's own retry, or cancelled) is `notPastDue`.
    */
-  async function sourceOf(req: ChargeRequest): Promise<Omit<SaleRequest, 'amount'> | null> {
+  async function sourceOf(req: ChargeRequest): Promise<Omit<SaleRequest, 'amount'> | ChargeOutcome> {
     const { paymentMethodToken, customerId } = vaultToken(req.token);
     if (req.subscriptionId) {
       const subscription = await gateway.subscription.find(req.subscriptionId);
-      if (subscription.status !== 'Past Due') return null;
+      const earlier = earlierTryOf(subscription, req.idempotencyKey);
+      if (earlier) return earlier;
+      if (subscription.status !== 'Past Due') return notPastDue;
       if (subscription.paymentMethodToken !== paymentMethodToken) {
         const moved = await gateway.subscription.update(req.subscriptionId, { paymentMethodToken });
         if (!moved.success) throw new Error(`Braintree kept the subscription's card: ${moved.message}`);
@@ -222,7 +242,7 @@ export function createBraintreeGateway(credentials: BraintreeCredentials, clock:
         reason: 'A retried attempt: Braintree must show that the first try sold nothing',
       };
     const source = await sourceOf(req);
-    if (!source) return notPastDue;
+    if ('kind' in source) return source;
     const sale: SaleRequest = {
       ...source,
       amount: majorUnitsOf(req.amount, req.currency),
