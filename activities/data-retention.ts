@@ -67,11 +67,12 @@ export function retentionActivities({ stores, log, events }: ActivityDeps) {
   async function resumeStranded(asOf: Date, beat: (eventId?: string) => void): Promise<number> {
     let resumed = 0;
     beat();
-    for (const { eventId, createdAt } of await stores.events.stranded(asOf)) {
+    for (const { eventId, recordedAt } of await stores.events.stranded(asOf)) {
       try {
-        // Days old, its news is stale (a recovery.failed of a payment settled since): dead-lettered as
-        // failed, where `?status=failed` and resend find it, so that sending it is the merchant's choice.
-        if (asOf.getTime() - createdAt.getTime() > strandedResumedWithinMs)
+        // Recorded days ago, its news is stale (a recovery.failed of a payment settled since): dead-lettered
+        // as failed, where `?status=failed` and resend find it, so that sending it is the merchant's choice.
+        // A resend's delivery counts from when the merchant asked for it, however old the event.
+        if (asOf.getTime() - recordedAt.getTime() > strandedResumedWithinMs)
           await stores.events.setStatus(eventId, 'failed', ['pending']);
         else if (await events.republish(eventId)) resumed += 1;
       } catch (error) {

@@ -259,10 +259,13 @@ export function createEventPublisher(deps: {
           // Ended without a word (terminated by hand): a new delivery too, as after any other end.
         }
         const resend = record.deliveries.filter((d) => d.deliveryId !== deliveryIdOf()).length + 1;
+        // Before the delivery is recorded, as before an event is stored: were this process to die before
+        // starting it, the outbox check starts it within minutes (a call again no longer selects it).
+        const checkTold = await tellOutboxCheck();
         const delivery = { deliveryId: deliveryIdOf(resend), startedAt: clock(), attempts: [] };
         const seen = { deliveries: record.deliveries.length, status: record.deliveryStatus };
         if (await stores.events.addDelivery(eventId, seen, delivery)) {
-          await startDelivery(record, record.deliveries.length, delivery.deliveryId);
+          await startDelivery(record, record.deliveries.length, delivery.deliveryId, checkTold);
           return { eventId, deliveryId: delivery.deliveryId, workflowId: webhookWorkflowId(eventId, resend) };
         }
         // Another resend (or the delivery's end) changed the event first: look again.

@@ -344,11 +344,11 @@ export function createEventStore(db: Db, masterKey: Buffer) {
 
     /**
      * The ids of events left pending on a delivery nothing started as of `now` (see `isStranded`), oldest
-     * first, across accounts. Reads, a page at a time, only the pending events whose latest delivery has
+     * first, across accounts, with when that delivery was recorded (a resend's is when it was asked for). Reads, a page at a time, only the pending events whose latest delivery has
      * made no attempt (`unattemptedSince`), not those still being retried; an event stored before that was
      * kept is read and judged by its deliveries, as all were before (until its next attempt keeps it).
      */
-    async stranded(now: Date): Promise<Array<{ eventId: string; createdAt: Date }>> {
+    async stranded(now: Date): Promise<Array<{ eventId: string; recordedAt: Date }>> {
       const cutoff = new Date(now.getTime() - strandedAfterMs);
       const candidates: Filter<EventDoc> = {
         deliveryStatus: 'pending',
@@ -357,7 +357,7 @@ export function createEventStore(db: Db, masterKey: Buffer) {
           { unattemptedSince: { $exists: false }, createdAt: { $lte: cutoff } },
         ],
       };
-      const found: Array<{ eventId: string; createdAt: Date }> = [];
+      const found: Array<{ eventId: string; recordedAt: Date }> = [];
       for (let after: PagePlace | undefined; ;) {
         const page = await events
           .find(after ? { $and: [candidates, listedAfter<EventDoc>(after, oldestFirst)] } : candidates, {
@@ -366,7 +366,8 @@ export function createEventStore(db: Db, masterKey: Buffer) {
           .sort(oldestFirst)
           .limit(strandedPageSize)
           .toArray();
-        for (const e of page) if (isStranded(e, now)) found.push({ eventId: e._id, createdAt: e.createdAt });
+        for (const e of page)
+          if (isStranded(e, now)) found.push({ eventId: e._id, recordedAt: e.deliveries.at(-1)!.startedAt });
         after = page.at(-1);
         if (page.length < strandedPageSize || !after) return found;
       }

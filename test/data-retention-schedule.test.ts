@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outboxWatchMs, outboxWatchRenewMs, strandedAfterMs } from '../domain/webhooks.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
 import { createEventPublisher } from '../services/events.js';
+import { storeEvent } from './support/events.js';
 import { poll } from './support/poll.js';
 import { sampleEvent } from './support/sample-events.js';
 import { call, type Stack } from './support/stack.js';
@@ -140,6 +141,30 @@ describe('an event stored while its delivery never started', () => {
     expect(stored).toMatchObject({ deliveryStatus: 'pending' });
 
     await expectStartedByTheCheck(eventId, stored!.createdAt);
+  });
+
+  it('a resend is delivered within minutes when the process that recorded it died before starting it', async () => {
+    await skipToNoon();
+    await ensureDailyWorkflows(env.client, stack.queues);
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url });
+    // Dead-lettered an hour ago (stored straight into the store: no delivery ran here).
+    const failedAt = new Date((await env.currentTimeMs()) - 60 * minute);
+    const failedAttempt = { attempt: 1, at: failedAt, statusCode: 500, error: null, latencyMs: 5 };
+    const eventId = await storeEvent(stack.stores.events, account.id, {
+      createdAt: failedAt,
+      status: 'failed',
+      deliveries: [{ deliveryId: 'initial', startedAt: failedAt, attempts: [failedAttempt] }],
+    });
+    const { events } = await publisherWhoseStart('dies');
+    void events.resend(eventId);
+    const recorded = await poll(
+      () => stack.stores.events.get(eventId),
+      (e) => e?.deliveries.length === 2,
+    );
+    // Listed pending, a call again to resend what failed no longer selects it: the check must start it.
+    expect(recorded).toMatchObject({ deliveryStatus: 'pending' });
+
+    await expectStartedByTheCheck(eventId, recorded!.deliveries[1]!.startedAt);
   });
 
   it('is delivered within minutes when Temporal refused its start, not dead-lettered', async () => {

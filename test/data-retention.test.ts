@@ -671,6 +671,31 @@ describe('events left pending with nothing delivering them', () => {
     await stack.stores.events.remove([stale]);
   });
 
+  it('starts a resend the merchant asked for that was recorded but never started, however old its event', async () => {
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url });
+    // Failed days ago; the merchant's resend was recorded 10 minutes ago by a process that then died.
+    const failedAttempt = { attempt: 1, at: ago(3 * day), statusCode: 500, error: null, latencyMs: 5 };
+    const resent = await storeEvent(stack.stores.events, account.id, {
+      type: 'recovery.failed',
+      createdAt: ago(3 * day),
+      deliveries: [
+        { deliveryId: 'initial', startedAt: ago(3 * day), attempts: [failedAttempt] },
+        { deliveryId: 'resend-1', startedAt: ago(10 * 60_000), attempts: [] },
+      ],
+    });
+    expect((await dailyRun(Date.now())).resumedEvents).toBeGreaterThanOrEqual(1);
+    const delivered = await poll(
+      () => stack.stores.events.get(resent),
+      (e) => e?.deliveryStatus === 'delivered',
+    );
+    expect(delivered?.deliveries.map((d) => [d.deliveryId, d.attempts.length])).toEqual([
+      ['initial', 1],
+      ['resend-1', 1],
+    ]);
+    expect(postsOf(resent)).toHaveLength(1);
+    await stack.stores.events.remove([resent]);
+  });
+
   it('deletes one older than its account keeps anything instead of sending it', async () => {
     const { account } = await stack.createAccount({ webhookUrl: receiver.url, dataRetentionDays: 90 });
     const stranded = await storeEvent(stack.stores.events, account.id, { createdAt: ago(100 * day) });

@@ -365,7 +365,7 @@ describe('the events the outbox check reads (stranded)', () => {
     await storeEvent(store, 'acct_up', { createdAt: minutesAgo(1) });
 
     const { result, read } = await withReads(() => store.stranded(now));
-    expect(result).toEqual([{ eventId: stranded, createdAt: minutesAgo(10) }]);
+    expect(result).toEqual([{ eventId: stranded, recordedAt: minutesAgo(10) }]);
     expect(read).toEqual([stranded]);
   });
 
@@ -381,7 +381,11 @@ describe('the events the outbox check reads (stranded)', () => {
     expect(
       await store.addDelivery(eventId, { deliveries: 1, status: 'pending' }, delivery('resend-1', 10)),
     ).toBe(true);
-    expect(await strandedIds()).toContain(eventId);
+    // Recorded when the resend was asked for, not when the event was stored.
+    expect((await store.stranded(now)).find((e) => e.eventId === eventId)).toEqual({
+      eventId,
+      recordedAt: minutesAgo(10),
+    });
 
     await store.recordAttempt(eventId, { deliveryId: 'resend-1', index: 1 }, refused(1, 9), false);
     expect(await strandedIds()).not.toContain(eventId);
