@@ -23,9 +23,9 @@ export function linkActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * After a failed recovery: when the customer's recoveries failed `minFailures` times within the window
-     * on an account with the cancel flow enabled, mints a cancel-flow link and emits
-     * recovery.proactive_retention, at most once per window per customer.
+     * After a failed recovery: when the customer's recoveries of the account's current mode failed
+     * `minFailures` times within the window on an account with the cancel flow enabled, mints a cancel-flow
+     * link and emits recovery.proactive_retention, at most once per window per customer and mode.
      */
     async offerProactiveRetention(input: { accountId: string; transactionId: string; eventId: string }) {
       // This very activity stored its offer before (and claimed the window): see it delivered, whatever
@@ -36,7 +36,9 @@ export function linkActivities(deps: ActivityDeps) {
       if (!account.settings.cancelFlow.enabled || !email) return;
       const now = clock();
       // A failure counts from when it ended (later writes move updatedAt), and not once the customer paid it.
-      const failures = (await stores.recoveries.forCustomer(account.id, email)).filter(
+      // Once the account is live, what its sandbox did while integrating counts no more (nor the other way).
+      const mode = { simulated: account.testMode };
+      const failures = (await stores.recoveries.forCustomer(account.id, email, mode)).filter(
         (r) => r.state === 'failed' && r.paidOnTheirOwnAt === undefined,
       );
       const count = recentFailureCount(
@@ -50,13 +52,15 @@ export function linkActivities(deps: ActivityDeps) {
         input.eventId,
         now,
         proactiveRetention.windowMs,
+        mode,
       );
       if (!claimed) return;
-      // Recoveries know the customer by email only, so it doubles as the cancel flow's customerId.
+      // A recovery a billing platform reported names the platform's customer (and Braintree's the
+      // subscription), which the merchant acts on; one from the API knows the customer by email alone.
       const link = await links.mintCancelFlowLink(account, {
-        customerId: email,
+        customerId: recovery.connector?.customerId ?? email,
         customerEmail: email,
-        subscriptionId: null,
+        subscriptionId: recovery.connector?.subscriptionId ?? null,
         amount: recovery.amount,
         currency: recovery.currency,
         returnUrl: null,

@@ -481,16 +481,24 @@ export function createRecoveryStore(db: Db) {
 
     /**
      * A customer's newest recoveries (those of the newest 500 index entries), oldest first, through the
-     * customer index: proactive retention counts the failures of the last days. What must see every one
-     * (the paywall, the listing) walks them all with `eachOfCustomer`.
+     * customer index: proactive retention counts the failures of the last days. Only those of one mode
+     * with `simulated`. What must see every one (the paywall, the listing) walks them all with
+     * `eachOfCustomer`.
      */
-    async forCustomer(accountId: string, customerEmail: string): Promise<RecoveryDoc[]> {
+    async forCustomer(
+      accountId: string,
+      customerEmail: string,
+      only: { simulated?: boolean } = {},
+    ): Promise<RecoveryDoc[]> {
       const entries = await customerEntriesOf(accountId, customerEmail, maxPerCustomer);
       const docs = await Promise.all(
         entries.flatMap((e) => (e.transactionId ? [accountsRecovery(accountId, e.transactionId)] : [])),
       );
       return docs
-        .filter((d): d is RecoveryDoc => d !== null)
+        .filter(
+          (d): d is RecoveryDoc =>
+            d !== null && (only.simulated === undefined || isOfMode(d, only.simulated)),
+        )
         .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
     },
 

@@ -757,11 +757,20 @@ describe('POST /api/customers/erase', () => {
     const day = 86_400_000;
     expect(await retentionNotices.claim(clientId, 'fay@example.com', 'evt-1', now, 30 * day)).toBe(true);
     expect(await retentionNotices.claim(clientId, 'fay@example.com', 'evt-2', now, 30 * day)).toBe(false);
+    // And the one made while the account integrated in test mode.
+    const sandbox = { simulated: true };
+    expect(await retentionNotices.claim(clientId, 'fay@example.com', 'evt-s1', now, 30 * day, sandbox)).toBe(
+      true,
+    );
     expect(await holdouts.assign(clientId, 'fay@example.com', () => true, now)).toBe(true);
     expect((await erase({ customerEmail: 'fay@example.com' })).status).toBe(200);
-    expect(await db.collection(collections.retentionNotices).countDocuments({ eventId: 'evt-1' })).toBe(0);
+    const notices = db.collection(collections.retentionNotices);
+    expect(await notices.countDocuments({ eventId: { $in: ['evt-1', 'evt-s1'] } })).toBe(0);
     // A later failure of the same address is a new customer: offered again, and drawn again.
     expect(await retentionNotices.claim(clientId, 'fay@example.com', 'evt-3', now, 30 * day)).toBe(true);
+    expect(await retentionNotices.claim(clientId, 'fay@example.com', 'evt-s2', now, 30 * day, sandbox)).toBe(
+      true,
+    );
     expect(await holdouts.assign(clientId, 'fay@example.com', () => false, now)).toBe(false);
   });
 

@@ -10,6 +10,12 @@ import { formTokenOf, getPage, onServer, postForm, submitPage } from './support/
 import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 import { startBraintreeEmulator, type BraintreeEmulator } from './support/braintree-emulator.js';
+import {
+  chargebeeEvent,
+  startChargebeeEmulator,
+  type ChargebeeEmulator,
+} from './support/chargebee-emulator.js';
+import { postWebhook } from './support/connectors.js';
 import { startPayPalEmulator } from './support/paypal-emulator.js';
 import { startStripeEmulator, type StripeEmulator } from './support/stripe-emulator.js';
 
@@ -692,6 +698,81 @@ describe('links minted by the engine', () => {
     const { apiKey, account } = await stack.createAccount();
     for (let i = 0; i < 3; i += 1) await failOnce(apiKey, account.id, 'hopper@example.com');
     expect(await retentionEvents(account.id)).toHaveLength(0);
+  });
+
+  it('once the account goes live, what its sandbox did counts no more: neither its failures nor the offer it made', async () => {
+    const { apiKey, account } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+    expect(account.testMode).toBe(true);
+    const email = 'turing@example.com';
+    for (let i = 0; i < 3; i += 1) await failOnce(apiKey, account.id, email);
+    expect(await retentionEvents(account.id)).toHaveLength(1);
+
+    // The primary gateway becomes a live one: the sandbox's adapter marked live, so it can still be charged.
+    const live = await stack.stores.accounts.setGateways(account.id, [
+      { name: 'live', kind: 'test', test: false, credentials: {} },
+      { name: 'test', kind: 'test', test: true, credentials: {} },
+    ]);
+    expect(live?.testMode).toBe(false);
+    // The first live failure is one, not four.
+    await failOnce(apiKey, account.id, email);
+    expect(await retentionEvents(account.id)).toHaveLength(1);
+    // The third is offered, though the sandbox's offer is not 30 days old.
+    await failOnce(apiKey, account.id, email);
+    await failOnce(apiKey, account.id, email);
+    const [latest, ...earlier] = await retentionEvents(account.id);
+    expect(earlier).toHaveLength(1);
+    expect(latest?.payload).toMatchObject({ customerEmail: email, recentFailureCount: 3 });
+  });
+
+  describe('for a customer of a billing platform', () => {
+    let chargebee: ChargebeeEmulator;
+    beforeAll(async () => {
+      chargebee = await startChargebeeEmulator();
+    });
+    afterAll(() => chargebee.close());
+    const webhookAuth = { authorization: `Basic ${Buffer.from('recoup:hooks').toString('base64')}` };
+
+    /** Chargebee failed to collect a new invoice of the customer on their card, and its recovery fails too. */
+    async function chargebeeFailure(accountId: string, customer: { id: string; email: string }) {
+      const invoice = { id: `inv_${randomUUID()}`, customer_id: customer.id, amount_due: amount() };
+      chargebee.addInvoice({ ...invoice, currency_code: 'USD' });
+      const body = chargebeeEvent('payment_failed', {
+        transaction: { customer_id: customer.id, error_code: 'expired_card' },
+        invoice: { ...invoice, status: 'payment_due', currency_code: 'USD' },
+        customer: {
+          ...customer,
+          payment_method: { reference_id: `${customer.id}/tok_decline_expired_card` },
+        },
+      });
+      const res = await postWebhook(stack, 'chargebee', accountId, JSON.stringify(body), webhookAuth);
+      expect(res.body).toMatchObject({ action: 'recovery_started' });
+      const doc = await stack.stores.recoveries.findByKey(accountId, invoice.id);
+      await stack.temporal.workflow.getHandle(doc!.workflowId).result();
+    }
+
+    it("offers a cancel flow naming the platform's customer, which churn.flow echoes", async () => {
+      const { account } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+      await stack.stores.accounts.setConnector(account.id, 'chargebee', {
+        username: 'recoup',
+        password: 'hooks',
+        site: chargebee.site,
+        apiKey: chargebee.apiKey,
+        apiBase: chargebee.url,
+      });
+      const customer = { id: `AzZpat${(n += 1)}`, email: 'pat@example.com' };
+      for (let i = 0; i < 3; i += 1) await chargebeeFailure(account.id, customer);
+      const [offer] = await retentionEvents(account.id);
+      expect(offer?.payload).toMatchObject({ customerEmail: customer.email, recentFailureCount: 3 });
+
+      const url = String((offer!.payload as { cancelFlowUrl: string }).cancelFlowUrl);
+      expect((await submitPage(url, { choice: 'keep' })).status).toBe(200);
+      const events = await eventsOf(stack, account.id, ['churn.flow.retained']);
+      expect(events.find((e) => e.type === 'churn.flow.retained')?.payload).toMatchObject({
+        customerId: customer.id,
+        customerEmail: customer.email,
+        subscriptionId: null,
+      });
+    });
   });
 });
 
