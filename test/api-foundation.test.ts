@@ -94,10 +94,15 @@ interface Streamed {
 }
 
 /**
- * POSTs `total` bytes in 64 KiB chunks with chunked transfer encoding (no Content-Length), a few
+ * Sends `total` body bytes in 64 KiB chunks with chunked transfer encoding (no Content-Length), a few
  * milliseconds apart, until the server answers and closes the connection or the whole body is sent.
  */
-function streamLongBody(path: string, headers: Record<string, string>, total: number): Promise<Streamed> {
+function streamLongBody(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  total: number,
+): Promise<Streamed> {
   const chunk = Buffer.alloc(64 * 1024, ' ');
   return new Promise((resolve, reject) => {
     let sent = 0;
@@ -107,8 +112,8 @@ function streamLongBody(path: string, headers: Record<string, string>, total: nu
     let sentAll = false;
     let answer: Pick<Streamed, 'status' | 'body'> | null = null;
     const req = request(`${stack.baseUrl}${path}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', ...headers },
+      method,
+      headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', ...headers },
     });
     const done = () =>
       answer
@@ -149,19 +154,38 @@ function streamLongBody(path: string, headers: Record<string, string>, total: nu
 describe('a body past its limit, streamed without Content-Length', () => {
   const total = 32 * 1024 * 1024;
   it.each([
-    ['to an unknown path', '/api/nope', {}, 404, { error: 'Not found' }],
-    ['to a route without a key', '/api/recovery/execute', {}, 401, { error: 'Missing or invalid API key' }],
+    ['POSTed to an unknown path', 'POST', '/api/nope', {}, 404, { error: 'Not found' }],
     [
-      'to a route with its key',
+      'POSTed to a route without a key',
+      'POST',
+      '/api/recovery/execute',
+      {},
+      401,
+      { error: 'Missing or invalid API key' },
+    ],
+    [
+      'POSTed to a route with its key',
+      'POST',
       '/api/recovery/stop',
       'key',
       413,
       { error: 'Request body too large (limit 64 KiB)' },
     ],
+    // A GET or a DELETE may carry a body too: no route reads it, and Node would read it all after the answer.
+    ['sent with a GET to an unknown path', 'GET', '/api/nope', {}, 404, { error: 'Not found' }],
+    [
+      'sent with a DELETE to a route that takes none',
+      'DELETE',
+      '/api/recovery/execute',
+      {},
+      405,
+      { error: 'Method Not Allowed' },
+    ],
   ] as const)(
     '%s is answered and the connection closed long before it all arrives',
-    async (_, path, headers, status, body) => {
+    async (_, method, path, headers, status, body) => {
       const res = await streamLongBody(
+        method,
         path,
         headers === 'key' ? { 'X-API-KEY': keys.apiKey } : headers,
         total,

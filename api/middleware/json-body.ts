@@ -68,12 +68,9 @@ function hangUp(socket: Socket): void {
  * (`rawBodyOf`), after the key and the rate limit: a bad body never outranks a missing key or the rate limit.
  */
 export async function readBody(ctx: AppContext, next: Next): Promise<void> {
-  if (!['POST', 'PUT', 'PATCH'].includes(ctx.method)) {
-    await next();
-    return;
-  }
   const limit = bodyLimitOf(ctx.path);
-  // Read to the limit even when Content-Length says it is over: a body nobody read, Node reads to its end.
+  // Whatever the method (a GET or a DELETE may send a body too), and read to the limit even when
+  // Content-Length says it is over: a body nobody read, Node reads to its end.
   const body = await readUpTo(ctx.req, limit);
   if (body) ctx.state.rawBody = body;
   else {
