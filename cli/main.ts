@@ -112,6 +112,14 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// A reader that stops early (`recoup webhooks list --json | head`) closes the pipe: the rest of the output is
+// unwanted, so the CLI stops there quietly, with the code its command had (0 if none yet), where Node would
+// print a stack trace and exit 1. Any other failure to write stdout is an error still.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { sha256 } from '../runtime/crypto.js';
 import { collections } from '../store/collections.js';
-import { runCli, type CliRun } from './support/cli.js';
+import { runCli, runCliIntoClosedPipe, type CliRun } from './support/cli.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
 const dbName = `cli_${randomUUID().slice(0, 8)}`;
@@ -14,14 +14,15 @@ const masterKey = randomBytes(32);
 let dataDir: string;
 let stack: Stack;
 
+/** The environment that points the real `recoup` at the test database. */
+const cliEnv = (): Record<string, string> => ({
+  MONGODB_URI: `${inject('mongoUri')}${dbName}`,
+  DATA_DIR: dataDir,
+  RECOUP_MASTER_KEY: masterKey.toString('base64'),
+});
 /** The real `recoup` on the test database, with `env` added to its environment. */
 const recoupWith = (env: Record<string, string>, ...args: string[]): Promise<CliRun> =>
-  runCli(args, {
-    MONGODB_URI: `${inject('mongoUri')}${dbName}`,
-    DATA_DIR: dataDir,
-    RECOUP_MASTER_KEY: masterKey.toString('base64'),
-    ...env,
-  });
+  runCli(args, { ...cliEnv(), ...env });
 const recoup = (...args: string[]): Promise<CliRun> => recoupWith({}, ...args);
 
 interface Created {
@@ -243,6 +244,14 @@ describe('recoup accounts list, show and update', () => {
     const missing = await recoup('accounts', 'show', 'acct_nope');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('no account with clientId acct_nope');
+  });
+
+  it('`list --json` into a pipe its reader has closed stops quietly and exits 0, without a stack trace', async () => {
+    await createAccount();
+    expect(await runCliIntoClosedPipe(['accounts', 'list', '--json'], cliEnv())).toEqual({
+      code: 0,
+      stderr: '',
+    });
   });
 
   it('applies --settings as a merge patch over the current settings, validated as a whole', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runCli, type CliRun } from './support/cli.js';
+import { runCli, runCliIntoClosedPipe, type CliRun } from './support/cli.js';
 
 // Nothing listens on port 9: usage and help must come without loading configuration or reaching MongoDB.
 const recoup = (...args: string[]): Promise<CliRun> =>
@@ -17,6 +17,11 @@ describe('recoup usage', () => {
       for (const group of groups) expect(run.stdout).toMatch(new RegExp(`^ {2}recoup ${group} \\S`, 'm'));
     },
   );
+
+  it('`recoup help` into a pipe its reader has closed stops quietly and exits 0, without a stack trace', async () => {
+    const run = await runCliIntoClosedPipe(['help'], { MONGODB_URI: 'mongodb://127.0.0.1:9/recoup' });
+    expect(run).toEqual({ code: 0, stderr: '' });
+  });
 
   it('`recoup` alone prints the same usage to stderr and exits 2', async () => {
     const [bare, help] = await Promise.all([recoup(), recoup('help')]);

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,26 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
         resolve({ code, stdout, stderr });
       },
     );
+  });
+}
+
+/**
+ * Runs `node cli/bin.js …args` as `runCli` does, but with its stdout a pipe whose reading end is closed before
+ * the CLI starts, like `recoup … | head` once `head` has gone: what it wrote to stderr, and how it exited.
+ */
+export function runCliIntoClosedPipe(
+  args: string[],
+  env: Record<string, string>,
+): Promise<Omit<CliRun, 'stdout'>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject).on('close', (code) => resolve({ code: code ?? 1, stderr }));
   });
 }
 
