@@ -211,6 +211,25 @@ describe('POST /api/predict/risk', () => {
     expect(await stack.stores.db.collection('predictions').countDocuments({ accountId: account.id })).toBe(0);
   });
 
+  it('a scheduledDate that is not a date, or is before 2000 or after 2100, is a 400 saying what it must be', async () => {
+    const { apiKey } = await stack.createAccount();
+    const rule =
+      'must be a date (YYYY-MM-DD) or an ISO 8601 date-time with Z or an offset, in the years 2000–2100';
+    for (const scheduledDate of [
+      'soon',
+      '2026-12-09T10:00:00',
+      '0099-06-01',
+      '0099-06-01T12:00:00Z',
+      '2101-01-01',
+    ]) {
+      const res = await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate });
+      expect(res.status, scheduledDate).toBe(400);
+      expect(res.body.details, scheduledDate).toEqual({ scheduledDate: [rule] });
+    }
+    const first = await predict(apiKey, { paymentMethodToken: 'tok_visa', scheduledDate: '2000-01-01' });
+    expect(first.status).toBe(200);
+  });
+
   it('needs the secret key', async () => {
     const res = await call(stack.baseUrl, 'POST', '/api/predict/risk', {
       body: { paymentMethodToken: 'tok_visa', amount: 1999 },

@@ -8,21 +8,40 @@ import {
   Token,
 } from '../../domain/recovery-request.js';
 
+/** The years a card's expiry and a charge's date may name. */
+const years = { min: 2000, max: 2100 };
+const scheduledDateRule =
+  'must be a date (YYYY-MM-DD) or an ISO 8601 date-time with Z or an offset, ' +
+  `in the years ${years.min}–${years.max}`;
+
+/**
+ * When a charge will be made. The customer's UTC offset at that time is worked out with `Date.UTC`, which
+ * takes a year 0–99 for 1900–1999: such a date would be read a century off.
+ */
+const ScheduledDate = z
+  .union([z.iso.date(), z.iso.datetime({ offset: true })], { error: scheduledDateRule })
+  .refine(
+    (value) => {
+      const year = Number(value.slice(0, 4));
+      return year >= years.min && year <= years.max;
+    },
+    { error: scheduledDateRule },
+  );
+
 /** Body of POST /api/predict/risk: a charge about to be made, screened before it fails. */
 export const RiskRequest = z
   .object({
     paymentMethodToken: Token,
     amount: Amount,
     currency: Currency.default('USD'),
-    scheduledDate: z
-      .union([z.iso.date(), z.iso.datetime({ offset: true })])
-      .optional()
-      .describe('When the charge will be made (a date is taken at noon, customer time); default now'),
+    scheduledDate: ScheduledDate.optional().describe(
+      'When the charge will be made (a date is taken at noon, customer time); default now',
+    ),
     customerEmail: CustomerEmail.optional(),
     binPrefix: BinPrefix.optional(),
     cardOrigin: CardOrigin.optional(),
     expiryMonth: z.int().min(1).max(12).optional(),
-    expiryYear: z.int().min(2000).max(2100).optional(),
+    expiryYear: z.int().min(years.min).max(years.max).optional(),
   })
   .strict()
   .refine((r) => (r.expiryMonth === undefined) === (r.expiryYear === undefined), {
