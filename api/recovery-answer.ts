@@ -1,6 +1,9 @@
 import type { FirstPhaseOutcome } from '../domain/recovery.js';
 import { reply, type Reply } from './route.js';
 
+/** What a Proof Mode control's answer says, as its message and as its failure's reason. */
+const heldOut = 'Proof Mode control group: no recovery attempt was made';
+
 /** Maps the workflow's first-phase outcome to the spec's HTTP answer (200, 202 or 403). */
 export function answerFor(outcome: FirstPhaseOutcome, transactionId: string, isSimulated: boolean): Reply {
   const simulated = isSimulated ? { isSimulated: true } : {};
@@ -35,8 +38,9 @@ export function answerFor(outcome: FirstPhaseOutcome, transactionId: string, isS
       return reply(200, {
         success: false,
         holdout: true,
-        message: 'Proof Mode control group: no recovery attempt was made',
-        error: null,
+        message: heldOut,
+        // Not recovered, so not null (the spec's `error` is null on success only): why no attempt was made.
+        error: heldOut,
         transactionId,
         strategyUsed: 'holdout',
         gatewaysAttempted: 0,

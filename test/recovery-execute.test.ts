@@ -558,6 +558,8 @@ describe('Proof Mode', () => {
       first.push(res.body.holdout === true);
       if (res.body.holdout === true) {
         expect(res.body).toMatchObject({ success: false, strategyUsed: 'holdout', gatewaysAttempted: 0 });
+        // A failure names its reason (the spec: `error` is null on success only).
+        expect(res.body.error).toBe('Proof Mode control group: no recovery attempt was made');
         const status = await call(
           stack.baseUrl,
           'GET',
