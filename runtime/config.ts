@@ -76,21 +76,32 @@ function loadMasterKey(fromEnv: string | undefined, dataDir: string, create: boo
 }
 
 /**
- * Parses environment variables into a typed Config; throws one error naming every bad variable. A variable
- * set to an empty (or blank) value is refused before anything reads it: never taken as unset (its default),
- * nor coerced (an empty PORT as 0). Such a value is most often a template or an `.env` line that lost it.
+ * One line per bad variable of `names`: set to an empty (or blank) value, refused before anything reads it
+ * (never taken as unset, its default, nor coerced, an empty PORT as 0: such a value is most often a
+ * template or an `.env` line that lost it), else what its schema's `issues` say of it.
+ */
+export function variableProblems(
+  names: readonly string[],
+  env: NodeJS.ProcessEnv,
+  issues: readonly z.core.$ZodIssue[] = [],
+): string[] {
+  return names.flatMap((name) =>
+    env[name]?.trim() === ''
+      ? [`${name}: must not be empty (unset it to use its default)`]
+      : issues.filter((i) => i.path[0] === name).map((i) => `${name}: ${i.message}`),
+  );
+}
+
+/**
+ * Parses environment variables into a typed Config; throws one error naming every bad variable, an empty
+ * one included (`variableProblems`).
  */
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   opts: { createMasterKey: boolean } = { createMasterKey: true },
 ): Config {
-  const empty = new Set<string>(configVariables.filter((name) => env[name]?.trim() === ''));
   const parsed = EnvSchema.safeParse(env);
-  const problems = configVariables.flatMap((name) =>
-    empty.has(name)
-      ? [`${name}: must not be empty (unset it to use its default)`]
-      : (parsed.error?.issues ?? []).filter((i) => i.path[0] === name).map((i) => `${name}: ${i.message}`),
-  );
+  const problems = variableProblems(configVariables, env, parsed.error?.issues);
   if (!parsed.success || problems.length > 0)
     throw new ConfigurationError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   const e = parsed.data;

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { variableProblems } from '../runtime/config.js';
 
 const port = z.coerce.number().int().min(1).max(65535);
 
@@ -37,10 +38,10 @@ export interface DevStackConfig {
 /** Parses the environment; throws one error naming every bad variable. */
 export function loadDevStackConfig(env: NodeJS.ProcessEnv): DevStackConfig {
   const parsed = DevStackEnv.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new Error(`Invalid configuration:\n  ${lines.join('\n  ')}`);
-  }
+  // An empty DATA_DIR would put the data in the working directory, the repository's root.
+  const problems = variableProblems(devStackVariables, env, parsed.error?.issues);
+  if (!parsed.success || problems.length > 0)
+    throw new Error(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   const e = parsed.data;
   return {
     apiPort: e.PORT,

@@ -1,6 +1,8 @@
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configVariables, loadConfig } from '../runtime/config.js';
 import { ConfigurationError } from '../runtime/configuration-error.js';
+import { devStackVariables, loadDevStackConfig } from '../scripts/dev-stack-config.js';
 
 const key = Buffer.alloc(32, 7).toString('base64');
 const config = (env: Record<string, string>) => loadConfig({ RECOUP_MASTER_KEY: key, ...env });
@@ -46,6 +48,21 @@ describe('an invalid value stops the process with a message naming the variable'
       '  PUBLIC_BASE_URL: must be an http or https URL',
       '  MONGODB_URI: must not be empty (unset it to use its default)',
     ]);
+  });
+});
+
+describe("`npm start`'s own variables", () => {
+  // An empty DATA_DIR read as '' would put the master key, the demo account's API key and the databases in
+  // the working directory, the repository's root, where git offers to commit them.
+  it.each(devStackVariables)('%s set to an empty or blank value stops it, naming the variable', (name) => {
+    for (const value of ['', '  '])
+      expect(() => loadDevStackConfig({ [name]: value })).toThrow(
+        `Invalid configuration:\n  ${name}: must not be empty (unset it to use its default)`,
+      );
+  });
+
+  it('unset: the defaults, the data under .data', () => {
+    expect(loadDevStackConfig({})).toMatchObject({ apiPort: 3000, dataDir: resolve('.data') });
   });
 });
 
