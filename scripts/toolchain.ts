@@ -180,5 +180,7 @@ const toolchain: Toolchain = {
   chromium: chromium(),
 };
 if (external)
-  console.error('toolchain: TEMPORAL_ADDRESS and MONGODB_URI are set; local servers are only used by tests.');
+  console.error(
+    'toolchain: TEMPORAL_ADDRESS and MONGODB_URI are set: npm start uses those servers; npm test starts its own.',
+  );
 writeFileSync(toolchainFile, JSON.stringify(toolchain, null, 2));

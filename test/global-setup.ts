@@ -37,8 +37,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // would trust a private CA: through NODE_EXTRA_CA_CERTS, read by Node at start.
     const tls = createTestTls(dir);
     process.env.NODE_EXTRA_CA_CERTS = tls.trustFile;
-    const mongoUri = process.env.MONGODB_URI ?? (await start(startMongo(tools, { dataDir: dir })));
-    const temporalAddress = process.env.TEMPORAL_ADDRESS ?? (await start(startTemporal(tools, {})));
+    // Servers of the tester's own only under names of their own: an operator's MONGODB_URI and
+    // TEMPORAL_ADDRESS (exported for `npm start`, or a deployment's) never get the suite's scratch data.
+    const mongoUri =
+      process.env.RECOUP_TEST_MONGODB_URI ?? (await start(startMongo(tools, { dataDir: dir })));
+    const temporalAddress =
+      process.env.RECOUP_TEST_TEMPORAL_ADDRESS ?? (await start(startTemporal(tools, {})));
     const bundle = await bundleWorkflows();
     const workflowBundlePath = join(dir, 'workflows.js');
     writeFileSync(workflowBundlePath, bundle.code);
