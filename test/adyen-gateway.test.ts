@@ -10,7 +10,11 @@ import {
 } from '../activities/gateways/adyen.js';
 import { refusal } from '../activities/gateways/adyen-answers.js';
 import { credentialsProblem } from '../activities/gateways/registry.js';
-import type { ChargeRequest, GatewayAdapter } from '../activities/gateways/types.js';
+import {
+  PaymentPendingError,
+  type ChargeRequest,
+  type GatewayAdapter,
+} from '../activities/gateways/types.js';
 import { parseGateways } from '../cli/gateway-spec.js';
 import { sha256 } from '../runtime/crypto.js';
 import {
@@ -382,7 +386,7 @@ describe('Adyen adapter: a payment Adyen holds without a final result (Received,
     ['received', 'Received'],
     ['pending', 'Pending'],
   ] as const)(
-    'a payment answered %s is ambiguous and names its PSP reference; its lookup pays nothing more and fails (retried later)',
+    'a payment answered %s is ambiguous and names its PSP reference; its lookup pays nothing more and is pending (retried later)',
     async (answer, resultCode) => {
       const { id, req } = cardWith([answer, 'approve']);
       const charged = await gateway.charge(req);
@@ -391,6 +395,7 @@ describe('Adyen adapter: a payment Adyen holds without a final result (Received,
       expect(charged).toEqual({
         kind: 'ambiguous',
         reason: expect.stringContaining(`payment ${payment!.pspReference} as ${resultCode}`),
+        gatewayTransactionId: payment!.pspReference,
       });
       await expect(gateway.lookup(req)).rejects.toThrow(/AUTHORISATION webhook/);
       expect(paymentsOf(id)).toHaveLength(1);
@@ -429,11 +434,18 @@ describe('Adyen adapter: a payment Adyen holds without a final result (Received,
 });
 
 describe("Adyen adapter: a held payment's result comes from Adyen's AUTHORISATION webhook", () => {
-  /** A payment Adyen answered Received, and the AUTHORISATION its webhook brought for it (as stored). */
-  async function heldPayment(answer: 'received' | 'pending' = 'received') {
-    const { id, req } = cardWith([answer, 'approve']);
-    expect((await gateway.charge(req)).kind).toBe('ambiguous');
+  /**
+   * A payment Adyen answered Received (first sent at `sentAt`), the lookup request of a recovery that kept
+   * its PSP reference, and the AUTHORISATION its webhook brought for it (as stored).
+   */
+  async function heldPayment(answer: 'received' | 'pending' = 'received', sentAt = Date.now()) {
+    const card = cardWith([answer, 'approve']);
+    const req = { ...card.req, sentAt };
+    const id = card.id;
+    const charged = await gateway.charge(req);
     const [payment] = paymentsOf(id);
+    expect(charged).toMatchObject({ kind: 'ambiguous', gatewayTransactionId: payment!.pspReference });
+    const named = { ...req, firstSentAt: sentAt, gatewayTransactionId: payment!.pspReference };
     const notify = (result: Partial<AdyenAuthorisation>) =>
       authorisations.record(
         accountId,
@@ -449,8 +461,14 @@ describe("Adyen adapter: a held payment's result comes from Adyen's AUTHORISATIO
         },
         new Date(),
       );
-    return { id, req, payment: payment!, notify };
+    return { id, req, named, payment: payment!, notify };
   }
+
+  /** What a lookup that finds the payment still held throws: pending, naming it, so its reference is kept. */
+  const pendingNaming = (pspReference: string) => ({
+    name: 'PaymentPendingError',
+    gatewayTransactionId: pspReference,
+  });
 
   it.each([['received'], ['pending']] as const)(
     'a payment held as %s and authorised is approved with its PSP reference, and nothing more is paid',
@@ -484,11 +502,47 @@ describe("Adyen adapter: a held payment's result comes from Adyen's AUTHORISATIO
     },
   );
 
-  it('with no AUTHORISATION received yet, the lookup still fails and is retried later', async () => {
+  it("with no AUTHORISATION received yet, the replay's lookup is pending and names the PSP reference, so the recovery keeps it", async () => {
     const { req, payment } = await heldPayment();
-    await expect(gateway.lookup(req)).rejects.toThrow(
-      `Adyen holds payment ${payment.pspReference} as Received`,
-    );
+    const lookup = gateway.lookup(req);
+    await expect(lookup).rejects.toThrow(`Adyen holds payment ${payment.pspReference} as Received`);
+    await expect(lookup).rejects.toBeInstanceOf(PaymentPendingError);
+    await expect(lookup).rejects.toMatchObject(pendingNaming(payment.pspReference));
+  });
+
+  it('with the PSP reference known and no AUTHORISATION yet, the lookup is pending and sends nothing, also when a stop was asked', async () => {
+    const { named, payment } = await heldPayment();
+    const sent = adyen.requests();
+    for (const req of [named, { ...named, readOnly: true }])
+      await expect(gateway.lookup(req)).rejects.toMatchObject(pendingNaming(payment.pspReference));
+    expect(adyen.requests()).toBe(sent);
+  });
+
+  it('a payment held for 8 days, its webhook set up only then, is settled by the next lookup: approved with its PSP reference, nothing sent again', async () => {
+    const { id, named, payment, notify } = await heldPayment('received', Date.now() - 8 * day);
+    adyen.expireKeys();
+    const sent = adyen.requests();
+    // Day 8, before the operator adds the hmacKey: still pending, read only, never "key may be gone".
+    await expect(gateway.lookup(named)).rejects.toMatchObject(pendingNaming(payment.pspReference));
+    // Adyen delivers the AUTHORISATION it queued, and Recoup stores it.
+    await notify({ success: true });
+    expect(await gateway.lookup(named)).toEqual({
+      kind: 'approved',
+      gatewayTransactionId: payment.pspReference,
+    });
+    expect(adyen.requests()).toBe(sent);
+    expect(paymentsOf(id)).toHaveLength(1);
+  });
+
+  it('a payment held for 8 days and refused is declined by the next lookup, read by its PSP reference', async () => {
+    const { named, payment, notify } = await heldPayment('pending', Date.now() - 8 * day);
+    await notify({ success: false, reason: 'Not enough balance' });
+    expect(await gateway.lookup(named)).toEqual({
+      kind: 'declined',
+      code: 'insufficient_funds',
+      advice: null,
+      gatewayTransactionId: payment.pspReference,
+    });
   });
 
   it("an AUTHORISATION naming another reference is an error, never the attempt's approval", async () => {

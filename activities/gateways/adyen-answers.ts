@@ -84,11 +84,15 @@ export function answerOf(authorisation: AdyenAuthorisation): ChargeAnswer {
     : refused(authorisation.reason, null, id);
 }
 
+/** Why a payment Adyen holds has no result yet. */
+export const awaitingAuthorisation =
+  "its final result comes only in Adyen's AUTHORISATION webhook, which has not reached Recoup yet";
+
 /** Why Adyen's answer is not final: a payment it holds whose result has not come yet, or no answer to read. */
 export function unanswered(response: PaymentResponse): string {
   const resultCode = response.resultCode ?? 'without a result';
   return response.pspReference
-    ? `Adyen holds payment ${response.pspReference} as ${resultCode}; its final result comes only in Adyen's AUTHORISATION webhook, which has not reached Recoup yet`
+    ? `Adyen holds payment ${response.pspReference} as ${resultCode}; ${awaitingAuthorisation}`
     : `Adyen answered ${resultCode} without a PSP reference`;
 }
 

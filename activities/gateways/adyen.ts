@@ -8,9 +8,17 @@ import adyen, {
 import { z } from 'zod';
 import { toGatewayUnits } from '../../domain/money.js';
 import type { AdyenAuthorisation } from '../../store/adyen-authorisations.js';
-import { answerOf, heldPayment, outcomeOf, refusal, unanswered } from './adyen-answers.js';
+import {
+  answerOf,
+  awaitingAuthorisation,
+  heldPayment,
+  outcomeOf,
+  refusal,
+  unanswered,
+} from './adyen-answers.js';
 import { headerKeyWithin, keyWithin } from './gateway-keys.js';
 import {
+  PaymentPendingError,
   unchargeableAmount,
   type ChargeAnswer,
   type ChargeOutcome,
@@ -146,8 +154,9 @@ export type AuthorisationReader = (pspReference: string) => Promise<AdyenAuthori
  * is sent once Adyen may have dropped the key (`clock` against the attempt's first send). New attempts ask
  * Adyen to capture at once (`captureAtOnceFrom`). A payment Adyen holds as Received or Pending
  * answers every replay the same way: its result is the AUTHORISATION that Adyen's webhook brought
- * (`authorisationOf`). Refusals carry Adyen's refusal reason read as Recoup's decline name and Mastercard's
- * merchant advice code. `returnUrl` (Recoup's public URL) is what Adyen requires in every payment request.
+ * (`authorisationOf`), which a lookup knowing its PSP reference reads without sending anything. Refusals
+ * carry Adyen's refusal reason read as Recoup's decline name and Mastercard's merchant advice code.
+ * `returnUrl` (Recoup's public URL) is what Adyen requires in every payment request.
  */
 export function createAdyenGateway(
   credentials: AdyenCredentials,
@@ -185,8 +194,8 @@ export function createAdyenGateway(
   }
 
   /**
-   * Sends the attempt's one request. A payment Adyen holds as Received or Pending is ambiguous, unless
-   * `settle` (the lookup's) finds its result.
+   * Sends the attempt's one request. A payment Adyen holds as Received or Pending is ambiguous, naming its
+   * PSP reference (later lookups read it by that), unless `settle` (the lookup's) finds its result.
    */
   async function send(
     req: ChargeRequest | LookupRequest,
@@ -207,7 +216,12 @@ export function createAdyenGateway(
     if (outcome) return outcome;
     const held = heldPayment(response);
     const settled = held && settle ? await settle(held) : null;
-    return settled ?? { kind: 'ambiguous', reason: unanswered(response) };
+    if (settled) return settled;
+    return {
+      kind: 'ambiguous',
+      reason: unanswered(response),
+      ...(held ? { gatewayTransactionId: held } : {}),
+    };
   }
 
   /**
@@ -236,19 +250,37 @@ export function createAdyenGateway(
     return send(req);
   }
 
+  /**
+   * A held payment's result by its PSP reference, sending nothing: Adyen would answer a replay as it first
+   * did. Pending (so tried again later, reading only) while no AUTHORISATION came.
+   */
+  async function readHeld(pspReference: string, req: LookupRequest): Promise<ChargeAnswer> {
+    const settled = await settledBy(pspReference, req);
+    if (settled) return settled;
+    throw new PaymentPendingError(
+      `Adyen holds payment ${pspReference} of ${req.idempotencyKey}; ${awaitingAuthorisation}`,
+      pspReference,
+    );
+  }
+
   async function lookup(req: LookupRequest): Promise<LookupOutcome> {
-    // Sent also when a stop was asked (`readOnly`): Adyen cannot be read without the payment's PSP reference,
-    // which only a replay's answer gives, and none found is never known. The replay makes the payment only if
-    // the first request never reached Adyen, and its answer is recorded (docs/gateways.md, "Lookup").
+    // A payment Adyen held and named is read before anything else, also once its key may be gone: its
+    // webhook can come days late (Adyen resends it for 30 days, or the webhook is set up only later).
+    if (req.gatewayTransactionId) return readHeld(req.gatewayTransactionId, req);
+    // Sent also when a stop was asked (`readOnly`): without the payment's PSP reference Adyen cannot be read,
+    // and none found is never known. The replay makes the payment only if the first request never reached
+    // Adyen, and its answer is recorded (docs/gateways.md, "Lookup").
     // Once Adyen may have dropped the key, the same request could be a second payment: never sent.
     const firstSentAt = firstSentOf(req);
     if (clock().getTime() - firstSentAt >= keyKeptMs) throw keyMayBeGone(req, firstSentAt);
     const outcome = await send(req, (pspReference) => settledBy(pspReference, req));
-    // No final answer (Adyen busy with the first request, unreachable, or holding the payment as Received or
-    // Pending with no AUTHORISATION received yet): fail, so the lookup is retried later.
-    if (outcome.kind === 'ambiguous')
-      throw new Error(`Adyen has no answer for ${req.idempotencyKey} yet: ${outcome.reason}`);
-    return outcome;
+    if (outcome.kind !== 'ambiguous') return outcome;
+    const reason = `Adyen has no answer for ${req.idempotencyKey} yet: ${outcome.reason}`;
+    // A payment held with no AUTHORISATION received yet: pending, so its PSP reference is kept and every
+    // later lookup only reads it.
+    if (outcome.gatewayTransactionId) throw new PaymentPendingError(reason, outcome.gatewayTransactionId);
+    // No answer at all (Adyen busy with the first request, or unreachable): fail, so it is retried later.
+    throw new Error(reason);
   }
 
   return { capabilities: { wallets: [], currencies: null }, charge, lookup };
