@@ -39,13 +39,13 @@ const embedding: Record<Exclude<keyof typeof collections, 'accounts'>, IdPattern
   // `${kind}:${accountId}:${keyKind}:${window}:${n}`, `kind` a fixed word
   rateLimits: (account) => `^[a-zA-Z]+:${account}:`,
   events: null,
-  // `${cardKey}:${n}` and `${cardKey}:stop`
+  // `${cardKey}:${n}`, `${cardKey}:stop` and `${cardKey}:wait`
   cardBudgets: startsWith,
   // The account's tally: `_id` is the account id
   learning: (account) => `^${account}$`,
   links: null,
   linkConsumptions: null,
-  // `${accountId}:${hash of email}:${n}`
+  // `${accountId}:${hash of email}:${n}`, a sandbox notice's `${accountId}:sandbox:${hash of email}:${n}`
   retentionNotices: startsWith,
   pulses: null,
   predictions: null,

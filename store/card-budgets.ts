@@ -22,7 +22,9 @@ interface ClaimDoc extends SequenceDoc {
 /**
  * Mastercard's advice about a card, kept beside its claims: its "never again" (03 or 21) for good, under
  * `_id` `${cardKey}:stop`, and its latest wait (02, 24–30) under `${cardKey}:wait`, which no claim number
- * can be. Neither has an attemptKey, so the claims' unique (cardKey, attemptKey) index holds them.
+ * can be. The claims' unique (cardKey, attemptKey) index counts a missing attemptKey as null (MongoDB's
+ * rule; FerretDB's differs), so only the stop goes without one: the wait has `waitAttemptKey`, which no
+ * attempt's key can be.
  */
 interface AdviceDoc {
   _id: string;
@@ -30,7 +32,11 @@ interface AdviceDoc {
   advice: string;
   /** When the decline carrying the advice happened. */
   at: Date;
+  attemptKey?: typeof waitAttemptKey;
 }
+
+/** The attempt key of the card's wait advice: attempts' keys are `<workflowId>/<n>` or `erased:<n>`. */
+const waitAttemptKey = ':wait' as const;
 
 /** The attempt key of a claim whose recovery's customer was erased: `erased:<n>`, unique per card. */
 const erasedAttempt = 'erased:';
@@ -152,7 +158,8 @@ export function createCardBudgetStore(db: Db) {
       if (kind !== 'stop' && kind !== 'wait') return;
       if (kind === 'wait' && ((await waitOf(cardKey))?.at ?? -Infinity) > at.getTime()) return;
       const _id = adviceIdOf(cardKey, kind);
-      await upsert(() => advices.replaceOne({ _id }, { cardKey, advice, at }, { upsert: true }));
+      const doc = { cardKey, advice, at, ...(kind === 'wait' ? { attemptKey: waitAttemptKey } : {}) };
+      await upsert(() => advices.replaceOne({ _id }, doc, { upsert: true }));
     },
 
     stopOf,
@@ -188,7 +195,10 @@ export function createCardBudgetStore(db: Db) {
       // Read as they come (forgotten claims stay, so the old ones only grow): the card's stop (no attempt
       // key, no number) stays as it is; so does a claim forgotten before. Its wait, long over, goes.
       for await (const c of old) {
-        if (c._id.endsWith(':wait')) await advices.deleteOne({ _id: c._id });
+        if (c.attemptKey === waitAttemptKey) {
+          await advices.deleteOne({ _id: c._id });
+          continue;
+        }
         if (typeof c.attemptKey !== 'string' || c.attemptKey.startsWith(erasedAttempt)) continue;
         await claims.updateOne({ _id: c._id }, { $set: { attemptKey: `${erasedAttempt}${c.n}` } });
         forgotten += 1;

@@ -230,6 +230,22 @@ describe('Mastercard wait advice across recoveries', () => {
     expect(await claim(other, { ...mc, now: at(hour) })).toMatchObject({ allowed: true });
   });
 
+  it('is kept beside a stop of the same card, in either order (MongoDB counts a missing attempt key as one value)', async () => {
+    for (const order of [
+      ['24', '03'],
+      ['21', '25'],
+    ]) {
+      const card = newCard();
+      for (const [i, advice] of order.entries())
+        await budgets.rememberAdvice(card, { advice, at: at(i * hour) });
+      expect(await budgets.stopOf(card)).toBe(order.find((a) => a === '03' || a === '21'));
+      expect(await claim(card, { ...mc, now: at(2 * hour) })).toMatchObject({
+        allowed: false,
+        retryAt: null,
+      });
+    }
+  });
+
   it("goes with the account's data retention once it is older than the cutoff; the card's stop stays", async () => {
     const account = `acct_waits_${randomUUID().slice(0, 8)}`;
     const [waited, stopped] = [`${account}:a`, `${account}:b`];
