@@ -113,11 +113,11 @@ async function main(argv: string[]): Promise<number> {
 }
 
 // A reader that stops early (`recoup webhooks list --json | head`) closes the pipe: the rest of the output is
-// unwanted, so the CLI stops there quietly, with the code its command had (0 if none yet), where Node would
-// print a stack trace and exit 1. Any other failure to write stdout is an error still.
+// dropped quietly, where Node would print a stack trace and exit 1, and the command carries on to its end and
+// its own exit code (`webhooks resend-all … | head -1` still resends every batch). Any other failure to
+// write stdout is an error still.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code !== 'EPIPE') throw error;
-  process.exit(process.exitCode ?? 0);
+  if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
 });
 
 main(process.argv.slice(2)).then(

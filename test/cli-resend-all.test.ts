@@ -1,16 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhooksCommand } from '../cli/commands/webhooks.js';
 import type { CliContext } from '../cli/context.js';
 import type { EventQuery, EventRecord } from '../store/events.js';
-import { cliContextOf } from './support/cli.js';
+import { cliContextOf, cliEnvOf, runCliIntoClosedPipe } from './support/cli.js';
 import { storeEvent } from './support/events.js';
 import { startStack, type Stack } from './support/stack.js';
 
 // In this process, on the stack's stores: the test reaches into what `webhooks resend-all` reads. No worker:
 // the resent deliveries are started on Temporal, never run.
 let stack: Stack;
+const masterKey = randomBytes(32);
 beforeAll(async () => {
-  stack = await startStack({ worker: false });
+  stack = await startStack({ worker: false, masterKey });
 });
 afterAll(() => stack.close());
 
@@ -44,6 +46,20 @@ function listingThrough(
     stores: { ...ctx.stores, events: { ...ctx.stores.events, list: (q) => list(q, ++calls) } },
   };
 }
+
+describe('recoup webhooks resend-all into a pipe its reader has closed (`… | head -1`)', () => {
+  it('resends every batch all the same, and exits 0 without a stack trace', async () => {
+    const { account } = await stack.createAccount();
+    const ids = await failedEvents(account.id, 101);
+    const run = await runCliIntoClosedPipe(
+      ['webhooks', 'resend-all', account.id],
+      cliEnvOf(stack, masterKey),
+    );
+    expect(run).toEqual({ code: 0, stderr: '' });
+    const last = await stack.stores.events.get(ids[100] ?? '');
+    expect(last?.deliveries.map((d) => d.deliveryId)).toEqual(['initial', 'resend-1']);
+  });
+});
 
 describe('recoup webhooks resend-all, batch by batch', () => {
   it('prints each batch as it completes, and carries on past its last event even once that is erased', async () => {
