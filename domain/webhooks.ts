@@ -58,8 +58,9 @@ export const webhookDeliveryLifetimeMs = Math.max(...webhookAttemptOffsetsMs) + 
 export const strandedAfterMs = 5 * 60_000;
 
 /**
- * How old a stranded event may be and still be delivered by the daily run (which sees each within a day):
- * an older one (stranded before this rule, or while the daily run could not run) is marked failed instead.
+ * How long ago a stranded event's delivery may have been recorded (when the event was stored, or a resend
+ * asked for) and it still be delivered by the daily run (which sees each within a day): an older one
+ * (stranded before this rule, or while the daily run could not run) is marked failed instead.
  */
 export const strandedResumedWithinMs = 2 * 86_400_000;
 

@@ -76,7 +76,7 @@ async function removeAll(temporal: Client, stores: Stores, accountId: string): P
  * Closes a merchant's account for good (the merchant leaves): nothing new is taken (keys revoked, connector
  * intake URLs off, hosted pages and the card health sweep stopped), recoveries under way stop before any
  * further attempt (as `not_owed`: nothing more is charged, no webhook is sent), the account's other
- * workflows (webhook deliveries, write-backs, card sweeps) are terminated, every workflow history of the
+ * workflows (webhook deliveries, hosted-link follow-ups, card sweeps) are terminated, every workflow history of the
  * account is deleted from Temporal and every document of the account is deleted, the account last. While a
  * recovery finishes an attempt under way it answers `finishing` and goes no further; running it again
  * continues where it stopped. Used by `recoup accounts close`.

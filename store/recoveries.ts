@@ -627,7 +627,15 @@ export function createRecoveryStore(db: Db) {
      * the paywall counts it): waiting for a retry, or ended unpaid and not settled since.
      */
     async owedOnCard(accountId: string, cardKey: string, simulated: boolean): Promise<RecoveryDoc[]> {
-      const onCard = await recoveries.find({ accountId, cardKey }).toArray();
+      const onCard = await recoveries
+        .find({
+          accountId,
+          cardKey,
+          state: { $in: recoveryStates.filter((state) => stillOwed({ state })) },
+          paidOnTheirOwnAt: { $exists: false },
+          writtenOffAt: { $exists: false },
+        })
+        .toArray();
       return onCard.filter((r) => isOfMode(r, simulated) && stillOwed(r));
     },
 
