@@ -76,10 +76,10 @@ async function removeAll(temporal: Client, stores: Stores, accountId: string): P
  * Closes a merchant's account for good (the merchant leaves): nothing new is taken (keys revoked, connector
  * intake URLs off, hosted pages and the card health sweep stopped), recoveries under way stop before any
  * further attempt (as `not_owed`: nothing more is charged, no webhook is sent), the account's other
- * workflows (webhook deliveries, hosted-link follow-ups, card sweeps) are terminated, every workflow history of the
- * account is deleted from Temporal and every document of the account is deleted, the account last. While a
- * recovery finishes an attempt under way it answers `finishing` and goes no further; running it again
- * continues where it stopped. Used by `recoup accounts close`.
+ * workflows (webhook deliveries, hosted-link follow-ups, card sweeps) are terminated, every workflow history
+ * of the account is deleted from Temporal and every document of the account is deleted, the account last.
+ * While a recovery finishes an attempt under way it answers `finishing` and goes no further; running it
+ * again continues where it stopped. Used by `recoup accounts close`.
  */
 export async function closeAccount(
   deps: { stores: Stores; temporal: Client; queues: TaskQueues; accountCacheMs: number },

@@ -85,8 +85,8 @@ export interface OperationalCounts {
 /**
  * Deletes, across accounts, the records that only serve running recoveries, `operationalRecordDays` old,
  * and those of card expiry warnings whose card has expired by `asOf` (needed until then: a card is warned
- * about once per expiry); `beat` is told between the deletes. (The uses of hosted links whose link is gone are the activity's own
- * step: `purgeOrphanedUses`, which it resumes where a try cut short left it.)
+ * about once per expiry); `beat` is told between the deletes. (The uses of hosted links whose link is gone
+ * are the activity's own step: `purgeOrphanedUses`, which it resumes where a try cut short left it.)
  */
 export async function purgeOperationalRecords(
   stores: Stores,

@@ -344,9 +344,10 @@ export function createEventStore(db: Db, masterKey: Buffer) {
 
     /**
      * The ids of events left pending on a delivery nothing started as of `now` (see `isStranded`), oldest
-     * first, across accounts, with when that delivery was recorded (a resend's is when it was asked for). Reads, a page at a time, only the pending events whose latest delivery has
-     * made no attempt (`unattemptedSince`), not those still being retried; an event stored before that was
-     * kept is read and judged by its deliveries, as all were before (until its next attempt keeps it).
+     * first, across accounts, with when that delivery was recorded (a resend's is when it was asked for).
+     * Reads, a page at a time, only the pending events whose latest delivery has made no attempt
+     * (`unattemptedSince`), not those still being retried; an event stored before that was kept is read and
+     * judged by its deliveries, as all were before (until its next attempt keeps it).
      */
     async stranded(now: Date): Promise<Array<{ eventId: string; recordedAt: Date }>> {
       const cutoff = new Date(now.getTime() - strandedAfterMs);

@@ -106,8 +106,8 @@ export interface LookupRequest {
    * `not_found` when its read finds none: nothing was charged, and now nothing will be. A lookup that only
    * reads anyway (Stripe, Braintree, a payment read by its `gatewayTransactionId`) is the same either way;
    * one that cannot read a payment without sending its request again (Adyen but for a payment it held and
-   * named; PayPal without the payment's id) still sends it: its answer is always recorded, where a `not_found` it cannot know could hide a
-   * payment the first request made (docs/gateways.md).
+   * named; PayPal without the payment's id) still sends it: its answer is always recorded, where a
+   * `not_found` it cannot know could hide a payment the first request made (docs/gateways.md).
    */
   readOnly?: boolean;
 }
