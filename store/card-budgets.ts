@@ -109,10 +109,11 @@ export function createCardBudgetStore(db: Db) {
     async claim(input: CardClaim): Promise<ClaimDecision> {
       const { cardKey, attemptKey, now } = input;
       // A stop the card met in any recovery stands as this attempt's advice: it outlasts every window. So
-      // does a wait it met in another recovery until it is over.
-      const stop = await stopOf(cardKey);
+      // does a wait it met in another recovery until it is over. Both are read at once, each by its `_id`
+      // (an `$in` would be one round trip, but FerretDB scans the collection for it).
+      const [stop, wait] = await Promise.all([stopOf(cardKey), waitOf(cardKey)]);
       const advice = stop ?? input.advice;
-      const cardWait = stop === null ? await waitOf(cardKey) : null;
+      const cardWait = stop === null ? wait : null;
       let decision: ClaimDecision = { allowed: true, claimedAt: now };
       await numbered.claim(
         cardKey,
