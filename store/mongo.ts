@@ -1,11 +1,25 @@
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
+import { ConnectionString } from 'mongodb-connection-string-url';
 
-/** Opens a MongoDB connection; the database name comes from the URI path (default `recoup`). */
+/**
+ * Opens a MongoDB connection; the database name comes from the URI path (default `recoup`). Reads go to the
+ * primary whatever the URI says: the store reads back what it has just written (a numbered claim's winner,
+ * a new account). Retryable writes stay on (the driver's default; a standalone server such as FerretDB has
+ * none), so a write in flight during a replica set's election is sent once more rather than failed.
+ */
 export async function connectMongo(uri: string): Promise<{ client: MongoClient; db: Db }> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, retryWrites: false });
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 10_000, readPreference: 'primary' });
+  const name = databaseNameOf(uri);
   await client.connect();
-  const name = new URL(uri.replace(/^mongodb(\+srv)?:/, 'http:')).pathname.replace(/^\//, '') || 'recoup';
   return { client, db: client.db(name) };
+}
+
+/**
+ * The database a MongoDB URI names in its path, `recoup` when it names none; read with the driver's own
+ * parser, so a replica set's seed list (`mongodb://h1:27017,h2:27017/recoup?replicaSet=rs0`) is a URI too.
+ */
+export function databaseNameOf(uri: string): string {
+  return decodeURIComponent(new ConnectionString(uri).pathname.replace(/^\//, '')) || 'recoup';
 }
 
 /** True for a unique-index violation (E11000): how the store makes things happen exactly once. */
