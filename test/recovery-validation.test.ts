@@ -167,6 +167,17 @@ describe('execute: idempotencyKey and fallbacks', () => {
     await expectRecovered(validBody({ fallbackPaymentMethodTokens: fallbacks }));
   });
 
+  it('refuses U+0000 in a decline code, a key or a fallback token, naming each field, creating nothing', async () => {
+    await expectRejected(
+      validBody({
+        originalDeclineCode: 'do_not\u0000honor',
+        idempotencyKey: `nul\u0000${randomUUID()}`,
+        fallbackPaymentMethodTokens: [freshToken(), `${freshToken()}\u0000`],
+      }),
+      ['originalDeclineCode', 'idempotencyKey', 'fallbackPaymentMethodTokens.1'],
+    );
+  });
+
   it('refuses 6 fallback tokens', async () => {
     const fallbacks = Array.from({ length: 6 }, freshToken);
     await expectRejected(validBody({ fallbackPaymentMethodTokens: fallbacks }), [

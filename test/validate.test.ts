@@ -78,3 +78,32 @@ describe('formatIssues', () => {
       });
   });
 });
+
+describe('validate: U+0000', () => {
+  const Loose = z.object({ name: z.string(), data: z.record(z.string(), z.unknown()) }).strict();
+
+  it('names every value or key holding it, however deep, and passes the same input without it', () => {
+    const deep = (depth: number, leaf: unknown): unknown =>
+      depth === 0 ? leaf : { d: deep(depth - 1, leaf) };
+    expect(
+      detailsOf(Loose, {
+        name: 'a\u0000',
+        data: { list: ['ok', 'b\u0000'], 'k\u0000ey': 1, ok: deep(3, '\u0000') },
+      }),
+    ).toEqual({
+      name: ['Must not contain U+0000'],
+      'data.list.1': ['Must not contain U+0000'],
+      'data.k\u0000ey': ['Must not contain U+0000'],
+      'data.ok.d.d.d': ['Must not contain U+0000'],
+    });
+    expect(detailsOf(Loose, { name: 'a', data: { list: ['ok', 'b'], key: 1, ok: deep(3, 'x') } })).toBeNull();
+  });
+
+  it('walks a record nested deeper than the call stack allows without overflowing it', () => {
+    let nested: Record<string, unknown> = { leaf: 'x\u0000' };
+    for (let i = 0; i < 100_000; i += 1) nested = { n: nested };
+    expect(Object.values(detailsOf(Loose, { name: 'a', data: nested }) ?? {})).toEqual([
+      ['Must not contain U+0000'],
+    ]);
+  });
+});
