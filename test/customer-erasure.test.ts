@@ -1,8 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { admitRecovery } from '../api/admit-recovery.js';
+import { createApp } from '../api/app.js';
+import { RecoveryRequest } from '../domain/recovery-request.js';
 import { deliveryWorkflowId, webhookWorkflowId } from '../domain/webhooks.js';
 import { cardKeyOf } from '../runtime/crypto.js';
+import { createLogger } from '../runtime/logger.js';
 import { eraseCustomer } from '../services/customer-erasure.js';
 import { collections } from '../store/collections.js';
 import type { EventRecord } from '../store/events.js';
@@ -162,6 +168,32 @@ async function customerNamedOnlyByLinks(name: string) {
   ];
   expect(minted.map((m) => m.status)).toEqual([200, 200]);
   return { email, cards, transactionIds: [onCard.body.transactionId, named.body.transactionId] };
+}
+
+/**
+ * Another API process on the stack's database and Temporal, reading and writing through `stores`; `undeclared`
+ * collects its answers that the OpenAPI document does not declare.
+ */
+async function startApi(stores: Stores) {
+  const undeclared: string[] = [];
+  const app = createApp({
+    undeclared: (problem) => undeclared.push(problem),
+    log: createLogger('silent', 'test-second-api'),
+    stores,
+    temporal: stack.temporal,
+    queues: stack.queues,
+    publicBaseUrl: 'http://127.0.0.1',
+    clock: () => new Date(),
+    events: stack.events,
+  });
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    undeclared,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 let ann: Customer;
@@ -489,6 +521,54 @@ describe('POST /api/customers/erase', () => {
     expect(erased.body).toMatchObject({ recoveries: 1, workflowHistories: 1 });
   });
 
+  it('is refused with 409 while a recovery is stored but its workflow never started, which a retry of the request then resumes', async () => {
+    const { account, apiKey } = await stack.createAccount({ webhookUrl: receiver.url });
+    const email = 'nia@example.com';
+    const body = {
+      paymentMethodToken: 'tok_nia_card',
+      originalDeclineCode: 'try_again_later',
+      amount: 2700,
+      customerEmail: email,
+      idempotencyKey: 'nia-1',
+    };
+    // Stored two minutes ago by an intake that died before it started the workflow: Temporal has none.
+    const admitted = await admitRecovery(
+      stack.stores,
+      account,
+      RecoveryRequest.parse(body),
+      new Date(Date.now() - 120_000),
+    );
+    if (admitted.kind !== 'admitted') throw new Error('not admitted');
+    const transactionId = admitted.doc.publicId;
+    const stored = await stack.stores.recoveries.find(account.id, transactionId);
+    expect(stored).toMatchObject({ state: 'processing', customerEmail: email });
+
+    const refused = await erase({ customerEmail: email }, apiKey);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({
+      error: 'Customer has work under way',
+      message: expect.stringContaining('Nothing was changed.'),
+      transactionIds: [transactionId],
+      eventIds: [],
+      erasedSoFar: false,
+    });
+    expect(await stack.stores.recoveries.find(account.id, transactionId)).toEqual(stored);
+    expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
+
+    // The merchant's retry of the request resumes it under its own id; then the erasure goes ahead.
+    const resumed = await post('/api/recovery/execute', body, apiKey);
+    expect(resumed.status).toBe(200);
+    expect(resumed.body).toMatchObject({ success: true, transactionId });
+    const erased = await poll(
+      () => erase({ customerEmail: email }, apiKey),
+      (r) => r.status === 200,
+    );
+    expect(erased.body).toMatchObject({ recoveries: 1 });
+    expect((await stack.stores.recoveries.find(account.id, transactionId))?.customerEmail).toMatch(
+      /@erased\.invalid$/,
+    );
+  });
+
   it('spares a recovery admitted while it runs, answers it as under way, and finishes once it has ended', async () => {
     const email = 'kim@example.com';
     const execute = (paymentMethodToken: string, originalDeclineCode: string) =>
@@ -546,6 +626,73 @@ describe('POST /api/customers/erase', () => {
       pseudonymised?.customerEmail,
     );
     expect(await everything(stack.stores)).not.toContain(email);
+    expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
+  });
+
+  it('answers erasedSoFar true over HTTP when a recovery admitted while it ran leaves it unfinished', async () => {
+    const email = 'ora@example.com';
+    const execute = (paymentMethodToken: string, originalDeclineCode: string, amount: number) =>
+      post<{ transactionId: string }>('/api/recovery/execute', {
+        paymentMethodToken,
+        originalDeclineCode,
+        amount,
+        customerEmail: email,
+      });
+    const first = await execute('tok_ora_first', 'try_again_later', 2600);
+    expect(first.status).toBe(200);
+    // Its event delivered: only the recovery admitted below is under way.
+    const named = { emails: [], tokens: [], transactionIds: [first.body.transactionId], customerIds: [] };
+    await poll(
+      () => stack.stores.events.ofCustomer(clientId, named),
+      (events) => events.length > 0 && events.every((e) => e.deliveryStatus === 'delivered'),
+    );
+    let racing = '';
+    const stores: Stores = {
+      ...stack.stores,
+      erasures: {
+        ...stack.stores.erasures,
+        async begin(accountId, customer, earlier, refs, now) {
+          // A new failure of hers is admitted once the erasure has looked, before it changes anything.
+          const queued = await execute('tok_ora_second', 'insufficient_funds', 2700);
+          expect(queued.status).toBe(202);
+          racing = queued.body.transactionId;
+          return stack.stores.erasures.begin(accountId, customer, earlier, refs, now);
+        },
+      },
+    };
+    const api = await startApi(stores);
+    try {
+      const refused = await call(api.baseUrl, 'POST', '/api/customers/erase', {
+        key,
+        body: { customerEmail: email },
+      });
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({
+        error: 'Customer has work under way',
+        message: expect.stringContaining(
+          'These were admitted or published while the erasure ran: what it found before them is erased, and erasing again finishes it.',
+        ),
+        transactionIds: [racing],
+        eventIds: [],
+        erasedSoFar: true,
+      });
+      expect(refused.body.message).not.toContain('Nothing was changed');
+      expect(api.undeclared).toEqual([]);
+    } finally {
+      await api.close();
+    }
+    expect((await stack.stores.recoveries.find(clientId, first.body.transactionId))?.customerEmail).toMatch(
+      /@erased\.invalid$/,
+    );
+
+    // Once the new recovery has ended, the same request finishes the erasure.
+    const stop = await post('/api/recovery/stop', { transactionId: racing, reason: 'not_owed' });
+    expect(stop.status).toBe(200);
+    const erased = await poll(
+      () => erase({ customerEmail: email }),
+      (r) => r.status === 200,
+    );
+    expect(erased.body).toMatchObject({ recoveries: 1 });
     expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
   });
 

@@ -84,6 +84,20 @@ describe('POST /api/recovery/pulse', () => {
     });
   });
 
+  it('takes an occurredAt written with a UTC offset and stores the instant it names', async () => {
+    // An hour ago, written as a clock two hours ahead of UTC shows it.
+    const at = new Date(Math.floor(Date.now() / 1000) * 1000 - 3_600_000);
+    const occurredAt = `${new Date(at.getTime() + 2 * 3_600_000).toISOString().slice(0, 19)}+02:00`;
+    const res = await call(stack.baseUrl, 'POST', '/api/recovery/pulse', {
+      key: keys.apiKey,
+      body: { amount: 650, transactionId: 'ch_offset', occurredAt },
+    });
+    expect(res).toMatchObject({ status: 200, body: { success: true } });
+    const stored = await stack.stores.db.collection('pulses').findOne({ merchantTransactionId: 'ch_offset' });
+    expect(stored?._id).toBe(res.body.transactionId);
+    expect(stored?.occurredAt).toEqual(at);
+  });
+
   it('needs the secret key', async () => {
     const res = await call(stack.baseUrl, 'POST', '/api/recovery/pulse', {
       key: keys.publishableKey,
@@ -350,6 +364,23 @@ describe('GET /api/recovery/paywall-status', () => {
         statuses.push((await call(fixed.baseUrl, 'GET', path, { key: own.publishableKey })).status);
       expect(statuses.filter((s) => s === 200)).toHaveLength(120);
       expect(statuses.at(-1)).toBe(429);
+    } finally {
+      await fixed.close();
+    }
+  });
+
+  it('counts the publishable key’s lookups apart from the secret key’s: one key at its limit leaves the other open', async () => {
+    // A clock fixed inside one minute, so the window cannot roll over during the test.
+    const fixed = await startStack({ worker: false, clock: () => new Date('2026-06-01T12:00:20Z') });
+    try {
+      const own = await fixed.createAccount();
+      const lookup = (key: string) => call(fixed.baseUrl, 'GET', path, { key });
+      const spent = await Promise.all(Array.from({ length: 120 }, () => lookup(own.publishableKey)));
+      expect(spent.every((res) => res.status === 200)).toBe(true);
+      expect((await lookup(own.publishableKey)).status).toBe(429);
+      const secret = await lookup(own.apiKey);
+      expect(secret.status).toBe(200);
+      expect(secret.body).toMatchObject({ isPastDue: false });
     } finally {
       await fixed.close();
     }

@@ -297,6 +297,28 @@ describe('rate limit: 60 execute calls per minute per key', () => {
     expect(tally(answers)).toEqual({ 400: 100 });
     expect((await execute(stack.baseUrl, apiKey, invalid)).status).toBe(429);
   });
+
+  it('is counted apart from the other limited routes: with execute at its limit, a webhook test and a paywall lookup still go ahead', async () => {
+    midMinute();
+    // Execute's limit as high as the paywall's (120), so one count shared by the routes would refuse both.
+    const { apiKey } = await stack.createAccount({ rateLimitPerMinute: 120 });
+    const spent = await Promise.all(
+      Array.from({ length: 120 }, () => execute(stack.baseUrl, apiKey, invalid)),
+    );
+    expect(tally(spent)).toEqual({ 400: 120 });
+    expect((await execute(stack.baseUrl, apiKey, invalid)).status).toBe(429);
+
+    const test = await call(stack.baseUrl, 'POST', '/api/events/test', { key: apiKey, body: {} });
+    expect([200, 202]).toContain(test.status);
+    const paywall = await call(
+      stack.baseUrl,
+      'GET',
+      '/api/recovery/paywall-status?customerEmail=limits%40example.com',
+      { key: apiKey },
+    );
+    expect(paywall.status).toBe(200);
+    expect(paywall.body).toMatchObject({ isPastDue: false });
+  });
 });
 
 describe('order of checks: key → rate limit → body', () => {
