@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import { createEventStore, unreadableField } from '../store/events.js';
@@ -159,6 +159,31 @@ describe('GET /api/events', () => {
     expect((await one(mine.key, their.eventId)).status).toBe(404);
     expect((await resend(mine.key, their.eventId)).status).toBe(404);
     const page = await list(mine.key, `?before=${their.eventId}`);
+    expect(page.status).toBe(400);
+    expect(page.body).toMatchObject({ details: { before: [expect.any(String)] } });
+  });
+
+  it('answers 20 events a page when no limit is given', async () => {
+    const { id, key } = await merchant();
+    const start = Date.now() - 3_600_000;
+    const stored: string[] = [];
+    for (let i = 0; i < 21; i += 1)
+      stored.push(
+        await storeEvent(stack.stores.events, id, {
+          createdAt: new Date(start + i * 60_000),
+          status: 'delivered',
+        }),
+      );
+    const page = await list(key);
+    expect(page.status).toBe(200);
+    expect(page.body.data.map((e) => e.eventId)).toEqual(stored.slice(1).reverse());
+    expect(page.body.hasMore).toBe(true);
+  });
+
+  it('a before naming no event at all is a 400, not the first page', async () => {
+    const { id, key } = await merchant();
+    await stack.events.publish(id, sampleEvent('recovery.success'));
+    const page = await list(key, `?before=${randomUUID()}`);
     expect(page.status).toBe(400);
     expect(page.body).toMatchObject({ details: { before: [expect.any(String)] } });
   });

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventName } from '../domain/events.js';
@@ -140,11 +140,22 @@ describe('POST /api/events/resend', () => {
       (await stack.stores.events.get(eventId ?? ''))?.createdAt.toISOString();
 
     expect((await resendAll(key)).body.resent).toEqual([]); // by default only failed ones
-    const byType = await resendAll(key, { status: 'delivered', type: 'card.updated' });
-    expect(byType.body.resent.map((r) => r.eventId)).toEqual([updated]);
+    // From the first event's creation to the second's: the second, not under way, is left out by `to`.
     const window = { status: 'delivered', from: await created(success), to: await created(updated) };
     const byTime = await resendAll(key, window);
-    expect(byTime.body.resent).toEqual([{ eventId: success, deliveryId: 'resend-1' }]);
+    expect(byTime.body).toEqual({
+      resent: [{ eventId: success, deliveryId: 'resend-1' }],
+      skipped: [],
+      last: success,
+      hasMore: false,
+    });
+    const byType = await resendAll(key, { status: 'delivered', type: 'card.updated' });
+    expect(byType.body).toEqual({
+      resent: [{ eventId: updated, deliveryId: 'resend-1' }],
+      skipped: [],
+      last: updated,
+      hasMore: false,
+    });
     await postedEach([success ?? '', updated ?? ''], 1);
   });
 
@@ -211,6 +222,34 @@ describe('POST /api/events/resend', () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ error: expect.any(String), details: { [field]: expect.any(Array) } });
     expect((await stack.stores.events.get(event ?? ''))?.deliveries).toHaveLength(1);
+  });
+
+  it('sends 100 events a batch when no limit is given, the rest in the next', async () => {
+    const { id, key } = await merchant();
+    const failed = await deadLetters(id, Array<EventName>(101).fill('card.updated'));
+    const first = await resendAll(key);
+    expect(first.status).toBe(202);
+    expect(first.body.resent.map((r) => r.eventId)).toEqual(failed.slice(0, 100));
+    expect(first.body).toMatchObject({ skipped: [], last: failed[99], hasMore: true });
+    const second = await resendAll(key, { after: first.body.last });
+    expect(second.body).toEqual({
+      resent: [{ eventId: failed[100], deliveryId: 'resend-1' }],
+      skipped: [],
+      last: failed[100],
+      hasMore: false,
+    });
+    await postedEach(failed, 1);
+  });
+
+  it('an after naming no event at all is a 400, and sends nothing', async () => {
+    const { id, key } = await merchant();
+    const [event] = await deadLetters(id, ['recovery.success']);
+    const res = await resendAll(key, { after: randomUUID() });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ details: { after: [expect.any(String)] } });
+    expect((await stack.stores.events.get(event ?? ''))?.deliveries.map((d) => d.deliveryId)).toEqual([
+      'initial',
+    ]);
   });
 
   it('carries on only after an event of the account, and needs the secret key', async () => {

@@ -133,6 +133,20 @@ describe('POST /api/recovery/update-card/generate', () => {
     expect(details[field]?.join(' ')).toContain(message);
   });
 
+  it('400 naming paymentMethodToken for one over 512 characters, and no link is stored; 512 is taken', async () => {
+    const { apiKey, account } = await stack.createAccount();
+    const res = await cardLink(apiKey, { paymentMethodToken: `tok_${'x'.repeat(509)}` });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: 'Validation failed',
+      details: { paymentMethodToken: [expect.stringContaining('512')] },
+    });
+    expect(
+      await stack.stores.db.collection(collections.links).countDocuments({ accountId: account.id }),
+    ).toBe(0);
+    expect((await cardLink(apiKey, { paymentMethodToken: `tok_${'x'.repeat(508)}` })).status).toBe(200);
+  });
+
   it('401 without a key, with a wrong key, or with the publishable key', async () => {
     const { publishableKey } = await stack.createAccount();
     for (const key of [undefined, 'sk_wrong', publishableKey]) {
@@ -205,6 +219,16 @@ describe('POST /api/cancel-flow/generate', () => {
     const onDomain = await cancelLink(custom.apiKey);
     expect(onDomain.body.url).toBe(`https://pay.example.com/cancel-flow/${onDomain.body.token}`);
     expect(await databaseDump()).not.toContain(res.body.token);
+  });
+
+  it('takes an amount of 0 (a free plan): a working link to a page that renders', async () => {
+    const { apiKey } = await stack.createAccount({ cancelFlow: { enabled: true, offers } });
+    const res = await cancelLink(apiKey, { customerId: 'cus_free', amount: 0 });
+    expect(res.status).toBe(200);
+    expectFreshLink(res.body, 'cancel-flow', 48 * hour);
+    const page = await getPage(onServer(stack.baseUrl, res.body.url));
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('Pause for 2 months');
   });
 
   it.each([

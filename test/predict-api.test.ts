@@ -338,6 +338,20 @@ describe('POST /api/predict/outcome', () => {
     expect(await stack.stores.predictions.calibration(account.id, true)).toEqual({});
   });
 
+  it('a risk score of exactly 50 predicts failure: a failed charge is a match', async () => {
+    const { apiKey } = await stack.createAccount();
+    const daytime = { paymentMethodToken: 'tok_visa', scheduledDate: '2026-12-09' };
+    for (let i = 0; i < 21; i += 1) {
+      const { predictionId } = prediction(await predict(apiKey, daytime));
+      expect((await report(apiKey, { predictionId, outcome: 'failed' })).status).toBe(200);
+    }
+    // 21 failures against the prior's 25 observations at 8 %: (21 + 2) / (21 + 25) = 50 %.
+    const even = prediction(await predict(apiKey, daytime));
+    expect(even.riskScore).toBe(50);
+    const res = await report(apiKey, { predictionId: even.predictionId, outcome: 'failed' });
+    expect(res.body).toMatchObject({ outcome: 'failed', predictionMatched: true });
+  });
+
   it("another account's prediction and an unknown one are 404", async () => {
     const a = await stack.createAccount();
     const b = await stack.createAccount();
