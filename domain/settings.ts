@@ -152,10 +152,3 @@ export const Settings = z
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;
-
-/** Gateways of an account: one primary (first) plus up to two backups, with unique names. */
-export const Gateways = z
-  .array(GatewayConfig)
-  .min(1, 'an account needs a primary gateway')
-  .max(3, 'one primary plus at most two backups')
-  .refine((gs) => new Set(gs.map((g) => g.name)).size === gs.length, 'gateway names must be unique');
