@@ -96,6 +96,24 @@ describe('an idempotency key claimed by an intake that stored no recovery', () =
     expect(await stack.stores.recoveries.find(m.account.id, claimed)).toBeNull();
   });
 
+  it('is refused for good once older than the shortest data retention (its recovery may have been deleted): 409, nothing stored or charged', async () => {
+    const m = await merchant({ idempotencyKey: 'inv-purged' });
+    const claimed = randomUUID();
+    await stack.stores.claims.claimKey(m.account.id, 'inv-purged', claimed, minutesAgo(91 * 24 * 60));
+
+    const res = await m.execute();
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({
+      message: 'This idempotencyKey was already used.',
+      existingTransactionId: claimed,
+      existingStatus: 'unknown',
+      existingRecovered: false,
+    });
+    expect(await stack.stores.recoveries.find(m.account.id, claimed)).toBeNull();
+    expect((await m.statusByKey('inv-purged')).status).toBe(404);
+    expect(await m.charges()).toBe(0);
+  });
+
   it('taken over by two retries at once: one recovery and one charge; the other retry gets a 409 naming it', async () => {
     const m = await merchant({ idempotencyKey: 'inv-raced' });
     const claimed = randomUUID();

@@ -116,6 +116,26 @@ describe('GET /api/recoveries', () => {
     expect(res.body).toMatchObject({ details: { [field]: expect.any(Array) } });
   });
 
+  it('answers 20 recoveries a page when no limit is given', async () => {
+    const other = await stack.createAccount();
+    for (let i = 0; i < 21; i += 1) {
+      const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: other.apiKey,
+        body: {
+          paymentMethodToken: `tok_page_${i}`,
+          originalDeclineCode: 'try_again_later',
+          amount: 5000 + i,
+        },
+      });
+      expect(res).toMatchObject({ status: 200, body: { success: true } });
+    }
+    const res = await list('', other.apiKey);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toHaveLength(20);
+    expect(res.body.hasMore).toBe(true);
+    expect(res.body.data.map((r) => r.amount)).toEqual(Array.from({ length: 20 }, (_, i) => 5020 - i));
+  });
+
   it('needs the secret key', async () => {
     expect((await call(stack.baseUrl, 'GET', '/api/recoveries')).status).toBe(401);
   });

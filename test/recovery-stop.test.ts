@@ -22,20 +22,18 @@ async function queued(account?: Account) {
   n += 1;
   const email = `stop${n}@example.com`;
   const idempotencyKey = `inv-stop-${n}`;
-  const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
-    key: acct.apiKey,
-    body: {
-      paymentMethodToken: 'tok_decline_insufficient_funds',
-      amount: 2000 + n,
-      originalDeclineCode: 'insufficient_funds',
-      customerEmail: email,
-      idempotencyKey,
-    },
-  });
+  const body = {
+    paymentMethodToken: 'tok_decline_insufficient_funds',
+    amount: 2000 + n,
+    originalDeclineCode: 'insufficient_funds',
+    customerEmail: email,
+    idempotencyKey,
+  };
+  const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key: acct.apiKey, body });
   expect(res).toMatchObject({ status: 202, body: { status: 'queued' } });
   const transactionId = String(res.body.transactionId);
   const doc = await stack.stores.recoveries.find(acct.account.id, transactionId);
-  return { account: acct, transactionId, idempotencyKey, email, workflowId: doc!.workflowId };
+  return { account: acct, transactionId, idempotencyKey, email, body, workflowId: doc!.workflowId };
 }
 
 const stop = (key: string, body: Record<string, unknown>) =>
@@ -109,6 +107,28 @@ describe('POST /api/recovery/stop: a queued recovery stops before its next attem
     expect((await stack.stores.recoveries.find(q.account.account.id, q.transactionId))!.writtenOffAt).toBe(
       undefined,
     );
+  });
+
+  it('a request executed again after its recovery was paid elsewhere is a 409 naming it succeeded but not recovered', async () => {
+    const q = await queued();
+    const key = q.account.apiKey;
+    const stopped = await stop(key, { transactionId: q.transactionId, reason: 'paid_elsewhere' });
+    expect(stopped).toMatchObject({ status: 200, body: { status: 'succeeded', state: 'paid_elsewhere' } });
+    const attempts = (await stack.stores.recoveries.find(q.account.account.id, q.transactionId))!.attempts;
+
+    const again = await call(stack.baseUrl, 'POST', '/api/recovery/execute', { key, body: q.body });
+    expect(again).toMatchObject({
+      status: 409,
+      body: {
+        error: 'Duplicate request',
+        existingTransactionId: q.transactionId,
+        existingStatus: 'succeeded',
+        existingRecovered: false,
+      },
+    });
+    const after = await stack.stores.recoveries.find(q.account.account.id, q.transactionId);
+    expect(after).toMatchObject({ state: 'paid_elsewhere' });
+    expect(after!.attempts).toEqual(attempts);
   });
 
   it('a recovery that collected the payment is not stopped: 409 naming its outcome', async () => {
@@ -235,6 +255,16 @@ describe('POST /api/recovery/stop: what it refuses, changing nothing', () => {
     ['an unknown reason', (id: string) => ({ transactionId: id, reason: 'refunded' }), 'reason'],
     ['no reason', (id: string) => ({ transactionId: id }), 'reason'],
     ['an unknown field', (id: string) => ({ transactionId: id, reason: 'not_owed', force: true }), 'force'],
+    [
+      'an idempotencyKey of 129 characters',
+      () => ({ idempotencyKey: 'k'.repeat(129), reason: 'not_owed' }),
+      'idempotencyKey',
+    ],
+    [
+      'a transactionId of 201 characters',
+      () => ({ transactionId: 'x'.repeat(201), reason: 'not_owed' }),
+      'transactionId',
+    ],
   ])('%s: 400 with details, and the recovery goes on', async (_name, body, field) => {
     const q = await queued();
     const res = await stop(q.account.apiKey, body(q.transactionId));
@@ -273,7 +303,7 @@ describe('POST /api/recovery/stop: what it refuses, changing nothing', () => {
 });
 
 describe('POST /api/recovery/stop while an ambiguous charge is being looked up', () => {
-  it('answers 202 at once; the recovery stops after the lookup, before any other attempt', async () => {
+  it('answers 202 at once with the stop recorded (so the lookup only reads); the recovery stops after the lookup, before any other attempt', async () => {
     const account = await stack.createAccount();
     const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
       key: account.apiKey,
@@ -287,6 +317,8 @@ describe('POST /api/recovery/stop while an ambiguous charge is being looked up',
       status: 202,
       body: { transactionId, status: 'unknown', state: 'reconciling' },
     });
+    const doc = await stack.stores.recoveries.find(account.account.id, transactionId);
+    expect(await stack.stores.recoveries.stopAskedOf(doc!._id)).toBe('not_owed');
     // The lookup runs 30 s after the ambiguous answer and finds nothing charged; then the stop applies.
     const ended = await poll(
       () => stack.stores.recoveries.find(account.account.id, transactionId),

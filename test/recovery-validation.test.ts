@@ -241,11 +241,21 @@ describe('execute: other fields', () => {
     ['simulateOutcome', 'maybe'],
     ['isTrialConversion', 'yes'],
     ['originalDeclineCode', ''],
+    ['originalDeclineCode', 'd'.repeat(65)],
     ['paymentMethodToken', ''],
     ['paymentMethodToken', '   '],
     ['paymentMethodToken', `tok_${'a'.repeat(509)}`],
   ])('refuses %s = %j with 400 naming it', async (field, value) => {
     await expectRejected(validBody({ [field]: value }), [field]);
+  });
+
+  it('accepts an originalDeclineCode of 64 characters and stores it', async () => {
+    const originalDeclineCode = 'd'.repeat(64);
+    // A code the engine does not know: recovered at once or queued, either way taken in.
+    const res = await execute(validBody({ originalDeclineCode }));
+    expect([200, 202]).toContain(res.status);
+    const doc = await stack.stores.recoveries.find(created.account.id, String(res.body.transactionId));
+    expect(doc?.originalDeclineCode).toBe(originalDeclineCode);
   });
 
   it('accepts well-formed optional fields and normalises their case', async () => {
@@ -314,6 +324,17 @@ describe('execute: other fields', () => {
     ]);
     const before = await footprint();
     const res = await execute(validBody({ paymentMethodToken: 'tok_visa' }), { key: stripe.apiKey });
+    expectValidationError(res, ['paymentMethodToken']);
+    expect(await footprint()).toEqual(before);
+  });
+
+  it('checks the token shape of the primary gateway, not a backup’s (tok_visa on stripe with a test backup)', async () => {
+    const stripeFirst = await stack.createAccount({}, [
+      { name: 'stripe', kind: 'stripe', test: false, credentials: {} },
+      { name: 'test', kind: 'test', test: true, credentials: {} },
+    ]);
+    const before = await footprint();
+    const res = await execute(validBody({ paymentMethodToken: 'tok_visa' }), { key: stripeFirst.apiKey });
     expectValidationError(res, ['paymentMethodToken']);
     expect(await footprint()).toEqual(before);
   });
@@ -398,6 +419,13 @@ describe('status lookups', () => {
       const res = await call(stack.baseUrl, 'GET', path, { key });
       expectValidationError(res, ['idempotencyKey']);
     }
+  });
+
+  it('by idempotencyKey: a key of 129 characters is a 400 naming idempotencyKey', async () => {
+    const res = await call(stack.baseUrl, 'GET', `/api/recovery/status?idempotencyKey=${'k'.repeat(129)}`, {
+      key,
+    });
+    expectValidationError(res, ['idempotencyKey']);
   });
 
   it('by idempotencyKey: a repeated key is a 400 saying it must be one string', async () => {
