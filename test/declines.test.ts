@@ -3,6 +3,7 @@ import {
   classifyDecline,
   firmestDecline,
   isKnownDeclineCode,
+  mayBeUnflaggedAuthentication,
   normalizeDeclineCode,
   type DeclineGroup,
   type RecommendedAction,
@@ -41,6 +42,8 @@ const table: Row[] = [
   ['revocation_of_authorization', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
   ['stop_payment_order', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
   ['account_closed', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
+  ['closed_account', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
+  ['revocation_of_all_authorizations', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
   ['invalid_account', 'no_longer_chargeable', false, false, 'request_card_update', true, 1],
   ['expired_card', 'expired', false, false, 'request_card_update', false, 3],
   ['incorrect_cvc', 'invalid_card', false, true, 'request_card_update', false, 3],
@@ -118,8 +121,11 @@ describe('normalisation', () => {
     ['N7', 'incorrect_cvc'],
     ['1A', 'authentication_required'],
     ['R1', 'revocation_of_authorization'],
+    ['54', 'expired_card'],
+    ['62', 'restricted_card'],
     ['2001', 'insufficient_funds'],
     ['2004', 'expired_card'],
+    ['2013', 'stolen_card'],
     ['2014', 'fraud_suspected'],
     ['2099', 'authentication_required'],
     ['3000', 'issuer_not_available'],
@@ -181,6 +187,21 @@ describe('codes known later', () => {
 
   it('an Object member name is an unknown code, not a table entry', () => {
     expect(classifyDecline('constructor')).toMatchObject({ code: 'constructor', group: 'unknown' });
+  });
+});
+
+describe('declines a European issuer may give for a payment it wanted authenticated without saying so', () => {
+  it.each([
+    ['do_not_honor', true],
+    ['generic_decline', true],
+    ['card_declined', true],
+    ['call_issuer', true],
+    ['insufficient_funds', false],
+    ['try_again_later', false],
+    ['duplicate_transaction', false],
+    ['expired_card', false],
+  ])('%s may be cleared by 3-D Secure: %s', (code, may) => {
+    expect(mayBeUnflaggedAuthentication(code)).toBe(may);
   });
 });
 

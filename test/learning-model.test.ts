@@ -9,6 +9,7 @@ import {
   learnedEvidence,
   optimisticRouteLift,
   outcomeCounts,
+  paydayPrior,
   sameDayFactor,
   tallyOutcome,
   type OutcomeStats,
@@ -265,6 +266,24 @@ describe('how much one hour or weekday bucket of its own is worth', () => {
     const at = (hour: number) => contextLift(stats, 'do_not_honor', { ...local, hour }, 'main', null);
     // The prior alone puts 13:00 at 1.05 over 07:00's 1.0: the lucky bucket adds little to that.
     expect(at(13) / at(7)).toBeLessThan(1.08);
+  });
+});
+
+describe('the payday prior', () => {
+  const on = (iso: string) => localParts(Date.parse(iso), 0);
+
+  it("lifts the merchant's billingCycleDay by a tenth, for every decline family", () => {
+    const tuesday10th = on('2026-03-10T14:00:00Z');
+    expect(paydayPrior('issuer', tuesday10th, 10)).toBeCloseTo(1.1, 10);
+    expect(paydayPrior('issuer', tuesday10th, 11)).toBe(1);
+  });
+
+  it.each([
+    ['2026-01-30T14:00:00Z', 'Friday 30 January, the last business day of the month'],
+    ['2026-01-31T14:00:00Z', 'Saturday 31 January, the day after it'],
+    ['2026-02-27T14:00:00Z', 'Friday 27 February, the last business day (the 28th is a Saturday)'],
+  ])('lifts insufficient funds on %s: %s', (iso) => {
+    expect(paydayPrior('funds', on(iso), null)).toBeCloseTo(1.5, 10);
   });
 });
 

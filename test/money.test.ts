@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   currencyCodes,
+  currencyDecimals,
   formatMoney,
   fromGatewayUnits,
   majorUnitsOf,
@@ -23,6 +24,8 @@ describe('platform amounts in major units', () => {
     ['1.5', 'KWD', 1500],
     ['12.3456', 'BHD', 12346],
     ['0.005', 'jod', 5],
+    [0, 'USD', 0],
+    ['0', 'USD', 0],
     ['abc', 'USD', null],
     ['-5.00', 'USD', null],
     [-1, 'USD', null],
@@ -56,6 +59,30 @@ describe('ISO 4217 codes', () => {
 
   it.each(['ANG', 'ZWL'])('still accepts %s, superseded but still billed in by platforms', (code) => {
     expect(currencyCodes.has(code)).toBe(true);
+  });
+});
+
+describe('decimals of each currency (ISO 4217)', () => {
+  it.each([
+    // Every zero-decimal and three-decimal code domain/money.ts lists, and two-decimal ones beside them.
+    ...'BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF'
+      .split(' ')
+      .map((c) => [c, 0] as const),
+    ...'BHD IQD JOD KWD LYD OMR TND'.split(' ').map((c) => [c, 3] as const),
+    ['USD', 2],
+    ['EUR', 2],
+    ['HUF', 2],
+    ['TWD', 2],
+  ] as const)('%s has %i decimals', (code, decimals) => {
+    expect(currencyDecimals(code)).toBe(decimals);
+    expect(currencyDecimals(code.toLowerCase())).toBe(decimals);
+  });
+
+  it('reads and writes won in whole units and Omani rials in thousandths', () => {
+    expect(minorUnitsOf('5000', 'KRW')).toBe(5000);
+    expect(majorUnitsOf(5000, 'KRW')).toBe('5000');
+    expect(minorUnitsOf('1.5', 'OMR')).toBe(1500);
+    expect(majorUnitsOf(1500, 'omr')).toBe('1.500');
   });
 });
 

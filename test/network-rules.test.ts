@@ -50,6 +50,7 @@ describe('brand from BIN', () => {
     ['272100', 'unknown'],
     ['222099', 'unknown'],
     ['560000', 'unknown'],
+    ['500000', 'unknown'],
     ['378282', 'amex'],
     ['341111', 'amex'],
     ['601111', 'discover'],
@@ -240,6 +241,13 @@ describe('Mastercard advice codes', () => {
     expect(decide({ brand: 'unknown', advice: '01', priorAttemptsAt: prior })).toMatchObject({
       allowed: false,
     });
+  });
+
+  it('holds a card of unknown brand with an advice code to Mastercard’s 35 in 30 days, not the 15 of other brands', () => {
+    const prior = attemptsBefore(20, 20 * day, 2 * day);
+    const unknownCard = { brand: 'unknown' as const, declineCode: 'do_not_honor', priorAttemptsAt: prior };
+    expect(decide({ ...unknownCard, advice: '24' })).toEqual({ allowed: true });
+    expect(decide({ ...unknownCard, advice: null })).toMatchObject({ allowed: false });
   });
 
   it('leaves update_account and fix_token advice to the planner', () => {

@@ -94,6 +94,14 @@ describe('planNextAttempt', () => {
     expect(plan.at).toBeGreaterThanOrEqual(notBefore);
   });
 
+  it('never plans before the card networks allow, even when they allow it within the hour', () => {
+    const now = at('2026-03-12T10:00:00Z');
+    const notBefore = now + 30 * 60_000;
+    const plan = planNextAttempt(facts(now, { code: 'try_again_later', notBefore: { tok_a: notBefore } }));
+    if (plan.kind !== 'attempt') throw new Error('expected an attempt');
+    expect(plan.at).toBeGreaterThanOrEqual(notBefore);
+  });
+
   it('spends at most the remaining budget in one slot', () => {
     const now = at('2026-03-12T10:00:00Z');
     const options: PlanOption[] = [

@@ -161,6 +161,43 @@ describe('the recovery loop', () => {
     });
   });
 
+  it('sends a card found expired on a retry to the account updater, and fails with card_expired when there is none', () => {
+    const box = { s: startLoop(setup('try_again_later')) };
+    step(box, failedAt);
+    charge(box, declined('expired_card'), failedAt);
+    expect(step(box, failedAt)).toEqual({ kind: 'refresh', token: 'tok_card', gateway: 'main' });
+    box.s = refreshed(box.s, null);
+    expect(step(box, failedAt)).toMatchObject({
+      kind: 'finish',
+      outcome: { kind: 'expired', gatewaysAttempted: 1 },
+    });
+  });
+
+  it('charges at once the updated card of a card found expired on a retry', () => {
+    const box = { s: startLoop(setup('try_again_later')) };
+    step(box, failedAt);
+    charge(box, declined('expired_card'), failedAt);
+    step(box, failedAt);
+    box.s = refreshed(box.s, 'tok_new');
+    expect(step(box, failedAt)).toMatchObject({
+      kind: 'attempt',
+      option: { token: 'tok_new' },
+      fromCode: 'fresh_token',
+    });
+  });
+
+  it('drops a fallback card found expired with no update, and goes on with the primary', () => {
+    const box = { s: startLoop(setup('try_again_later', { options: [primary, fallback] })) };
+    expect(step(box, failedAt)).toMatchObject({ option: primary });
+    charge(box, declined('do_not_honor'), failedAt);
+    expect(step(box, failedAt)).toMatchObject({ option: fallback });
+    charge(box, declined('expired_card'), failedAt);
+    expect(step(box, failedAt)).toEqual({ kind: 'refresh', token: 'tok_second', gateway: 'main' });
+    box.s = refreshed(box.s, null);
+    expect(box.s.options).toEqual([primary]);
+    expect(step(box, failedAt).kind).toBe('wait');
+  });
+
   it('drops an invalid card at intake and goes to the fallback token', () => {
     const box = { s: startLoop(setup('incorrect_cvc', { options: [primary, fallback] })) };
     expect(step(box, failedAt)).toMatchObject({ kind: 'attempt', option: fallback, fromCode: 'fresh_token' });
@@ -179,6 +216,13 @@ describe('the recovery loop', () => {
     const next = step(box, failedAt);
     expect(next).toMatchObject({ kind: 'wait' });
     if (next.kind === 'wait') expect(next.until).toBeGreaterThanOrEqual(failedAt + 2 * day);
+  });
+
+  it('waits at least a minute on a card network refusal whose retryAt has already passed', () => {
+    const box = { s: startLoop(setup('try_again_later')) };
+    step(box, failedAt);
+    charge(box, { kind: 'not_allowed', retryAt: failedAt - 1 }, failedAt);
+    expect(box.s.notBefore.tok_card).toBe(failedAt + 60_000);
   });
 
   it('blocks on a decline that stops at once, after an attempt', () => {
@@ -221,6 +265,21 @@ describe('the recovery loop', () => {
     }
     expect(seen.get('tok_card')).toMatchObject({ fromCode: 'do_not_honor', advice: '02', depth: 1 });
     expect(seen.get('tok_second')).toMatchObject({ fromCode: 'insufficient_funds', advice: '25', depth: 0 });
+  });
+
+  it('counts gateways, not attempts, as gatewaysAttempted', () => {
+    const box = { s: startLoop(setup('try_again_later')) };
+    step(box, failedAt);
+    charge(box, declined('try_again_later'), failedAt);
+    const wait = step(box, failedAt + hour);
+    if (wait.kind !== 'wait') throw new Error('expected a wait');
+    box.s = resumeAfterWait(box.s, { stats: emptyStats() });
+    expect(step(box, wait.until)).toMatchObject({ kind: 'attempt', attemptNo: 2 });
+    charge(box, { kind: 'approved', gatewayTransactionId: 'gt_2' }, wait.until);
+    expect(step(box, wait.until)).toMatchObject({
+      kind: 'finish',
+      outcome: { kind: 'succeeded', gatewaysAttempted: 1 },
+    });
   });
 
   it('counts retries of a card as its depth', () => {

@@ -45,8 +45,25 @@ describe('two-proportion comparison (Proof Mode)', () => {
       { trials: 100, successes: 2 },
       { trials: 100, successes: 1 },
     ],
+    [
+      { trials: 50, successes: 4 },
+      { trials: 50, successes: 5 },
+    ],
   ])('%j against %j is flagged insufficient data', (treatment, control) => {
     expect(compareProportions(treatment, control).insufficientData).toBe(true);
+  });
+
+  it.each([
+    [
+      { trials: 30, successes: 15 },
+      { trials: 30, successes: 10 },
+    ],
+    [
+      { trials: 50, successes: 4 },
+      { trials: 50, successes: 6 },
+    ],
+  ])('%j against %j is enough data: 30 payments a group and 5 expected each way', (treatment, control) => {
+    expect(compareProportions(treatment, control).insufficientData).toBe(false);
   });
 
   it('an empty group gives no figures, and says so', () => {

@@ -58,6 +58,30 @@ describe('risk prediction before a charge', () => {
     expect(risk.factors.map((f) => f.factor)).toEqual([factor]);
   });
 
+  it.each([
+    [0, false],
+    [1, true],
+    [4, true],
+    [5, false],
+  ])('a charge at %i:00 is at a night hour: %s', (hour, night) => {
+    const risk = assess({ local: { ...quiet.local, hour } });
+    expect(risk.factors.some((f) => f.factor === 'night_hour')).toBe(night);
+  });
+
+  it('recommends proceed_with_caution from a risk score of 30 (docs/risk-prediction.md), proceed below it', () => {
+    expect(assess({ calibration: { '0': { n: 15, failed: 10 } } })).toMatchObject({
+      riskScore: 30,
+      recommendation: 'proceed_with_caution',
+    });
+    expect(assess({ calibration: { '0': { n: 15, failed: 9 } } })).toMatchObject({
+      riskScore: 27.5,
+      recommendation: 'proceed',
+    });
+    expect(assess({ calibration: { '0': { n: 500, failed: 250 } } }).recommendation).toBe(
+      'proceed_with_caution',
+    );
+  });
+
   it('a risk score exactly at the alert threshold recommends delay; just below it does not', () => {
     expect(assessRisk(quiet, { alert: 8 })).toMatchObject({ riskScore: 8, recommendation: 'delay' });
     expect(assessRisk(quiet, { alert: 8.1 })).toMatchObject({ riskScore: 8, recommendation: 'proceed' });

@@ -251,6 +251,13 @@ describe('whether a delivery is still under way', () => {
       false,
       true,
     ],
+    [
+      'retrying, begun 25 hours ago (its 24 h attempt may not have run yet)',
+      'pending',
+      begun(25, [500]),
+      true,
+      true,
+    ],
     ['retrying, begun 28 hours ago (its workflow is gone)', 'pending', begun(28, [500]), true, false],
     ['recorded 2 hours ago, never started', 'pending', begun(2, []), true, true],
     ['recorded 28 hours ago, never started', 'pending', begun(28, []), true, false],
