@@ -196,6 +196,43 @@ async function startApi(stores: Stores) {
   };
 }
 
+/**
+ * A customer (`tok_<name>_first`, recovered at once, its event delivered) and stores whose erasure admits a
+ * new failure of hers (`tok_<name>_second`, queued) once it has looked, before it changes anything;
+ * `racing()` is that recovery's id once admitted.
+ */
+async function racingErasure(email: string, name: string, amount: number) {
+  const execute = (paymentMethodToken: string, originalDeclineCode: string, charged: number) =>
+    post<{ transactionId: string }>('/api/recovery/execute', {
+      paymentMethodToken,
+      originalDeclineCode,
+      amount: charged,
+      customerEmail: email,
+    });
+  const first = await execute(`tok_${name}_first`, 'try_again_later', amount);
+  expect(first.status).toBe(200);
+  // Its event delivered: only the recovery admitted below is under way.
+  const named = { emails: [], tokens: [], transactionIds: [first.body.transactionId], customerIds: [] };
+  await poll(
+    () => stack.stores.events.ofCustomer(clientId, named),
+    (events) => events.length > 0 && events.every((e) => e.deliveryStatus === 'delivered'),
+  );
+  let racing = '';
+  const stores: Stores = {
+    ...stack.stores,
+    erasures: {
+      ...stack.stores.erasures,
+      async begin(accountId, customer, earlier, refs, now) {
+        const queued = await execute(`tok_${name}_second`, 'insufficient_funds', amount + 100);
+        expect(queued.status).toBe(202);
+        racing = queued.body.transactionId;
+        return stack.stores.erasures.begin(accountId, customer, earlier, refs, now);
+      },
+    },
+  };
+  return { first, stores, racing: () => racing };
+}
+
 let ann: Customer;
 let bob: Customer;
 
@@ -571,58 +608,32 @@ describe('POST /api/customers/erase', () => {
 
   it('spares a recovery admitted while it runs, answers it as under way, and finishes once it has ended', async () => {
     const email = 'kim@example.com';
-    const execute = (paymentMethodToken: string, originalDeclineCode: string) =>
-      post<{ transactionId: string }>('/api/recovery/execute', {
-        paymentMethodToken,
-        originalDeclineCode,
-        amount: 2500,
-        customerEmail: email,
-      });
-    const first = await execute('tok_kim_first', 'try_again_later');
-    expect(first.status).toBe(200);
-    // Its event delivered: only the recovery admitted below is under way.
-    const named = { emails: [], tokens: [], transactionIds: [first.body.transactionId], customerIds: [] };
-    await poll(
-      () => stack.stores.events.ofCustomer(clientId, named),
-      (events) => events.length > 0 && events.every((e) => e.deliveryStatus === 'delivered'),
-    );
-    let racing = '';
-    const stores: Stores = {
-      ...stack.stores,
-      erasures: {
-        ...stack.stores.erasures,
-        async begin(accountId, customer, earlier, refs, now) {
-          // A new failure of hers is admitted once the erasure has looked, before it changes anything.
-          const queued = await execute('tok_kim_second', 'insufficient_funds');
-          expect(queued.status).toBe(202);
-          racing = queued.body.transactionId;
-          return stack.stores.erasures.begin(accountId, customer, earlier, refs, now);
-        },
-      },
-    };
+    const { first, stores, racing } = await racingErasure(email, 'kim', 2500);
     const deps = { stores, temporal: stack.temporal, clock: () => new Date() };
     const outcome = await eraseCustomer(deps, clientId, { customerEmail: email });
-    expect(outcome).toEqual({ kind: 'in_flight', transactionIds: [racing], eventIds: [], partly: true });
+    expect(outcome).toEqual({ kind: 'in_flight', transactionIds: [racing()], eventIds: [], partly: true });
 
     // What the erasure found is erased; the new recovery is untouched and the paywall still reads it.
     const pseudonymised = await stack.stores.recoveries.find(clientId, first.body.transactionId);
     expect(pseudonymised?.customerEmail).toMatch(/@erased\.invalid$/);
-    expect(await stack.stores.recoveries.find(clientId, racing)).toMatchObject({
+    expect(await stack.stores.recoveries.find(clientId, racing())).toMatchObject({
       customerEmail: email,
       paymentMethodToken: 'tok_kim_second',
     });
-    expect((await stack.stores.recoveries.forCustomer(clientId, email)).map((r) => r._id)).toEqual([racing]);
+    expect((await stack.stores.recoveries.forCustomer(clientId, email)).map((r) => r._id)).toEqual([
+      racing(),
+    ]);
     expect((await paywall(email)).body).toMatchObject({ isPastDue: true, failedPaymentCount: 1 });
 
     // Once it has ended, the same request finishes the erasure under the same pseudonym.
-    const stop = await post('/api/recovery/stop', { transactionId: racing, reason: 'not_owed' });
+    const stop = await post('/api/recovery/stop', { transactionId: racing(), reason: 'not_owed' });
     expect(stop.status).toBe(200);
     const erased = await poll(
       () => erase({ customerEmail: email }),
       (r) => r.status === 200,
     );
     expect(erased.body).toMatchObject({ recoveries: 1 });
-    expect((await stack.stores.recoveries.find(clientId, racing))?.customerEmail).toBe(
+    expect((await stack.stores.recoveries.find(clientId, racing()))?.customerEmail).toBe(
       pseudonymised?.customerEmail,
     );
     expect(await everything(stack.stores)).not.toContain(email);
@@ -631,35 +642,7 @@ describe('POST /api/customers/erase', () => {
 
   it('answers erasedSoFar true over HTTP when a recovery admitted while it ran leaves it unfinished', async () => {
     const email = 'ora@example.com';
-    const execute = (paymentMethodToken: string, originalDeclineCode: string, amount: number) =>
-      post<{ transactionId: string }>('/api/recovery/execute', {
-        paymentMethodToken,
-        originalDeclineCode,
-        amount,
-        customerEmail: email,
-      });
-    const first = await execute('tok_ora_first', 'try_again_later', 2600);
-    expect(first.status).toBe(200);
-    // Its event delivered: only the recovery admitted below is under way.
-    const named = { emails: [], tokens: [], transactionIds: [first.body.transactionId], customerIds: [] };
-    await poll(
-      () => stack.stores.events.ofCustomer(clientId, named),
-      (events) => events.length > 0 && events.every((e) => e.deliveryStatus === 'delivered'),
-    );
-    let racing = '';
-    const stores: Stores = {
-      ...stack.stores,
-      erasures: {
-        ...stack.stores.erasures,
-        async begin(accountId, customer, earlier, refs, now) {
-          // A new failure of hers is admitted once the erasure has looked, before it changes anything.
-          const queued = await execute('tok_ora_second', 'insufficient_funds', 2700);
-          expect(queued.status).toBe(202);
-          racing = queued.body.transactionId;
-          return stack.stores.erasures.begin(accountId, customer, earlier, refs, now);
-        },
-      },
-    };
+    const { first, stores, racing } = await racingErasure(email, 'ora', 2600);
     const api = await startApi(stores);
     try {
       const refused = await call(api.baseUrl, 'POST', '/api/customers/erase', {
@@ -672,7 +655,7 @@ describe('POST /api/customers/erase', () => {
         message: expect.stringContaining(
           'These were admitted or published while the erasure ran: what it found before them is erased, and erasing again finishes it.',
         ),
-        transactionIds: [racing],
+        transactionIds: [racing()],
         eventIds: [],
         erasedSoFar: true,
       });
@@ -686,7 +669,7 @@ describe('POST /api/customers/erase', () => {
     );
 
     // Once the new recovery has ended, the same request finishes the erasure.
-    const stop = await post('/api/recovery/stop', { transactionId: racing, reason: 'not_owed' });
+    const stop = await post('/api/recovery/stop', { transactionId: racing(), reason: 'not_owed' });
     expect(stop.status).toBe(200);
     const erased = await poll(
       () => erase({ customerEmail: email }),
