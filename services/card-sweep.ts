@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isGrpcDeadlineError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { isGrpcCancelledError, WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { CardSweepResult } from '../activities/card-sweep.js';
 import {
   cardHealthSweepWorkflowId,
@@ -56,10 +56,18 @@ export async function runCardSweep(
     args: [{ accountId }],
     typedSearchAttributes: [{ key: searchAttributeKeys.accountId, value: accountId }],
   });
+  // The wait is an abort, not a gRPC deadline: the server answers a long poll a second before the caller's
+  // deadline, so under a short one the client polls again and again, and the poll the deadline ends is at
+  // times cut off by the server first, failing as CANCELLED rather than DEADLINE_EXCEEDED (3 waits of 30
+  // with a 1 s deadline). An abort ends the one poll in flight, and only the abort reads as "not done".
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(), waitMs);
   try {
-    return { workflowId, result: await temporal.withDeadline(Date.now() + waitMs, () => handle.result()) };
+    return { workflowId, result: await temporal.withAbortSignal(stop.signal, () => handle.result()) };
   } catch (error) {
-    if (isGrpcDeadlineError(error)) return { workflowId, result: null };
+    if (stop.signal.aborted && isGrpcCancelledError(error)) return { workflowId, result: null };
     throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }
