@@ -196,6 +196,17 @@ async function startApi(stores: Stores) {
   };
 }
 
+/** Stops the recovery admitted during an erasure, then erases again until it finishes, erasing that one. */
+async function stopThenErase(transactionId: string, email: string) {
+  const stop = await post('/api/recovery/stop', { transactionId, reason: 'not_owed' });
+  expect(stop.status).toBe(200);
+  const erased = await poll(
+    () => erase({ customerEmail: email }),
+    (r) => r.status === 200,
+  );
+  expect(erased.body).toMatchObject({ recoveries: 1 });
+}
+
 /**
  * A customer (`tok_<name>_first`, recovered at once, its event delivered) and stores whose erasure admits a
  * new failure of hers (`tok_<name>_second`, queued) once it has looked, before it changes anything;
@@ -626,13 +637,7 @@ describe('POST /api/customers/erase', () => {
     expect((await paywall(email)).body).toMatchObject({ isPastDue: true, failedPaymentCount: 1 });
 
     // Once it has ended, the same request finishes the erasure under the same pseudonym.
-    const stop = await post('/api/recovery/stop', { transactionId: racing(), reason: 'not_owed' });
-    expect(stop.status).toBe(200);
-    const erased = await poll(
-      () => erase({ customerEmail: email }),
-      (r) => r.status === 200,
-    );
-    expect(erased.body).toMatchObject({ recoveries: 1 });
+    await stopThenErase(racing(), email);
     expect((await stack.stores.recoveries.find(clientId, racing()))?.customerEmail).toBe(
       pseudonymised?.customerEmail,
     );
@@ -669,13 +674,7 @@ describe('POST /api/customers/erase', () => {
     );
 
     // Once the new recovery has ended, the same request finishes the erasure.
-    const stop = await post('/api/recovery/stop', { transactionId: racing(), reason: 'not_owed' });
-    expect(stop.status).toBe(200);
-    const erased = await poll(
-      () => erase({ customerEmail: email }),
-      (r) => r.status === 200,
-    );
-    expect(erased.body).toMatchObject({ recoveries: 1 });
+    await stopThenErase(racing(), email);
     expect(await stack.stores.db.collection(collections.erasures).countDocuments()).toBe(0);
   });
 
