@@ -1,14 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createActivities } from '../activities/index.js';
+import { dataRetentionWorkflowId, nextSweepAt, sweepDay } from '../domain/card-health.js';
 import { outboxWatchMs, outboxWatchRenewMs, strandedAfterMs } from '../domain/webhooks.js';
+import { serverClock } from '../scripts/time-skipping.js';
 import { ensureDailyWorkflows } from '../services/card-sweep.js';
 import { createEventPublisher } from '../services/events.js';
+import { dataRetentionWorkflow } from '../workflows/data-retention.js';
 import { storeEvent } from './support/events.js';
 import { poll } from './support/poll.js';
 import { sampleEvent } from './support/sample-events.js';
-import { call, type Stack } from './support/stack.js';
+import { activityDeps, call, type Stack } from './support/stack.js';
 import { skipTo, stackOnTimeSkipping, startTimeSkipping } from './support/time-skipping.js';
 import { startReceiver, type Receiver } from './support/webhook-receiver.js';
 
@@ -59,6 +64,46 @@ describe('the daily data retention', () => {
     expect(await kept(limited)).toEqual({ recovery: false, events: 0 });
     expect(await kept(unlimited)).toEqual({ recovery: true, events: 1 });
   }, 180_000);
+
+  it('a day whose purge fails for good leaves the daily workflow running: the next day’s run comes as always', async () => {
+    // A worker of its own, whose purge fails on the first day it runs (MongoDB down past every retry).
+    const activities = createActivities({ ...activityDeps(stack), clock: serverClock });
+    const tries: number[] = [];
+    const taskQueue = `${stack.queues.recovery}-failing-day`;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      activities: {
+        ...activities,
+        purgeExpiredData: async (input: { asOf: number }) => {
+          tries.push(input.asOf);
+          if (input.asOf === tries[0]) throw new Error('MongoServerSelectionError: connection refused');
+          return activities.purgeExpiredData(input);
+        },
+      },
+    });
+    const running = worker.run();
+    try {
+      const firstDay = nextSweepAt(await env.currentTimeMs());
+      const handle = await env.client.workflow.start(dataRetentionWorkflow, {
+        workflowId: `${dataRetentionWorkflowId(taskQueue)}-${randomUUID().slice(0, 8)}`,
+        taskQueue,
+      });
+
+      // Given up on after its six tries, about half an hour.
+      await skipTo(env, firstDay + 2 * 3_600_000);
+      expect(tries.map(sweepDay)).toEqual(Array<string>(6).fill(sweepDay(firstDay)));
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      await skipTo(env, firstDay + day + 2 * 3_600_000);
+      expect(tries.slice(6).map(sweepDay)).toEqual([sweepDay(firstDay + day)]);
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      await handle.terminate('test done');
+    } finally {
+      worker.shutdown();
+      await running;
+    }
+  }, 120_000);
 });
 
 /**

@@ -6,7 +6,12 @@ import type { RetentionResult } from '../activities/data-retention.js';
 import { createActivities } from '../activities/index.js';
 import { Settings } from '../domain/settings.js';
 import { cardKeyOf } from '../runtime/crypto.js';
-import { webhookMaxAttempts, webhookWorkflowId } from '../domain/webhooks.js';
+import {
+  strandedResumedWithinMs,
+  webhookDeliveryLifetimeMs,
+  webhookMaxAttempts,
+  webhookWorkflowId,
+} from '../domain/webhooks.js';
 import { purgeAccountData } from '../services/data-retention.js';
 import { collections } from '../store/collections.js';
 import { createEventStore, type Delivery, type DeliveryAttempt, type EventRecord } from '../store/events.js';
@@ -704,5 +709,27 @@ describe('events left pending with nothing delivering them', () => {
     await expect(
       stack.temporal.workflow.getHandle(webhookWorkflowId(stranded)).describe(),
     ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+
+  it('deletes one older than its account keeps whose resend, recorded over a day ago, never started, instead of starting it', async () => {
+    const { account } = await stack.createAccount({ webhookUrl: receiver.url, dataRetentionDays: 90 });
+    // Failed 100 days ago; a resend recorded by a process that then died, long enough ago that no delivery
+    // of it may still run (the purge deletes the event), recently enough to be started were it still there.
+    const recordedAt = ago(webhookDeliveryLifetimeMs + 3 * hour);
+    expect(Date.now() - recordedAt.getTime()).toBeLessThan(strandedResumedWithinMs);
+    const resent = await storeEvent(stack.stores.events, account.id, {
+      type: 'recovery.failed',
+      createdAt: ago(100 * day),
+      deliveries: [
+        delivery('initial', ago(100 * day), ['refused']),
+        { deliveryId: 'resend-1', startedAt: recordedAt, attempts: [] },
+      ],
+    });
+    expect((await dailyRun(Date.now())).events).toBeGreaterThanOrEqual(1);
+    expect(await stack.stores.events.get(resent)).toBeNull();
+    await expect(
+      stack.temporal.workflow.getHandle(webhookWorkflowId(resent, 1)).describe(),
+    ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(postsOf(resent)).toHaveLength(0);
   });
 });
