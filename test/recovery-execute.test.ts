@@ -464,17 +464,26 @@ describe('sandbox simulation', () => {
   });
 
   // A trial conversion is charged at once; the card declines with the code, and that one attempt is the
-  // account's whole budget: a final failure at once.
-  const europeanFailure = (code: string, events: EventName[]) =>
-    execute(
+  // account's whole budget: a final failure at once. recovery.3ds_recommended is sent after
+  // recovery.failed, so the events are read once the recovery's workflow has ended.
+  const failureFrom = async (cardOrigin: string | undefined, code: string, events: EventName[]) => {
+    const out = await execute(
       {
         paymentMethodToken: `tok_decline_${code}`,
-        cardOrigin: 'DE',
+        ...(cardOrigin === undefined ? {} : { cardOrigin }),
         originalDeclineCode: code,
         isTrialConversion: true,
       },
       { events, settings: { retryPolicy: { maxAttempts: 1, maxDays: 21 } } },
     );
+    const accountId = out.account.account.id;
+    const id = String(out.res.body.transactionId).replace(/^FAILED_API_/, '');
+    const doc = await stack.stores.recoveries.find(accountId, id);
+    await stack.temporal.workflow.getHandle(doc!.workflowId).result();
+    const all = await stack.stores.events.list({ accountId, limit: 200 });
+    return { ...out, events: all.map((e) => e.type).sort(), payloads: all.map((e) => e.payload) };
+  };
+  const europeanFailure = (code: string, events: EventName[]) => failureFrom('DE', code, events);
 
   it('an issuer’s soft decline from a European issuer also recommends 3-D Secure', async () => {
     const out = await europeanFailure('do_not_honor', ['recovery.failed', 'recovery.3ds_recommended']);
@@ -484,6 +493,18 @@ describe('sandbox simulation', () => {
       declineCode: 'do_not_honor',
     });
   });
+
+  it.each([
+    ['a US issuer', 'US'],
+    ['an issuer of unknown country', undefined],
+  ])(
+    'the same soft decline from %s recommends no 3-D Secure: the issuer is outside the SCA region',
+    async (_, cardOrigin) => {
+      const out = await failureFrom(cardOrigin, 'do_not_honor', ['recovery.failed']);
+      expect(out.res.body).toMatchObject({ success: false });
+      expect(out.events).toEqual(['recovery.failed']);
+    },
+  );
 
   it.each(['insufficient_funds', 'try_again_later', 'duplicate_transaction'])(
     'a European %s failure recommends no 3-D Secure: authentication would not clear it',

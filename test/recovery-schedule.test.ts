@@ -223,6 +223,95 @@ describe('smart retries on the time-skipping server', () => {
     },
   );
 
+  describe("a planned retry keeps the customer's clock and the account's billing cycle", () => {
+    // An issuer decline is retried no sooner than a day after the failure (an issuer that just declined a
+    // card rarely changes its mind the same day), and then as soon as the customer's clock is in the late
+    // morning, 10:00 to 13:00: the hours issuers approve most.
+
+    /** Next month's 12th, 10:00 UTC. */
+    async function skipToMidMonth() {
+      const now = new Date(await env.currentTimeMs());
+      await skipTo(env, Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 12, 10));
+    }
+    /** Tokyo keeps no summer time: UTC+9 all year. */
+    const tokyoOffset = 9 * 60;
+
+    /** Executes an issuer decline on a card that then charges; returns when its retry is planned. */
+    async function queueIssuerDecline(apiKey: string, accountId: string, body: Record<string, unknown> = {}) {
+      const answer = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+        key: apiKey,
+        body: {
+          amount: amount(),
+          paymentMethodToken: 'tok_visa',
+          originalDeclineCode: 'do_not_honor',
+          ...body,
+        },
+      });
+      expect(answer.body).toMatchObject({ status: 'queued' });
+      const id = String(answer.body.transactionId);
+      const doc = (await stack.stores.recoveries.find(accountId, id))!;
+      return {
+        accountId,
+        id,
+        workflowId: doc.workflowId,
+        planned: Date.parse(String(answer.body.nextAttemptAt)),
+      };
+    }
+
+    /** Lets each queued recovery run, one after another, and checks that its one charge came as planned. */
+    async function chargedAsPlanned(...queued: Array<Awaited<ReturnType<typeof queueIssuerDecline>>>) {
+      for (const q of queued) {
+        await env.client.workflow.getHandle(q.workflowId).result();
+        const final = (await stack.stores.recoveries.find(q.accountId, q.id))!;
+        expect(final.state).toBe('succeeded');
+        expect(final.attempts).toHaveLength(1);
+        expect(Math.abs(final.attempts[0]!.at.getTime() - q.planned)).toBeLessThan(5_000);
+      }
+    }
+
+    it('the account’s time zone is its customers’ clock: a Tokyo account’s retry comes at 10:00 in Tokyo, a UTC one’s at 11:00 UTC', async () => {
+      await skipToMidMonth();
+      const utc = await stack.createAccount({ timezone: 'UTC' });
+      const tokyo = await stack.createAccount({ timezone: 'Asia/Tokyo' });
+      const inUtc = await queueIssuerDecline(utc.apiKey, utc.account.id);
+      const inTokyo = await queueIssuerDecline(tokyo.apiKey, tokyo.account.id);
+      // Failed at 10:00 UTC on the 12th (19:00 in Tokyo): a day later is 11:00 UTC, and the evening in Tokyo.
+      expect(localParts(inUtc.planned, 0)).toMatchObject({ dayOfMonth: 13, hour: 11 });
+      expect(localParts(inTokyo.planned, tokyoOffset)).toMatchObject({ dayOfMonth: 14, hour: 10 });
+      await chargedAsPlanned(inUtc, inTokyo);
+    });
+
+    it('a card’s issuing country sets the customer’s clock; a country without a zone of its own keeps the account’s', async () => {
+      await skipToMidMonth();
+      const { apiKey, account } = await stack.createAccount({ timezone: 'UTC' });
+      const japanese = await queueIssuerDecline(apiKey, account.id, { cardOrigin: 'JP' });
+      const liechtenstein = await queueIssuerDecline(apiKey, account.id, { cardOrigin: 'LI' });
+      const unknown = await queueIssuerDecline(apiKey, account.id);
+      expect(localParts(japanese.planned, tokyoOffset)).toMatchObject({ dayOfMonth: 14, hour: 10 });
+      expect(localParts(liechtenstein.planned, 0)).toMatchObject({ dayOfMonth: 13, hour: 11 });
+      expect(unknown.planned).toBe(liechtenstein.planned);
+      await chargedAsPlanned(japanese, liechtenstein, unknown);
+    });
+
+    it('the account’s billing-cycle day draws a last retry to that day', async () => {
+      await skipToMidMonth();
+      // One attempt, so no later retry can take the billing day's lift instead; never skipped for risk.
+      const settings = {
+        timezone: 'UTC',
+        retryPolicy: { maxAttempts: 1, maxDays: 21 },
+        riskSkipThreshold: 100,
+      };
+      const plain = await stack.createAccount(settings);
+      const cycle = await stack.createAccount({ ...settings, billingCycleDay: 14 });
+      const withoutCycle = await queueIssuerDecline(plain.apiKey, plain.account.id);
+      const onCycle = await queueIssuerDecline(cycle.apiKey, cycle.account.id);
+      expect(localParts(withoutCycle.planned, 0)).toMatchObject({ dayOfMonth: 13, hour: 11 });
+      // The billing day's lift is worth waiting most of a day for.
+      expect(localParts(onCycle.planned, 0)).toMatchObject({ dayOfMonth: 14, hour: 10 });
+      await chargedAsPlanned(withoutCycle, onCycle);
+    });
+  });
+
   it('a planned retry reads processing, with no next attempt time, while its charge is under way', async () => {
     await skipToBeforePayday();
     // The gateway takes 1.5 s (wall clock, which the time-skipping server does not skip) to answer.
