@@ -368,9 +368,16 @@ export function createRecoveryStore(db: Db) {
       await recoveries.updateOne({ _id: transactionId }, { $set: { ...patch, updatedAt: now } });
     },
 
-    /** Records a stop asked of a running recovery, before its workflow is asked (see `stopAsked`). */
+    /**
+     * Records a stop asked of a running recovery, before its workflow is asked (see `stopAsked`). The first
+     * stop's reason stays, as the workflow keeps the first one it is told: a later ask, of another reason,
+     * cannot make the read model settle an end otherwise than the workflow ended it.
+     */
     async askStop(transactionId: string, reason: StopReason, now: Date): Promise<void> {
-      await recoveries.updateOne({ _id: transactionId }, { $set: { stopAsked: reason, updatedAt: now } });
+      await recoveries.updateOne(
+        { _id: transactionId, stopAsked: { $exists: false } },
+        { $set: { stopAsked: reason, updatedAt: now } },
+      );
     },
 
     /**

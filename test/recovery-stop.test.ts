@@ -319,6 +319,10 @@ describe('POST /api/recovery/stop while an ambiguous charge is being looked up',
     });
     const doc = await stack.stores.recoveries.find(account.account.id, transactionId);
     expect(await stack.stores.recoveries.stopAskedOf(doc!._id)).toBe('not_owed');
+    // Asked again for another reason: the first stays, in the read model as in the workflow.
+    const again = await stop(account.apiKey, { transactionId, reason: 'paid_elsewhere' });
+    expect(again).toMatchObject({ status: 202, body: { transactionId, state: 'reconciling' } });
+    expect(await stack.stores.recoveries.stopAskedOf(doc!._id)).toBe('not_owed');
     // The lookup runs 30 s after the ambiguous answer and finds nothing charged; then the stop applies.
     const ended = await poll(
       () => stack.stores.recoveries.find(account.account.id, transactionId),
@@ -326,6 +330,7 @@ describe('POST /api/recovery/stop while an ambiguous charge is being looked up',
       { timeoutMs: 60_000, everyMs: 500 },
     );
     expect(ended?.state).toBe('stopped');
+    expect(ended?.stopAsked).toBe('not_owed');
     expect(ended!.attempts.filter((a) => a.outcome === 'approved')).toHaveLength(0);
     expect(ended!.attempts.length).toBeLessThanOrEqual(1);
   }, 90_000);
