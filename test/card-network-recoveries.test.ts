@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { poll } from './support/poll.js';
 import { call, startStack, type Stack } from './support/stack.js';
 
 let stack: Stack;
@@ -131,5 +133,75 @@ describe("the account's networkRules", () => {
     for (const _ of [1, 2, 3])
       expect((await recover(apiKey, token)).res.body).toMatchObject({ success: true });
     expect(await charges(token)).toBe(3);
+  });
+});
+
+describe('the caps of a card other than the payment’s own', () => {
+  /** Executes a recovery of `body` (a fresh amount); returns the answer. */
+  const execute = (apiKey: string, body: Record<string, unknown>) =>
+    call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+      key: apiKey,
+      body: { originalDeclineCode: 'try_again_later', amount: amount(), ...body },
+    });
+
+  it.each([
+    ['a Visa card', { binPrefix: '424242' }],
+    ['a PayPal account', { paymentMethodType: 'paypal' }],
+  ])('a fallback card after %s is held to the caps of a card of unknown brand', async (_, payment) => {
+    // Cards of unknown brand: one attempt in 30 days; Visa keeps its 15.
+    const { apiKey } = await stack.createAccount({ networkRules: { unknown: { maxPer30Days: 1 } } });
+    const fallback = `tok_fallback_${randomBytes(6).toString('hex')}`;
+    // The fallback card's one attempt of the month, in a recovery of its own.
+    expect((await execute(apiKey, { paymentMethodToken: fallback })).body).toMatchObject({ success: true });
+
+    const res = await execute(apiKey, {
+      paymentMethodToken: 'tok_decline_incorrect_number',
+      fallbackPaymentMethodTokens: [fallback],
+      ...payment,
+    });
+    // The payment's card is invalid; its fallback, its month's attempt spent, is not charged: nothing left.
+    expect(res.body).toMatchObject({
+      success: false,
+      recommendedAction: 'request_card_update',
+      ai: { reasoning: 'No attempt is allowed before the retry window closes.' },
+    });
+    expect(await charges(fallback)).toBe(1);
+  });
+
+  it('the customer’s new card, saved through a card-update link, is held to the caps of a card of unknown brand, not the old card’s', async () => {
+    const { apiKey, account } = await stack.createAccount({ networkRules: { unknown: { maxPer30Days: 1 } } });
+    const newCard = `tok_new_card_${randomBytes(6).toString('hex')}`;
+    // The new card's one attempt of the month, in a recovery of its own.
+    expect((await execute(apiKey, { paymentMethodToken: newCard })).body).toMatchObject({ success: true });
+
+    // A Visa card's recovery, declined again and queued; the customer saves the new card.
+    const queued = await execute(apiKey, {
+      paymentMethodToken: 'tok_decline_do_not_honor',
+      binPrefix: '424242',
+    });
+    expect(queued.status).toBe(202);
+    const transactionId = String(queued.body.transactionId);
+    const link = await call<{ token: string }>(stack.baseUrl, 'POST', '/api/recovery/update-card/generate', {
+      key: apiKey,
+      body: { paymentMethodToken: 'tok_decline_do_not_honor', transactionId },
+    });
+    const saved = await call(stack.baseUrl, 'POST', '/api/recovery/update-card/complete', {
+      key: apiKey,
+      body: { token: link.body.token, newPaymentMethodToken: newCard },
+    });
+    expect(saved.status).toBe(200);
+
+    const doc = await poll(
+      () => stack.stores.recoveries.find(account.id, transactionId),
+      (d) => d?.paymentMethodToken === newCard && d.state !== 'processing',
+    );
+    // Not charged: its month's attempt is spent, and the old card is replaced, so the recovery ends.
+    expect(doc).toMatchObject({
+      state: 'failed',
+      paymentMethodToken: newCard,
+      ai: { reasoning: 'No attempt is allowed before the retry window closes.' },
+    });
+    expect(doc?.attempts).toHaveLength(1);
+    expect(await charges(newCard)).toBe(1);
   });
 });

@@ -274,6 +274,37 @@ describe('Chargebee connector: payment_failed', () => {
     expect(await stack.stores.sandbox.countForToken('test', newCard)).toBe(0);
     expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
   });
+
+  it('an invoice Chargebee now bills in another currency than the recovery’s is not charged: the new card’s attempt is refused unsent, and the recovery ends failed', async () => {
+    const accountId = await connectedAccount();
+    const failed = paymentFailed('cus_1/tok_decline_do_not_honor_x3');
+    await post(accountId, failed.body);
+    await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.state === 'queued');
+    // Billed again in euros: its amount due, as large as ever, says nothing of the dollars the recovery charges.
+    chargebee.addInvoice({
+      id: failed.invoiceId,
+      customer_id: failed.customerId,
+      amount_due: failed.amount,
+      currency_code: 'EUR',
+    });
+    const newCard = `tok_visa_euro${n}`;
+    expect((await post(accountId, sourceUpdated(failed.customerId, `cus_1/${newCard}`))).body).toMatchObject({
+      action: 'card_updated',
+      recoveriesRetried: 1,
+    });
+    // Refused, nothing sent: no attempt is recorded, and the card is not tried on the invoice again.
+    const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.endedAt !== undefined);
+    expect(doc).toMatchObject({
+      state: 'failed',
+      paymentMethodToken: newCard,
+      lastDeclineCode: 'do_not_honor',
+      nextAttemptAt: null,
+    });
+    expect(doc?.attempts).toHaveLength(1);
+    expect(doc).not.toHaveProperty('writeBack');
+    expect(await stack.stores.sandbox.countForToken('test', newCard)).toBe(0);
+    expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
+  });
 });
 
 describe('Chargebee connector: a payment_failed event that arrives late', () => {

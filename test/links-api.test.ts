@@ -504,9 +504,14 @@ describe('a card update while the recovery’s attempt is under way', () => {
 describe('a card update while the last attempt is under way', () => {
   /**
    * Executes a trial conversion (charged at once) on `old` at a gateway answering in 3 s, and has the
-   * customer save a new card while that charge is under way; returns the answer and the recovery.
+   * customer save a new card while that charge is under way (on the page, or `newCard` saved in the
+   * merchant's own form); returns the answer and the recovery.
    */
-  async function updatedMidCharge(old: string, settings: Record<string, unknown> = {}) {
+  async function updatedMidCharge(
+    old: string,
+    settings: Record<string, unknown> = {},
+    { newCard, fallback = 'tok_second_card' }: { newCard?: string; fallback?: string } = {},
+  ) {
     const { apiKey, account } = await stack.createAccount(settings, [
       { name: 'slow', kind: 'test', test: true, credentials: { latencyMs: '3000' } },
     ]);
@@ -514,7 +519,7 @@ describe('a card update while the last attempt is under way', () => {
       key: apiKey,
       body: {
         paymentMethodToken: old,
-        fallbackPaymentMethodTokens: ['tok_second_card'],
+        fallbackPaymentMethodTokens: [fallback],
         originalDeclineCode: 'insufficient_funds',
         isTrialConversion: true,
         amount: amount(),
@@ -526,15 +531,21 @@ describe('a card update while the last attempt is under way', () => {
       { everyMs: 20 },
     );
     const link = await cardLink(apiKey, { paymentMethodToken: old });
-    expect((await submitPage(onServer(stack.baseUrl, link.body.url), goodCard)).status).toBe(200);
+    const saved = newCard
+      ? await call(stack.baseUrl, 'POST', '/api/recovery/update-card/complete', {
+          key: apiKey,
+          body: { token: link.body.token, newPaymentMethodToken: newCard },
+        })
+      : await submitPage(onServer(stack.baseUrl, link.body.url), goodCard);
+    expect(saved.status).toBe(200);
     const res = await answer;
-    const id = String(res.body.transactionId).replace(/^FAILED_API_/, '');
+    // The account's one recovery (a blocked answer names no transactionId).
     const doc = await poll(
-      () => stack.stores.recoveries.find(account.id, id),
-      (d) => d !== null && statusOf(d.state) !== 'unknown',
+      async () => (await stack.stores.recoveries.page(account.id, { limit: 1 }))[0],
+      (d) => d !== undefined && statusOf(d.state) !== 'unknown',
     );
     const charged = async (token: string) => stack.stores.sandbox.countForToken('slow', token);
-    return { res, doc: doc!, charged };
+    return { res, doc: doc!, charged, accountId: account.id };
   }
 
   it('the new card is tried before the recovery ends on the old one, expired', async () => {
@@ -548,6 +559,28 @@ describe('a card update while the last attempt is under way', () => {
     expect(await charged(old)).toBe(1);
     // The fallback card, left untried by the old card's ending, stays so.
     expect(await charged('tok_second_card')).toBe(0);
+  });
+
+  it('a new card the issuer blocks ends the recovery blocked, and recovery.blocked names that card, not the old one', async () => {
+    const stolen = 'tok_decline_stolen_card';
+    // Invalid, as is the fallback card tried next: the recovery ends asking for a new card, which it has.
+    const { res, doc, charged, accountId } = await updatedMidCharge(
+      'tok_decline_incorrect_number',
+      {},
+      { newCard: stolen, fallback: 'tok_decline_invalid_number' },
+    );
+    expect(res).toMatchObject({ status: 403, body: { declineCode: 'stolen_card', action: 'blocked' } });
+    expect(doc).toMatchObject({ state: 'blocked', paymentMethodToken: stolen });
+    expect(await charged(stolen)).toBe(1);
+    const events = await eventsOf(stack, accountId, ['recovery.blocked']);
+    expect(events.map((e) => e.type)).not.toContain('recovery.failed');
+    const blocked = events.filter((e) => e.type === 'recovery.blocked');
+    expect(blocked).toHaveLength(1);
+    expect(blocked[0]?.payload).toMatchObject({
+      declineCode: 'stolen_card',
+      recommendedAction: 'manual_review',
+      paymentMethodToken: stolen,
+    });
   });
 
   it('not when the ending concerns the payment (a possible duplicate), nor past the budget', async () => {
