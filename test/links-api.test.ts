@@ -550,8 +550,14 @@ describe('a card update while the last attempt is under way', () => {
 
   it('the new card is tried before the recovery ends on the old one, expired', async () => {
     const old = 'tok_decline_expired_card';
-    const { res, doc, charged } = await updatedMidCharge(old);
+    const { res, doc, charged, accountId } = await updatedMidCharge(old);
     expect(res).toMatchObject({ status: 200, body: { success: true } });
+    // The merchant hears of the success alone: no ending on the old card was published first.
+    const events = await eventsOf(stack, accountId, ['recovery.success']);
+    expect(events.map((e) => e.type).sort()).toEqual(['card.updated', 'recovery.success']);
+    expect(events.find((e) => e.type === 'recovery.success')?.payload).toMatchObject({
+      serviceTransactionId: res.body.transactionId,
+    });
     expect(res.body.strategyUsed).not.toBe('smart_retry');
     expect(doc).toMatchObject({ state: 'succeeded' });
     expect(doc.paymentMethodToken).not.toBe(old);

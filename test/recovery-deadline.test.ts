@@ -111,12 +111,13 @@ describe('execute when the first phase outlives its wait', () => {
   });
 
   it('gives the outcome itself when the first phase ends within the wait', async () => {
-    const account = await stack.createAccount();
+    // Its one attempt declined (an ending that asks for no new card, so one workflow task): a final failure.
+    const account = await stack.createAccount({ retryPolicy: { maxAttempts: 1, maxDays: 21 } });
     const res = await call(stack.baseUrl, 'POST', '/api/recovery/execute', {
       key: account.apiKey,
       body: {
         amount: 4300,
-        paymentMethodToken: 'tok_decline_incorrect_number',
+        paymentMethodToken: 'tok_decline_do_not_honor',
         originalDeclineCode: 'insufficient_funds',
         isTrialConversion: true,
       },

@@ -89,6 +89,12 @@ const stopAdviceEndsPatch = 'stop-advice-ends';
 /** Workflow version: a new card the billing platform reported settles (`settleMs`) before it is charged. */
 const platformCardSettlePatch = 'platform-card-settle';
 
+/**
+ * Workflow version: an ending that asks for a new card first lets the workflow task end, so that a card
+ * update that came during the last charge is taken before the ending is decided.
+ */
+const endingTakesLateSignalsPatch = 'ending-takes-late-signals';
+
 /** A regular activity: the task that decided the attempt ends, and the decision is in the history. */
 const { attemptDecided } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -267,6 +273,11 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     // when a charge has just collected: it took the amount it was sent with, and that is what is recorded.
     if (step.kind !== 'finish' || step.outcome.kind !== 'succeeded') await ctx.takeAmountDue();
     if (step.kind === 'finish') {
+      // The last charge ran inside this workflow task (a local activity), and a card update that came
+      // meanwhile reaches the workflow only in the next one: the server refuses to end a workflow with a
+      // signal it has not seen, and the task retaken with it would decide again, once this one's events
+      // were published. An ending that asks for a new card waits that turn first (one task more).
+      if (asksForNewCard(step.outcome) && patched(endingTakesLateSignalsPatch)) await sleep(1);
       // The customer's new card came while the last attempt was under way (or being looked up): it is tried
       // before the recovery ends on the old card, within the retry budget and window that are left.
       // (`patched`: recoveries a worker of an earlier version took past this point replay as they ran.)
