@@ -40,9 +40,10 @@ const storeWrite = {
 } as const;
 /**
  * The read model and the events are written locally, inside the workflow task that answers (see
- * recovery.ts): the first phase, its record, its events and the end of the workflow are one task (two for
- * an ending that asks for a new card), with no round trip through a task queue. An event costs the answer
- * one insert and one workflow start (and, once every 90 s per worker, a signal to the outbox check).
+ * recovery.ts): the first phase, its record, its events and the end of the workflow are one task (for an
+ * ending that asks for a new card, two, then one more to end the workflow), with no round trip through a
+ * task queue. An event costs the answer one insert and one workflow start (and, once every 90 s per
+ * worker, a signal to the outbox check).
  */
 const { recordRecovery, emitEvent, claimFailureId } = proxyLocalActivities<Activities>(storeWrite);
 

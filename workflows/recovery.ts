@@ -95,6 +95,12 @@ const platformCardSettlePatch = 'platform-card-settle';
  */
 const endingTakesLateSignalsPatch = 'ending-takes-late-signals';
 
+/**
+ * Workflow version: the events of an ending that asks for a new card are published in a workflow task that
+ * does not end the workflow; it ends in the next one.
+ */
+const endingPublishedBeforeClosePatch = 'ending-published-before-close';
+
 /** A regular activity: the task that decided the attempt ends, and the decision is in the history. */
 const { attemptDecided } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -293,7 +299,15 @@ async function recover(ctx: RecoveryContext): Promise<void> {
           continue;
         }
       }
-      return finish(ctx, screen, step.outcome);
+      await finish(ctx, screen, step.outcome);
+      // The ending's record and events are written inside a workflow task (local activities). A task that
+      // ends the workflow is refused if a signal came meanwhile, and the one retaken with a card update
+      // would decide again — try the new card — after this ending was published, its events reusing these
+      // events' ids. A task that does not end the workflow is accepted whatever came: the ending stands as
+      // published, and the workflow ends in the next task (a card update then comes after the ending, as
+      // one a moment later would).
+      if (asksForNewCard(step.outcome) && patched(endingPublishedBeforeClosePatch)) await sleep(1);
+      return;
     }
     // Stopped by the merchant or the billing platform: nothing more is charged.
     const stopReason = ctx.stopRequested;

@@ -7,7 +7,7 @@ import { inject } from 'vitest';
 import { noopMetricMeter } from '@temporalio/common';
 import type { Registry } from 'prom-client';
 import type { ActivityDeps } from '../../activities/deps.js';
-import { createActivities } from '../../activities/index.js';
+import { createActivities, type Activities } from '../../activities/index.js';
 import { createWorkerMetrics, type WorkerMetrics } from '../../activities/metrics.js';
 import { createApp } from '../../api/app.js';
 import { quietTemporalRuntime } from '../../scripts/time-skipping.js';
@@ -60,6 +60,8 @@ export async function startStack(
     firstPhaseDeadlineMs?: number;
     /** How long a platform's new card settles before it is charged: none unless given (production's 2 minutes). */
     platformCardSettleMs?: number;
+    /** The worker's activities as the test has them: one that does something more first, say. */
+    activities?: (made: Activities) => Activities;
   } = {},
 ): Promise<Stack> {
   const clock = opts.clock ?? (() => new Date());
@@ -103,7 +105,7 @@ export async function startStack(
   if (opts.worker !== false) {
     quietTemporalRuntime();
     nativeConnection = opts.temporal?.nativeConnection ?? (await NativeConnection.connect({ address }));
-    const activities = createActivities({
+    const made = createActivities({
       stores,
       temporal,
       queues,
@@ -113,6 +115,7 @@ export async function startStack(
       events,
       metrics: opts.metrics?.worker ?? createWorkerMetrics(noopMetricMeter),
     });
+    const activities = opts.activities ? opts.activities(made) : made;
     const workers: Worker[] = await createWorkers({
       connection: nativeConnection,
       namespace: 'default',
