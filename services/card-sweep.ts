@@ -60,14 +60,11 @@ export async function runCardSweep(
   // deadline, so under a short one the client polls again and again, and the poll the deadline ends is at
   // times cut off by the server first, failing as CANCELLED rather than DEADLINE_EXCEEDED (3 waits of 30
   // with a 1 s deadline). An abort ends the one poll in flight, and only the abort reads as "not done".
-  const stop = new AbortController();
-  const timer = setTimeout(() => stop.abort(), waitMs);
+  const wait = AbortSignal.timeout(waitMs);
   try {
-    return { workflowId, result: await temporal.withAbortSignal(stop.signal, () => handle.result()) };
+    return { workflowId, result: await temporal.withAbortSignal(wait, () => handle.result()) };
   } catch (error) {
-    if (stop.signal.aborted && isGrpcCancelledError(error)) return { workflowId, result: null };
+    if (wait.aborted && isGrpcCancelledError(error)) return { workflowId, result: null };
     throw error;
-  } finally {
-    clearTimeout(timer);
   }
 }
