@@ -300,12 +300,10 @@ async function recover(ctx: RecoveryContext): Promise<void> {
         }
       }
       await finish(ctx, screen, step.outcome);
-      // The ending's record and events are written inside a workflow task (local activities). A task that
-      // ends the workflow is refused if a signal came meanwhile, and the one retaken with a card update
-      // would decide again — try the new card — after this ending was published, its events reusing these
-      // events' ids. A task that does not end the workflow is accepted whatever came: the ending stands as
-      // published, and the workflow ends in the next task (a card update then comes after the ending, as
-      // one a moment later would).
+      // Its record and events were written in this task (local activities), which must then not end the
+      // workflow: refused as above if a card update came meanwhile, it would be retaken on the new card once
+      // this ending was published, the new ending's events reusing these events' ids. The workflow ends in
+      // the next task; a card update then comes after the ending, as one a moment later would.
       if (asksForNewCard(step.outcome) && patched(endingPublishedBeforeClosePatch)) await sleep(1);
       return;
     }
