@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { verifyWebhookSignature } from '../runtime/webhook-signature.js';
 import type { RecoveryDoc } from '../store/recoveries.js';
-import { amountDueSignal } from '../workflows/recovery-definitions.js';
+import { amountDueSignal, cardUpdatedSignal } from '../workflows/recovery-definitions.js';
+import { eventsOf } from './support/events.js';
 import { sampleEvent } from './support/sample-events.js';
 import { call, startStack, type Stack } from './support/stack.js';
 import { startReceiver } from './support/webhook-receiver.js';
@@ -16,11 +17,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let stack: Stack;
 const children: ChildProcess[] = [];
 
-/** Starts `worker/main.ts`, the production worker, on this stack's database and task queues. */
-function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+/**
+ * Starts `worker/main.ts`, the production worker (or `script`, a variant of it, with `env`), on this stack's
+ * database and task queues.
+ */
+function startWorker(script = 'worker/main.ts', env: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: {
       ...process.env,
+      ...env,
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       TEMPORAL_TASK_QUEUE: stack.taskQueuePrefix,
       MONGODB_URI: `${inject('mongoUri')}${stack.dbName}`,
@@ -139,4 +144,45 @@ it('a worker killed while a webhook POST is in flight: another worker sends the 
   } finally {
     await receiver.close();
   }
+}, 120_000);
+
+it('a worker killed once it published an ending, a new card saved before another takes over: the success that follows is published too', async () => {
+  const { apiKey, account } = await stack.createAccount();
+  for (const c of children) c.kill('SIGKILL');
+  const dying = await startWorker('test/support/dying-worker.ts', { DIE_AFTER_EVENT: 'recovery.failed' });
+  const died = new Promise((resolve) => dying.once('exit', resolve));
+  const answer = call(stack.baseUrl, 'POST', '/api/recovery/execute', {
+    key: apiKey,
+    body: {
+      paymentMethodToken: 'tok_decline_expired_card',
+      originalDeclineCode: 'expired_card',
+      amount: 4646,
+    },
+  });
+  // The worker published recovery.card_expired and recovery.failed, and died before its workflow task was
+  // done: the task is taken again, by the next worker, after the customer's new card came in.
+  await died;
+  const doc = await stack.stores.db.collection<RecoveryDoc>('recoveries').findOne({ accountId: account.id });
+  const handle = stack.temporal.workflow.getHandle(doc!.workflowId);
+  await handle.signal(cardUpdatedSignal, { newToken: 'tok_visa', paymentMethodType: 'card' });
+  await startWorker();
+  await handle.result();
+  expect([200, 202]).toContain((await answer).status);
+
+  // The retaken task charged the new card: the merchant is told so after the failure already sent, under an
+  // id of its own (it had been the failure's first event's, and was dropped as a repeat of it).
+  const status = await call(stack.baseUrl, 'GET', `/api/recovery/status/${doc!._id}`, { key: apiKey });
+  expect(status.body).toMatchObject({ status: 'succeeded' });
+  const charges = stack.stores.db.collection('sandboxCharges');
+  expect(await charges.countDocuments({ token: 'tok_visa', amount: 4646 })).toBe(1);
+  const events = await eventsOf(stack, account.id, [
+    'recovery.card_expired',
+    'recovery.failed',
+    'recovery.success',
+  ]);
+  expect(events.map((e) => e.type).sort()).toEqual([
+    'recovery.card_expired',
+    'recovery.failed',
+    'recovery.success',
+  ]);
 }, 120_000);

@@ -1,66 +1,9 @@
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import { createActivities } from '../activities/index.js';
-import { createWorkerMetrics } from '../activities/metrics.js';
-import { loadConfig } from '../runtime/config.js';
 import { ConfigurationError } from '../runtime/configuration-error.js';
 import { errorLine } from '../runtime/error-line.js';
-import { createLogger } from '../runtime/logger.js';
-import { ensureDailyWorkflows } from '../services/card-sweep.js';
-import { createEventPublisher } from '../services/events.js';
-import { ensureIndexes } from '../store/indexes.js';
-import { checkMasterKey } from '../store/master-key-check.js';
-import { connectMongo } from '../store/mongo.js';
-import { createStores } from '../store/index.js';
-import { createWorkers, runWorkers, workflowsPath } from './create-worker.js';
-import { ensureSearchAttributes } from './search-attributes.js';
-import { installTelemetry } from './telemetry.js';
-import { taskQueues } from './task-queues.js';
+import { runWorkerProcess } from './worker-process.js';
 
-/** Composition root of a worker process: config → MongoDB + Temporal → activities → workers. */
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const log = createLogger(config.logLevel, 'worker');
-  const meter = installTelemetry(config.metrics);
-  const { client: mongo, db } = await connectMongo(config.mongoUri);
-  await ensureIndexes(db);
-  await checkMasterKey(db, config.masterKey);
-  const stores = createStores(db, config.masterKey, { cacheMs: config.accountCacheMs });
-  const clientConnection = await Connection.connect({ address: config.temporal.address });
-  const temporal = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
-  const registered = await ensureSearchAttributes(clientConnection, config.temporal.namespace, log);
-  if (registered.length > 0) log.info({ searchAttributes: registered }, 'search attributes registered');
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
-  const queues = taskQueues(config.temporal.taskQueue);
-  const activities = createActivities({
-    stores,
-    temporal,
-    queues,
-    log,
-    clock: () => new Date(),
-    publicBaseUrl: config.publicBaseUrl,
-    events: createEventPublisher({ stores, temporal, queues, clock: () => new Date() }),
-    metrics: createWorkerMetrics(meter),
-  });
-  const workers = await createWorkers({
-    connection,
-    namespace: config.temporal.namespace,
-    queues,
-    activities,
-    source: { workflowsPath },
-  });
-  const stop = new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
-  const daily = await ensureDailyWorkflows(temporal, queues);
-  log.info({ queues, ...daily, metrics: config.metrics }, 'worker started');
-  await runWorkers(workers, stop);
-  await Promise.all([connection.close(), clientConnection.close(), mongo.close()]);
-  log.info('worker stopped');
-}
-
-main().catch((error: unknown) => {
+// The worker process (`npm run worker`): see runWorkerProcess.
+runWorkerProcess().catch((error: unknown) => {
   // What the operator must fix is told in one line; anything else keeps its stack for whoever debugs it.
   console.error(error instanceof ConfigurationError ? errorLine(error) : error);
   process.exit(1);

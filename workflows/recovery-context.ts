@@ -9,7 +9,8 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { RecordPatch } from '../activities/recovery-record.js';
-import type { EventPayload } from '../domain/events.js';
+import { eventIdFor } from '../domain/event-ids.js';
+import type { EventName, EventPayload } from '../domain/events.js';
 import {
   statusOf,
   type FirstPhaseOutcome,
@@ -55,6 +56,9 @@ const amountDuePatch = 'amount-due-signal';
 
 /** Workflow version: a stop is honoured during the first phase once the merchant holds "still processing". */
 const stopInFirstPhasePatch = 'stop-in-first-phase';
+
+/** Workflow version: an event's id is its own (`eventIdFor`), not the next uuid of the workflow's sequence. */
+const eventIdsByNamePatch = 'event-ids-by-name';
 
 /** The workflow's shared state and the three things every step does: record, answer, emit. */
 export class RecoveryContext {
@@ -230,8 +234,18 @@ export class RecoveryContext {
     upsertSearchAttributes([{ key: searchAttributeKeys.declineCode, value: code }]);
   }
 
-  /** Records and sends one event; its id is deterministic, so a replayed step does not send it twice. */
+  /**
+   * The id of the next event the workflow publishes, named `event`: deterministic, so a replayed or retaken
+   * step does not send it twice, and different for another event drawn at the same point (`eventIdFor`).
+   */
+  eventId(event: EventName): string {
+    const drawn = uuid4();
+    // (`patched`: a recovery an earlier worker ran replays with the ids it published.)
+    return patched(eventIdsByNamePatch) ? eventIdFor(drawn, event) : drawn;
+  }
+
+  /** Records and sends one event under its own deterministic id. */
   async emit(payload: EventPayload): Promise<void> {
-    await emitEvent({ accountId: this.input.accountId, eventId: uuid4(), payload });
+    await emitEvent({ accountId: this.input.accountId, eventId: this.eventId(payload.event), payload });
   }
 }

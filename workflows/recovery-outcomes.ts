@@ -1,4 +1,4 @@
-import { isCancellation, proxyActivities, uuid4 } from '@temporalio/workflow';
+import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { mayBeUnflaggedAuthentication, type RecommendedAction } from '../domain/declines.js';
 import { classifyInWorkflow } from './declines.js';
@@ -26,7 +26,7 @@ export async function skipHighRisk(ctx: RecoveryContext, ai: Prediction): Promis
     transactionId: ctx.input.transactionId,
     // The failure that follows the skip names the recovery so; the merchant is given that id.
     skippedChargeId: await ctx.failureId(),
-    eventId: uuid4(),
+    eventId: ctx.eventId('recovery.skipped_high_risk'),
     successScore: ai.score,
     confidence: ai.confidence,
     reasoning: ai.reasoning,
@@ -202,7 +202,7 @@ export async function fail(ctx: RecoveryContext, o: Failure): Promise<void> {
     await offerProactiveRetention({
       accountId: ctx.input.accountId,
       transactionId: ctx.input.transactionId,
-      eventId: uuid4(),
+      eventId: ctx.eventId('recovery.proactive_retention'),
     });
 }
 
