@@ -6,7 +6,7 @@ import type { TaskQueues } from '../worker/task-queues.js';
 import type { IssuerWorld } from './gateways/test-gateway.js';
 import type { WorkerMetrics } from './metrics.js';
 
-/** What activities may touch, injected by the composition root (worker/main.ts) or by tests. */
+/** What activities may touch, injected by the composition root (worker/worker-process.ts) or by tests. */
 export interface ActivityDeps {
   stores: Stores;
   temporal: Client;
