@@ -12,8 +12,8 @@ export type InvoiceCheck =
   | { kind: 'not_owed'; reason: string; paid?: boolean }
   /** Less is owed than the attempt would charge (part paid on the platform): never charged more than due. */
   | { kind: 'less_due'; amountDue: number; workflowId: string }
-  /** Owed in a currency other than the recovery's: no amount to compare, so nothing is charged. */
-  | { kind: 'other_currency'; reason: string };
+  /** Billed now in a currency other than the recovery's: this recovery's payment is owed no more. */
+  | { kind: 'other_currency' };
 
 /**
  * Reads the invoice of a recovery a billing platform reported, just before a new attempt charges it: the
@@ -46,10 +46,7 @@ async function checkInvoice(
   if (standing.kind === 'unreadable') return { kind: 'charge' };
   if (standing.kind === 'not_owed') return standing;
   if (standing.currency && standing.currency.toUpperCase() !== attempt.currency.toUpperCase())
-    return {
-      kind: 'other_currency',
-      reason: `The invoice is owed in ${standing.currency.toUpperCase()}, the recovery charges ${attempt.currency}`,
-    };
+    return { kind: 'other_currency' };
   return standing.amountDue < attempt.amount
     ? { kind: 'less_due', amountDue: standing.amountDue, workflowId: recovery.workflowId }
     : { kind: 'charge' };
@@ -66,6 +63,12 @@ export async function heldByInvoice(
   record: (outcome: ChargeAnswer) => Promise<void>,
 ): Promise<AttemptResult | null> {
   const check = await checkInvoice(deps, input);
+  // Answered as the workflow answers a payment no longer owed: the recovery stops, the card is not blamed.
+  const notOwed = async (code: 'invoice_not_owed' | 'invoice_other_currency') => {
+    const outcome = declined(code, null, null);
+    await record(outcome);
+    return outcome;
+  };
   switch (check.kind) {
     case 'charge':
       return null;
@@ -75,10 +78,7 @@ export async function heldByInvoice(
       // notice would have done.
       if (check.paid)
         await deps.stores.recoveries.askStop(input.transactionId, 'paid_elsewhere', new Date(input.now));
-      // Answered as the workflow answers a payment no longer owed: the recovery stops, the card is not blamed.
-      const outcome = declined('invoice_not_owed', null, null);
-      await record(outcome);
-      return outcome;
+      return notOwed('invoice_not_owed');
     }
     case 'less_due':
       // Told to the workflow as the platform's notice of a partial payment would: the attempt is held, and
@@ -92,6 +92,6 @@ export async function heldByInvoice(
         retryAt: input.now,
       };
     case 'other_currency':
-      return { kind: 'not_allowed', reason: check.reason, retryAt: null };
+      return notOwed('invoice_other_currency');
   }
 }

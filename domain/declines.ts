@@ -191,6 +191,18 @@ const knownCodes: Record<string, CodeEntry> = {
         'The invoice is no longer owed on the billing platform (paid, voided or cancelled there); nothing was charged.',
     },
   ],
+  // Recoup's own answer too (none before 2026-11-27): the invoice read before a charge is now billed in
+  // another currency than the recovery's. This recovery's payment is owed no more; the platform's failure of
+  // it in that currency is reported as a recovery of its own.
+  invoice_other_currency: [
+    'no_longer_chargeable',
+    4,
+    {
+      ...nothingOwed,
+      reason:
+        'The billing platform now bills the invoice in another currency than this recovery; nothing was charged. A failed payment of it in that currency is a recovery of its own.',
+    },
+  ],
 
   expired_card: ['expired', 3],
 

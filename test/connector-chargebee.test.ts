@@ -275,7 +275,7 @@ describe('Chargebee connector: payment_failed', () => {
     expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);
   });
 
-  it('an invoice Chargebee now bills in another currency than the recovery’s is not charged: the new card’s attempt is refused unsent, and the recovery ends failed', async () => {
+  it('an invoice Chargebee now bills in another currency than the recovery’s is not charged: the new card’s attempt is answered unsent, and the recovery stops as no longer owed', async () => {
     const accountId = await connectedAccount();
     const failed = paymentFailed('cus_1/tok_decline_do_not_honor_x3');
     await post(accountId, failed.body);
@@ -292,15 +292,21 @@ describe('Chargebee connector: payment_failed', () => {
       action: 'card_updated',
       recoveriesRetried: 1,
     });
-    // Refused, nothing sent: no attempt is recorded, and the card is not tried on the invoice again.
+    // Nothing sent: the payment in dollars is owed no more (the platform reports its failure in euros as a
+    // recovery of its own), and neither card is blamed for it.
     const doc = await recoveryOfInvoice(stack, accountId, failed.invoiceId, (d) => d.endedAt !== undefined);
     expect(doc).toMatchObject({
-      state: 'failed',
+      state: 'stopped',
       paymentMethodToken: newCard,
-      lastDeclineCode: 'do_not_honor',
+      lastDeclineCode: 'invoice_other_currency',
+      recommendedAction: 'monitor',
       nextAttemptAt: null,
     });
-    expect(doc?.attempts).toHaveLength(1);
+    expect(doc?.attempts).toHaveLength(2);
+    expect(doc?.attempts[1]).toMatchObject({
+      declineCode: 'invoice_other_currency',
+      gatewayTransactionId: null,
+    });
     expect(doc).not.toHaveProperty('writeBack');
     expect(await stack.stores.sandbox.countForToken('test', newCard)).toBe(0);
     expect(chargebee.recordPayments(failed.invoiceId)).toEqual([]);

@@ -65,6 +65,10 @@ const table: Row[] = [
   ['excessive_retry', 'invalid_card', false, true, 'request_card_update', false, 4],
   ['hard_decline', 'invalid_card', false, true, 'request_card_update', false, 1],
   ['something_new_from_the_issuer', 'unknown', true, true, 'monitor', false, 4],
+  // Recoup's answers for a billing platform's invoice read before a charge: a payment no longer owed.
+  ['subscription_not_past_due', 'no_longer_chargeable', false, false, 'monitor', true, 4],
+  ['invoice_not_owed', 'no_longer_chargeable', false, false, 'monitor', true, 4],
+  ['invoice_other_currency', 'no_longer_chargeable', false, false, 'monitor', true, 4],
 ];
 
 describe.each(table)(
@@ -91,6 +95,15 @@ describe.each(table)(
     });
   },
 );
+
+describe('a payment no longer owed', () => {
+  it.each(['subscription_not_past_due', 'invoice_not_owed', 'invoice_other_currency'])(
+    '(%s) is not about the card: the card is not blamed for it',
+    (code) => {
+      expect(classifyDecline(code).aboutTheCard).toBe(false);
+    },
+  );
+});
 
 describe('hard cardholder-state declines never allow fallback tokens (lost, stolen, fraud, expired)', () => {
   it.each(['lost_card', 'stolen_card', 'fraudulent', 'fraud_suspected', 'expired_card'])('%s', (code) => {
