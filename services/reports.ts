@@ -35,13 +35,14 @@ export async function summaryOf(stores: Stores, accountId: string, window: Repor
     // Failures of the 30 days before the range are still watched in it: a pulse in the range may be their
     // payment, not an organic one.
     stores.recoveries.createdBetween(accountId, simulated, span[0], from),
-    stores.pulses.countBetween(accountId, from, to),
-    stores.pulses.namedBetween(accountId, ...span),
+    stores.pulses.countBetween(accountId, simulated, from, to),
+    stores.pulses.namedBetween(accountId, simulated, ...span),
   ]);
   // Either group's customer may pay on their own: the comparison reads both the same way. The pulses of
   // compared customers also tell which pulses in the range are a compared payment's own, not organic.
   const paidOnTheirOwn = await stores.pulses.paidBy(
     accountId,
+    simulated,
     comparedEmailsOf([...earlierRecoveries, ...recoveries]),
     ...span,
   );

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { NamedPulse } from '../domain/report-matching.js';
 import { sha256 } from '../runtime/crypto.js';
@@ -19,24 +19,36 @@ export interface PulseDoc {
    * matches the pulse to a failure by its customer's email.
    */
   paysTransactionId?: string | null;
+  /** Logged while the account was in test mode: the sandbox's, counted only by its reports (absent: live). */
+  isSimulated?: true;
   occurredAt: Date;
   createdAt: Date;
 }
+
+/** The pulses of one mode: the sandbox's, or the live ones (those stored before the mark was kept too). */
+const inMode = (simulated: boolean): Filter<PulseDoc> =>
+  simulated ? { isSimulated: true } : { isSimulated: { $exists: false } };
 
 /** Organic successes. Re-sending a merchant transaction id returns the first record's service id. */
 export function createPulseStore(db: Db) {
   const pulses = db.collection<PulseDoc>(collections.pulses);
   return {
-    /** How many organic successes the account logged in [from, to). */
-    countBetween(accountId: string, from: Date, to: Date): Promise<number> {
-      return pulses.countDocuments({ accountId, occurredAt: { $gte: from, $lt: to } });
+    /** How many organic successes the account logged in [from, to), in the mode given (`simulated`). */
+    countBetween(accountId: string, simulated: boolean, from: Date, to: Date): Promise<number> {
+      return pulses.countDocuments({ accountId, occurredAt: { $gte: from, $lt: to }, ...inMode(simulated) });
     },
 
     /**
      * When each of these customers paid on their own in [from, to), by email: the pulses that do not say
-     * which failed payment they pay, if any.
+     * which failed payment they pay, if any; in the mode given (`simulated`).
      */
-    async paidBy(accountId: string, emails: string[], from: Date, to: Date): Promise<Map<string, Date[]>> {
+    async paidBy(
+      accountId: string,
+      simulated: boolean,
+      emails: string[],
+      from: Date,
+      to: Date,
+    ): Promise<Map<string, Date[]>> {
       const paid = new Map<string, Date[]>();
       if (emails.length === 0) return paid;
       const found = pulses.find(
@@ -45,6 +57,7 @@ export function createPulseStore(db: Db) {
           customerEmail: { $in: emails },
           occurredAt: { $gte: from, $lt: to },
           paysTransactionId: { $exists: false },
+          ...inMode(simulated),
         },
         { projection: { customerEmail: 1, occurredAt: 1 } },
       );
@@ -56,11 +69,16 @@ export function createPulseStore(db: Db) {
       return paid;
     },
 
-    /** The account's pulses in [from, to) that name the failed payment they pay. */
-    async namedBetween(accountId: string, from: Date, to: Date): Promise<NamedPulse[]> {
+    /** The account's pulses in [from, to) that name the failed payment they pay, in the mode given. */
+    async namedBetween(accountId: string, simulated: boolean, from: Date, to: Date): Promise<NamedPulse[]> {
       const found = await pulses
         .find(
-          { accountId, occurredAt: { $gte: from, $lt: to }, paysTransactionId: { $exists: true, $ne: null } },
+          {
+            accountId,
+            occurredAt: { $gte: from, $lt: to },
+            paysTransactionId: { $exists: true, $ne: null },
+            ...inMode(simulated),
+          },
           { projection: { paysTransactionId: 1, occurredAt: 1 } },
         )
         .toArray();
@@ -93,9 +111,13 @@ export function createPulseStore(db: Db) {
     },
 
     async log(input: Omit<PulseDoc, '_id' | 'createdAt'>, now: Date): Promise<PulseDoc> {
-      // A merchant id maps to one deterministic service id, so the unique _id deduplicates re-sends.
+      // A merchant id maps to one deterministic service id, so the unique _id deduplicates re-sends; the
+      // sandbox's ids are its own (a merchant's live ids may start over where its test ids did).
+      const key = input.isSimulated
+        ? `${input.accountId}:sandbox:${input.merchantTransactionId}`
+        : `${input.accountId}:${input.merchantTransactionId}`;
       const _id = input.merchantTransactionId
-        ? `pulse_${sha256(`${input.accountId}:${input.merchantTransactionId}`).slice(0, 32)}`
+        ? `pulse_${sha256(key).slice(0, 32)}`
         : `pulse_${randomUUID().replaceAll('-', '')}`;
       const doc: PulseDoc = { _id, ...input, createdAt: now };
       try {

@@ -102,6 +102,26 @@ describe('an account that goes live after integrating in test mode', () => {
     });
   });
 
+  it('counts the organic successes it logged in its current mode alone: the sandbox’s pulses are not a live baseline', async () => {
+    const m = await integrating();
+    const pulse = (body: Record<string, unknown>) => m.post('/api/recovery/pulse', { amount: 2000, ...body });
+    const logged = async (body: Record<string, unknown>) => {
+      const res = await pulse(body);
+      expect(res.status).toBe(200);
+      return res.body.transactionId as string;
+    };
+    const sandboxIds = [await logged({ transactionId: 'order_1' }), await logged({})];
+    expect((await m.get('/api/reports/summary')).body).toMatchObject({ organicSuccesses: 2 });
+
+    await m.goLive();
+    expect((await m.get('/api/reports/summary')).body).toMatchObject({ organicSuccesses: 0 });
+    // The merchant's live order ids start over: a live order_1 is a payment of its own, not a re-send.
+    const liveId = await logged({ transactionId: 'order_1' });
+    expect(sandboxIds).not.toContain(liveId);
+    expect(await logged({ transactionId: 'order_1' })).toBe(liveId);
+    expect((await m.get('/api/reports/summary')).body).toMatchObject({ organicSuccesses: 1 });
+  });
+
   it('is past due on the paywall, and to the risk screen, for what the customer owes in its current mode alone', async () => {
     const m = await integrating();
     const email = 'sam@example.com';

@@ -73,7 +73,7 @@ export function customerRoutes({ stores, temporal, queues, clock }: Deps) {
       tag: 'Pulse',
       summary: 'Log a payment that succeeded on the first try (the baseline for lift)',
       description:
-        "A pulse that names the failed payment it pays (paysTransactionId) also settles that failure as POST /api/recovery/stop with paid_elsewhere does: a queued recovery stops before any further attempt, one that ended unpaid (a Proof Mode control included) keeps its outcome and is recorded paid on the customer's own, and either way the customer is no longer past due for it; one Recoup collected stays as it is. With an attempt under way, the answer waits for it as a stop does (a few seconds); the recovery then stops right after it (settled as paid elsewhere if it ends unpaid). The pulse is logged and the answer is 200 whatever became of the recovery; if the settlement cannot be asked (Temporal not answering) the answer is 5xx, and the same pulse sent again (same transactionId) is logged once and settles it.",
+        "A pulse is logged in the account's current mode: in test mode it is the sandbox's, counted only by reports of test mode, and its transactionId is kept apart from live ones. A pulse that names the failed payment it pays (paysTransactionId) also settles that failure as POST /api/recovery/stop with paid_elsewhere does: a queued recovery stops before any further attempt, one that ended unpaid (a Proof Mode control included) keeps its outcome and is recorded paid on the customer's own, and either way the customer is no longer past due for it; one Recoup collected stays as it is. With an attempt under way, the answer waits for it as a stop does (a few seconds); the recovery then stops right after it (settled as paid elsewhere if it ends unpaid). The pulse is logged and the answer is 200 whatever became of the recovery; if the settlement cannot be asked (Temporal not answering) the answer is 5xx, and the same pulse sent again (same transactionId) is logged once and settles it.",
       auth: 'secret',
       body: PulseRequest,
       responses: { 200: { description: 'Logged', schema: PulseResult } },
@@ -86,10 +86,12 @@ export function customerRoutes({ stores, temporal, queues, clock }: Deps) {
           throw badRequest({
             occurredAt: [`must not be more than ${pulseClockSkewMinutes} minutes in the future`],
           });
-        const accountId = accountOf(ctx).id;
+        const account = accountOf(ctx);
+        const accountId = account.id;
         const pulse = await stores.pulses.log(
           {
             accountId,
+            ...(account.testMode ? { isSimulated: true as const } : {}),
             merchantTransactionId: body.transactionId ?? null,
             amount: body.amount,
             currency: body.currency,
