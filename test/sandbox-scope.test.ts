@@ -122,6 +122,56 @@ describe('an account that goes live after integrating in test mode', () => {
     expect((await m.get('/api/reports/summary')).body).toMatchObject({ organicSuccesses: 1 });
   });
 
+  it('settles with a pulse only a failure of the pulse’s own mode: a live payment never pays a sandbox recovery', async () => {
+    const m = await integrating();
+    const owed = {
+      paymentMethodToken: 'tok_decline_insufficient_funds',
+      originalDeclineCode: 'insufficient_funds',
+    };
+    const sandbox = await m.post('/api/recovery/execute', {
+      ...owed,
+      amount: 1400,
+      customerEmail: 'both@example.com',
+    });
+    expect(sandbox.status).toBe(202);
+    const sandboxId = String(sandbox.body.transactionId);
+    const paying = (paysTransactionId: string, amount: number) =>
+      m.post('/api/recovery/pulse', { amount, customerEmail: 'both@example.com', paysTransactionId });
+    const organic = async () => (await m.get('/api/reports/summary')).body.organicSuccesses as number;
+
+    await m.goLive();
+    const refused = await paying(sandboxId, 1400);
+    expect(refused.status).toBe(400);
+    expect(refused.body.details).toEqual({
+      paysTransactionId: ['is a sandbox recovery: a live pulse pays only a live one'],
+    });
+    // Nothing was logged nor settled: the sandbox recovery still waits for its retry.
+    expect(await organic()).toBe(0);
+    expect((await m.get(`/api/recovery/status/${sandboxId}`)).body).toMatchObject({ state: 'queued' });
+    expect((await stack.stores.recoveries.find(m.account.id, sandboxId))?.paidOnTheirOwnAt).toBeUndefined();
+
+    // And back in test mode, a sandbox payment never pays a live recovery.
+    const live = await m.post('/api/recovery/execute', {
+      ...owed,
+      amount: 1500,
+      customerEmail: 'both@example.com',
+    });
+    expect(live.status).toBe(202);
+    await stack.stores.accounts.setGateways(m.account.id, [
+      { name: 'test', kind: 'test', test: true, credentials: {} },
+    ]);
+    const backwards = await paying(String(live.body.transactionId), 1500);
+    expect(backwards.status).toBe(400);
+    expect(backwards.body.details).toEqual({
+      paysTransactionId: ['is a live recovery: a pulse logged in test mode pays only a sandbox one'],
+    });
+    // Its own mode's failure it settles.
+    expect((await paying(sandboxId, 1400)).status).toBe(200);
+    expect((await m.get(`/api/recovery/status/${sandboxId}`)).body).toMatchObject({
+      state: 'paid_elsewhere',
+    });
+  });
+
   it('is past due on the paywall, and to the risk screen, for what the customer owes in its current mode alone', async () => {
     const m = await integrating();
     const email = 'sam@example.com';

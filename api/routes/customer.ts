@@ -54,13 +54,26 @@ const footprintTooWideResponse = {
 
 /**
  * The stored id of the failed payment a pulse says it pays (null: none); 400 unless it is a recovery of
- * the account, so a pulse that names a failure always names one of its own.
+ * the account in the pulse's mode, so a pulse that names a failure always names one of its own, and a
+ * sandbox payment never settles a live failure (nor a live one a sandbox failure).
  */
-async function paidFailure(stores: Stores, accountId: string, named: string | null): Promise<string | null> {
+async function paidFailure(
+  stores: Stores,
+  account: { id: string; testMode: boolean },
+  named: string | null,
+): Promise<string | null> {
   if (named === null) return null;
-  const failure = await stores.recoveries.find(accountId, named);
+  const failure = await stores.recoveries.find(account.id, named);
   if (!failure)
     throw badRequest({ paysTransactionId: ['no recovery of this account has this transactionId'] });
+  if ((failure.isSimulated === true) !== account.testMode)
+    throw badRequest({
+      paysTransactionId: [
+        account.testMode
+          ? 'is a live recovery: a pulse logged in test mode pays only a sandbox one'
+          : 'is a sandbox recovery: a live pulse pays only a live one',
+      ],
+    });
   return failure._id;
 }
 
@@ -73,7 +86,7 @@ export function customerRoutes({ stores, temporal, queues, clock }: Deps) {
       tag: 'Pulse',
       summary: 'Log a payment that succeeded on the first try (the baseline for lift)',
       description:
-        "A pulse is logged in the account's current mode: in test mode it is the sandbox's, counted only by reports of test mode, and its transactionId is kept apart from live ones. A pulse that names the failed payment it pays (paysTransactionId) also settles that failure as POST /api/recovery/stop with paid_elsewhere does: a queued recovery stops before any further attempt, one that ended unpaid (a Proof Mode control included) keeps its outcome and is recorded paid on the customer's own, and either way the customer is no longer past due for it; one Recoup collected stays as it is. With an attempt under way, the answer waits for it as a stop does (a few seconds); the recovery then stops right after it (settled as paid elsewhere if it ends unpaid). The pulse is logged and the answer is 200 whatever became of the recovery; if the settlement cannot be asked (Temporal not answering) the answer is 5xx, and the same pulse sent again (same transactionId) is logged once and settles it.",
+        "A pulse is logged in the account's current mode: in test mode it is the sandbox's, counted only by reports of test mode, and its transactionId is kept apart from live ones. A pulse that names the failed payment it pays (paysTransactionId, a recovery of the same mode: a sandbox one in test mode, a live one once live; 400 otherwise) also settles that failure as POST /api/recovery/stop with paid_elsewhere does: a queued recovery stops before any further attempt, one that ended unpaid (a Proof Mode control included) keeps its outcome and is recorded paid on the customer's own, and either way the customer is no longer past due for it; one Recoup collected stays as it is. With an attempt under way, the answer waits for it as a stop does (a few seconds); the recovery then stops right after it (settled as paid elsewhere if it ends unpaid). The pulse is logged and the answer is 200 whatever became of the recovery; if the settlement cannot be asked (Temporal not answering) the answer is 5xx, and the same pulse sent again (same transactionId) is logged once and settles it.",
       auth: 'secret',
       body: PulseRequest,
       responses: { 200: { description: 'Logged', schema: PulseResult } },
@@ -98,7 +111,7 @@ export function customerRoutes({ stores, temporal, queues, clock }: Deps) {
             customerEmail: body.customerEmail ?? null,
             ...(body.paysTransactionId === undefined
               ? {}
-              : { paysTransactionId: await paidFailure(stores, accountId, body.paysTransactionId) }),
+              : { paysTransactionId: await paidFailure(stores, account, body.paysTransactionId) }),
             occurredAt,
           },
           now,
