@@ -1,8 +1,9 @@
-import type { Db, Filter } from 'mongodb';
+import type { Db } from 'mongodb';
 import { randomUUID } from 'node:crypto';
 import type { NamedPulse } from '../domain/report-matching.js';
 import { sha256 } from '../runtime/crypto.js';
 import { collections } from './collections.js';
+import { inMode } from './modes.js';
 import { isDuplicateKey } from './mongo.js';
 
 /** A payment that succeeded on the first try, logged by the merchant (the baseline for lift). */
@@ -25,17 +26,17 @@ export interface PulseDoc {
   createdAt: Date;
 }
 
-/** The pulses of one mode: the sandbox's, or the live ones (those stored before the mark was kept too). */
-const inMode = (simulated: boolean): Filter<PulseDoc> =>
-  simulated ? { isSimulated: true } : { isSimulated: { $exists: false } };
-
 /** Organic successes. Re-sending a merchant transaction id returns the first record's service id. */
 export function createPulseStore(db: Db) {
   const pulses = db.collection<PulseDoc>(collections.pulses);
   return {
     /** How many organic successes the account logged in [from, to), in the mode given (`simulated`). */
     countBetween(accountId: string, simulated: boolean, from: Date, to: Date): Promise<number> {
-      return pulses.countDocuments({ accountId, occurredAt: { $gte: from, $lt: to }, ...inMode(simulated) });
+      return pulses.countDocuments({
+        accountId,
+        occurredAt: { $gte: from, $lt: to },
+        ...inMode<PulseDoc>(simulated),
+      });
     },
 
     /**
@@ -57,7 +58,7 @@ export function createPulseStore(db: Db) {
           customerEmail: { $in: emails },
           occurredAt: { $gte: from, $lt: to },
           paysTransactionId: { $exists: false },
-          ...inMode(simulated),
+          ...inMode<PulseDoc>(simulated),
         },
         { projection: { customerEmail: 1, occurredAt: 1 } },
       );
@@ -77,7 +78,7 @@ export function createPulseStore(db: Db) {
             accountId,
             occurredAt: { $gte: from, $lt: to },
             paysTransactionId: { $exists: true, $ne: null },
-            ...inMode(simulated),
+            ...inMode<PulseDoc>(simulated),
           },
           { projection: { paysTransactionId: 1, occurredAt: 1 } },
         )

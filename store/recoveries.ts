@@ -14,6 +14,7 @@ import type { RecoveryRequest } from '../domain/recovery-request.js';
 import { sha256 } from '../runtime/crypto.js';
 import { collections } from './collections.js';
 import type { CustomerRefs } from './customer-refs.js';
+import { inMode, isOfMode } from './modes.js';
 import { isDuplicateKey, upsert } from './mongo.js';
 import { listedAfter, newestFirst, type PagePlace } from './paging.js';
 import { sequence, type SequenceDoc } from './sequence.js';
@@ -165,17 +166,6 @@ const maxPerCustomer = 500;
 /** How many customer index entries a walk through all of a customer's recoveries reads at a time. */
 const customerBatch = 100;
 
-/**
- * The recoveries of one mode: the sandbox's (made in test mode) or the live ones; a recovery stored without
- * the mark (none is: every recovery has had it) counts as live.
- */
-const inMode = (simulated: boolean): Filter<RecoveryDoc> =>
-  simulated ? { isSimulated: true } : { isSimulated: { $ne: true } };
-
-/** Whether a recovery is of the mode given (as `inMode` selects them). */
-const isOfMode = (doc: Pick<RecoveryDoc, 'isSimulated'>, simulated: boolean) =>
-  (doc.isSimulated === true) === simulated;
-
 /** States a recovery never leaves. */
 const endedStates = recoveryStates.filter((s) => statusOf(s) !== 'unknown');
 
@@ -268,7 +258,7 @@ export function createRecoveryStore(db: Db) {
   ): Promise<Array<Pick<RecoveryDoc, F>>> {
     return recoveries
       .find(
-        { accountId, createdAt: { $gte: from, $lt: to }, ...inMode(simulated) },
+        { accountId, createdAt: { $gte: from, $lt: to }, ...inMode<RecoveryDoc>(simulated) },
         { projection: Object.fromEntries(fields.map((f) => [f, 1])) },
       )
       .toArray();

@@ -5,6 +5,7 @@ import { FootprintTooWideError, maxFootprintRounds } from '../../services/custom
 import { paywallOf } from '../../services/paywall.js';
 import { stopRecovery } from '../../services/recovery-stop.js';
 import type { Stores } from '../../store/index.js';
+import { isOfMode } from '../../store/modes.js';
 import type { TaskQueues } from '../../worker/task-queues.js';
 import { accountOf } from '../context.js';
 import { badRequest, conflict } from '../http-error.js';
@@ -66,7 +67,7 @@ async function paidFailure(
   const failure = await stores.recoveries.find(account.id, named);
   if (!failure)
     throw badRequest({ paysTransactionId: ['no recovery of this account has this transactionId'] });
-  if ((failure.isSimulated === true) !== account.testMode)
+  if (!isOfMode(failure, account.testMode))
     throw badRequest({
       paysTransactionId: [
         account.testMode
