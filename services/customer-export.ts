@@ -115,6 +115,8 @@ export async function exportCustomer(
       amount: p.amount,
       currency: p.currency,
       occurredAt: p.occurredAt.toISOString(),
+      ...(p.paysTransactionId === undefined ? {} : { paysTransactionId: p.paysTransactionId }),
+      ...(p.isSimulated ? { isSimulated: true } : {}),
     })),
     events: exportedEvents,
     links: links.map(({ link, consumption }) => ({

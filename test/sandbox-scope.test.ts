@@ -170,6 +170,11 @@ describe('an account that goes live after integrating in test mode', () => {
     expect((await m.get(`/api/recovery/status/${sandboxId}`)).body).toMatchObject({
       state: 'paid_elsewhere',
     });
+    // The customer's export shows the one pulse logged: the sandbox's, and the failure it paid.
+    const exported = await m.post('/api/customers/export', { customerEmail: 'both@example.com' });
+    expect(exported.body.pulses).toEqual([
+      expect.objectContaining({ amount: 1400, paysTransactionId: sandboxId, isSimulated: true }),
+    ]);
   });
 
   it('is past due on the paywall, and to the risk screen, for what the customer owes in its current mode alone', async () => {

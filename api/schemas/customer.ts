@@ -22,7 +22,7 @@ export const PulseRequest = z
       .nullable()
       .optional()
       .describe(
-        'The failed payment this payment pays: the transactionId execute answered with (either form), of this account; null when it pays none (a renewal). Omitted, the report takes a pulse with the customerEmail of an unpaid Proof Mode failure within its 30 days as that failure’s payment',
+        'The failed payment this payment pays: the transactionId execute answered with (either form), of this account and of the pulse’s mode (a sandbox recovery in test mode, a live one once live); null when it pays none (a renewal). Omitted, the report takes a pulse with the customerEmail of an unpaid Proof Mode failure within its 30 days as that failure’s payment',
       ),
     occurredAt: z.iso
       .datetime({ offset: true })
@@ -133,6 +133,14 @@ export const CustomerExport = z.object({
       amount: z.int(),
       currency: z.string(),
       occurredAt: z.iso.datetime(),
+      paysTransactionId: z
+        .string()
+        .nullable()
+        .optional()
+        .describe(
+          'The failed payment the merchant said this payment pays (null: none); absent when not said',
+        ),
+      isSimulated: z.boolean().optional().describe('Logged in test mode: the sandbox’s; absent when live'),
     }),
   ),
   events: z
