@@ -1,7 +1,13 @@
 import { randomInt } from 'node:crypto';
 import { classifyDecline, type DeclineInfo, type RecommendedAction } from '../domain/declines.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
-import { customerTimeZone, scaCountries, utcOffsetMinutes } from '../domain/local-time.js';
+import {
+  customerTimeZone,
+  offsetChanges,
+  scaCountries,
+  utcOffsetMinutes,
+  type OffsetChange,
+} from '../domain/local-time.js';
 import { brandFromBin, type CardBrand } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import type { RecoveryInput } from '../domain/recovery.js';
@@ -11,6 +17,8 @@ import { cardKeyOf } from '../runtime/crypto.js';
 import { cardRefusalOf } from '../services/card-refusal.js';
 import type { ActivityDeps } from './deps.js';
 import { routeOptions, routing } from './gateways/routing.js';
+
+const dayMs = 86_400_000;
 
 /** What the workflow learns before planning: the decline, routing, the customer's clock and the risk screen. */
 export interface Screen {
@@ -22,7 +30,13 @@ export interface Screen {
   options: PlanOption[];
   accountUpdater: Record<string, boolean>;
   brand: CardBrand;
+  /** The customer's UTC offset at intake, in minutes. */
   offsetMinutes: number;
+  /**
+   * How that offset changes (daylight saving) through the longest the recovery may run; absent from a screen
+   * an earlier version recorded, whose recovery keeps the offset at intake.
+   */
+  offsetChanges?: OffsetChange[];
   billingCycleDay: number | null;
   riskSkipThreshold: number;
   maxAttempts: number;
@@ -119,6 +133,9 @@ export function screenActivities(deps: ActivityDeps) {
       for (const token of block ? [] : (r.fallbackPaymentMethodTokens ?? []))
         if (!(await refusalOf(token))) fallbacks.push(token);
 
+      // The customer's clock: its offset now and its changes until the longest the recovery may run ends.
+      const zone = customerTimeZone(r.cardOrigin, s.timezone);
+      const windowEnd = now.getTime() + (s.retryPolicy.maxDays + 1) * dayMs;
       return {
         decline,
         testMode: account.testMode,
@@ -137,7 +154,8 @@ export function screenActivities(deps: ActivityDeps) {
           gateways.map((g, i) => [g.name, adapters[i]!.refreshCard !== undefined]),
         ),
         brand: brandFromBin(r.binPrefix),
-        offsetMinutes: utcOffsetMinutes(customerTimeZone(r.cardOrigin, s.timezone), now.getTime()),
+        offsetMinutes: utcOffsetMinutes(zone, now.getTime()),
+        offsetChanges: offsetChanges(zone, now.getTime(), windowEnd),
         billingCycleDay: s.billingCycleDay,
         riskSkipThreshold: s.riskSkipThreshold,
         maxAttempts: s.retryPolicy.maxAttempts,

@@ -29,6 +29,51 @@ export function utcOffsetMinutes(timeZone: string, epochMs: number): number {
 }
 
 const dayMs = 86_400_000;
+
+/** A change of a time zone's UTC offset (daylight saving's start or end): from `at` (epoch ms) on. */
+export interface OffsetChange {
+  at: number;
+  offsetMinutes: number;
+}
+
+/**
+ * The changes of `timeZone`'s UTC offset after `from` up to `to`, in time order, each at the minute it
+ * happens: looked for day by day (no zone changes twice in a day), then narrowed down by halves.
+ */
+export function offsetChanges(timeZone: string, from: number, to: number): OffsetChange[] {
+  const changes: OffsetChange[] = [];
+  let offset = utcOffsetMinutes(timeZone, from);
+  for (let start = Math.floor(from / 60_000); start * 60_000 < to; start += dayMs / 60_000) {
+    const end = start + dayMs / 60_000;
+    const after = utcOffsetMinutes(timeZone, end * 60_000);
+    if (after === offset) continue;
+    // The offset is `offset` at minute `lo` and `after` at minute `hi`: the change is at the first minute of it.
+    let [lo, hi] = [start, end];
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (utcOffsetMinutes(timeZone, mid * 60_000) === offset) lo = mid;
+      else hi = mid;
+    }
+    if (hi * 60_000 <= to) changes.push({ at: hi * 60_000, offsetMinutes: after });
+    offset = after;
+  }
+  return changes;
+}
+
+/** The UTC offset at `epochMs`: `offsetMinutes` (the offset at intake) or that of the last change due by then. */
+export function offsetAt(
+  epochMs: number,
+  offsetMinutes: number,
+  changes: readonly OffsetChange[] = [],
+): number {
+  let offset = offsetMinutes;
+  for (const change of changes) {
+    if (change.at > epochMs) break;
+    offset = change.offsetMinutes;
+  }
+  return offset;
+}
+
 /** Calendar facts per day number (days since 1970-01-01): the planner asks for the same days many times. */
 const calendar = new Map<number, Omit<LocalParts, 'hour'>>();
 

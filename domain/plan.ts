@@ -1,4 +1,4 @@
-import { localParts, type LocalParts } from './local-time.js';
+import { localParts, offsetAt, type LocalParts, type OffsetChange } from './local-time.js';
 import type { Prediction } from './recovery.js';
 import {
   baseRate,
@@ -52,8 +52,13 @@ export interface PlanFacts {
    * `critical` when not given.
    */
   atOnce?: boolean;
-  /** Customer's local clock, as a UTC offset in minutes. */
+  /** Customer's local clock, as a UTC offset in minutes (at intake). */
   offsetMinutes: number;
+  /**
+   * How the customer's offset changes after intake (daylight saving) within the recovery's window; none
+   * given, the offset at intake holds throughout.
+   */
+  offsetChanges?: readonly OffsetChange[];
   billingCycleDay: number | null;
   riskSkipThreshold: number;
   /** Earliest time each token may be charged again under card-network rules. */
@@ -118,12 +123,13 @@ type Probability = (option: PlanOption, t: number) => number;
 function probabilities(facts: PlanFacts): Probability {
   const perOption = new Map<PlanOption, (t: number, local: LocalParts, decay: number) => number>();
   let at = Number.NaN;
-  let local = localParts(facts.now, facts.offsetMinutes);
+  const clock = (t: number) => localParts(t, offsetAt(t, facts.offsetMinutes, facts.offsetChanges));
+  let local = clock(facts.now);
   let decay = 1;
   return (option, t) => {
     if (t !== at) {
       at = t;
-      local = localParts(t, facts.offsetMinutes);
+      local = clock(t);
       decay = decayPerDay ** Math.max(0, (t - facts.failedAt) / day);
     }
     let p = perOption.get(option);

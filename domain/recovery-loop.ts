@@ -10,6 +10,7 @@ import {
   type StopReason,
 } from './plan.js';
 import type { Prediction, Strategy } from './recovery.js';
+import type { OffsetChange } from './local-time.js';
 import type { OutcomeStats } from './success-model.js';
 
 const day = 86_400_000;
@@ -45,6 +46,8 @@ export interface LoopSetup {
    */
   stopAdviceEnds?: boolean;
   offsetMinutes: number;
+  /** The customer's offset changes within the window (daylight saving); absent in a recovery begun before. */
+  offsetChanges?: readonly OffsetChange[];
   billingCycleDay: number | null;
   riskSkipThreshold: number;
   stats: OutcomeStats;
@@ -208,6 +211,7 @@ function loopFacts(state: LoopState, now: number): PlanFacts {
     critical: s.critical,
     atOnce: s.critical && !(s.criticalRetriesPlanned === true && state.attemptNo > 0),
     offsetMinutes: s.offsetMinutes,
+    ...(s.offsetChanges ? { offsetChanges: s.offsetChanges } : {}),
     billingCycleDay: s.billingCycleDay,
     riskSkipThreshold: s.riskSkipThreshold,
     notBefore: { ...state.notBefore },

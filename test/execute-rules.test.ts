@@ -205,3 +205,38 @@ describe('idempotency is checked before velocity (decisions: order of checks)', 
     expect(await stack.stores.sandbox.countForToken('gaps-order', 'tok_gaps_order_x')).toBe(1);
   });
 });
+
+describe('the screen reads the customer’s clock through the longest the recovery may run', () => {
+  const screenAt = async (settings: Record<string, unknown>, now: string, cardOrigin?: string) => {
+    const { account } = await stack.createAccount(settings);
+    return screenActivities(activityDeps(stack)).screenRecovery({
+      accountId: account.id,
+      transactionId: randomUUID(),
+      request: RecoveryRequest.parse({
+        paymentMethodToken: 'tok_visa',
+        amount: 1000,
+        originalDeclineCode: 'do_not_honor',
+        ...(cardOrigin ? { cardOrigin } : {}),
+      }),
+      now: Date.parse(now),
+    });
+  };
+
+  it('gives the offset at intake and its daylight saving changes within retryPolicy.maxDays (and a day)', async () => {
+    const newYork = await screenAt({ timezone: 'America/New_York' }, '2026-03-01T12:00:00Z');
+    expect(newYork).toMatchObject({
+      offsetMinutes: -300,
+      offsetChanges: [{ at: Date.parse('2026-03-08T07:00:00Z'), offsetMinutes: -240 }],
+    });
+    // A card issued in Germany is on Berlin's clock; a 7-day window ends before Berlin's change.
+    const short = { timezone: 'America/New_York', retryPolicy: { maxAttempts: 4, maxDays: 7 } };
+    expect(await screenAt(short, '2026-03-20T00:00:00Z', 'DE')).toMatchObject({
+      offsetMinutes: 60,
+      offsetChanges: [],
+    });
+    expect(await screenAt({}, '2026-03-20T00:00:00Z', 'DE')).toMatchObject({
+      offsetMinutes: 60,
+      offsetChanges: [{ at: Date.parse('2026-03-29T01:00:00Z'), offsetMinutes: 120 }],
+    });
+  });
+});

@@ -56,6 +56,20 @@ describe('planNextAttempt', () => {
     expect(local.hour).toBeLessThan(21);
   });
 
+  it('keeps to the customer’s hour across a daylight saving change: an hour earlier in UTC after clocks go forward', () => {
+    // New York fails late on 6 March (EST, UTC−5); its retry waits until the morning of 8 March, after the
+    // clocks went forward (EDT, UTC−4).
+    const now = at('2026-03-07T03:00:00Z');
+    const spring = [{ at: at('2026-03-08T07:00:00Z'), offsetMinutes: -240 }];
+    const fixed = planNextAttempt(facts(now, { offsetMinutes: -300 }));
+    const changing = planNextAttempt(facts(now, { offsetMinutes: -300, offsetChanges: spring }));
+    if (fixed.kind !== 'attempt' || changing.kind !== 'attempt') throw new Error('expected attempts');
+    expect(fixed.at).toBeGreaterThan(spring[0]!.at);
+    expect(changing.at).toBe(fixed.at - hour);
+    // The same local hour and day: what the clock at intake would have called it, the new clock calls it.
+    expect(localParts(changing.at, -240)).toEqual(localParts(fixed.at, -300));
+  });
+
   it('retries a technical failure at once', () => {
     const plan = planNextAttempt(facts(at('2026-03-12T02:00:00Z'), { code: 'try_again_later' }));
     expect(plan).toMatchObject({ kind: 'attempt', at: at('2026-03-12T02:00:00Z') });

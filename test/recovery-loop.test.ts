@@ -62,6 +62,23 @@ const declined = (code: string, advice: string | null = null): ChargeResult => (
   gatewayTransactionId: 'gt_d',
 });
 
+describe('the customer’s clock', () => {
+  it('plans with the offset changes the screen found: the wait ends an hour earlier in UTC once clocks go forward', () => {
+    // Failed late on 6 March in New York (EST); the retry waits for the morning of 8 March (EDT).
+    const at = Date.parse('2026-03-07T03:00:00Z');
+    const until = (overrides: Partial<LoopSetup>) => {
+      const box = {
+        s: startLoop(setup('insufficient_funds', { failedAt: at, offsetMinutes: -300, ...overrides })),
+      };
+      const next = step(box, at);
+      if (next.kind !== 'wait') throw new Error(`expected a wait, got ${next.kind}`);
+      return next.until;
+    };
+    const spring = [{ at: Date.parse('2026-03-08T07:00:00Z'), offsetMinutes: -240 }];
+    expect(until({ offsetChanges: spring })).toBe(until({}) - hour);
+  });
+});
+
 describe('the recovery loop', () => {
   it('retries a technical failure at once and reports the primary as the strategy', () => {
     const box = { s: startLoop(setup('try_again_later')) };

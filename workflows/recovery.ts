@@ -10,6 +10,7 @@ import {
 import type { Activities } from '../activities/index.js';
 import type { Screen } from '../activities/recovery-screen.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
+import { offsetAt } from '../domain/local-time.js';
 import type { PlanOption } from '../domain/plan.js';
 import {
   currentPrediction,
@@ -162,6 +163,7 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     // (`patched`: a recovery an earlier worker began planned past such advice, and replays so.)
     ...(patched(stopAdviceEndsPatch) ? { stopAdviceEnds: true } : {}),
     offsetMinutes: screen.offsetMinutes,
+    ...(screen.offsetChanges ? { offsetChanges: screen.offsetChanges } : {}),
     billingCycleDay: screen.billingCycleDay,
     riskSkipThreshold: screen.riskSkipThreshold,
     stats: screen.stats,
@@ -182,7 +184,8 @@ async function recover(ctx: RecoveryContext): Promise<void> {
       amount: ctx.amount,
       currency: r.currency,
       fromCode: step.fromCode,
-      offsetMinutes: screen.offsetMinutes,
+      // The customer's offset when the charge is made (the risk screen's hour of it).
+      offsetMinutes: offsetAt(Date.now(), screen.offsetMinutes, screen.offsetChanges),
       depth: step.depth,
       exposure: step.exposure,
       ...(step.sameDay !== null ? { sameDay: step.sameDay } : {}),
