@@ -60,6 +60,11 @@ export interface PlanFacts {
    */
   offsetChanges?: readonly OffsetChange[];
   billingCycleDay: number | null;
+  /**
+   * A billing day past a month's end (29–31) falls on its last day (`paydayPrior`); false in a recovery
+   * begun before, which planned such a month without one. True when not given.
+   */
+  lastDayBills?: boolean;
   riskSkipThreshold: number;
   /** Earliest time each token may be charged again under card-network rules. */
   notBefore: Record<string, number>;
@@ -145,7 +150,7 @@ function probabilities(facts: PlanFacts): Probability {
 function probabilityOf(facts: PlanFacts, option: PlanOption) {
   const { code, depth, lastCharge } = optionHistory(facts, option);
   const rate = baseRate(facts.stats, code).rate;
-  const lift = contextLiftAt(facts.stats, code, option.gateway, facts.billingCycleDay);
+  const lift = contextLiftAt(facts.stats, code, option.gateway, facts.billingCycleDay, facts.lastDayBills);
   const tired = depthFactor(facts.stats, code, depth);
   const sameDay = sameDayFactor(facts.stats, code, depth);
   return (t: number, local: LocalParts, decay: number) => {

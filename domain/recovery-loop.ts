@@ -49,6 +49,11 @@ export interface LoopSetup {
   /** The customer's offset changes within the window (daylight saving); absent in a recovery begun before. */
   offsetChanges?: readonly OffsetChange[];
   billingCycleDay: number | null;
+  /**
+   * A billing day past a month's end falls on its last day. Left unset by a workflow begun before
+   * (`patched`): such a month had no billing day.
+   */
+  lastDayBills?: boolean;
   riskSkipThreshold: number;
   stats: OutcomeStats;
   /** Sandbox simulation: the first decline ends the recovery. */
@@ -213,6 +218,7 @@ function loopFacts(state: LoopState, now: number): PlanFacts {
     offsetMinutes: s.offsetMinutes,
     ...(s.offsetChanges ? { offsetChanges: s.offsetChanges } : {}),
     billingCycleDay: s.billingCycleDay,
+    lastDayBills: s.lastDayBills === true,
     riskSkipThreshold: s.riskSkipThreshold,
     notBefore: { ...state.notBefore },
     stats: state.stats,

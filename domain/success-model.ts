@@ -157,11 +157,23 @@ const sameDayPrior = 0.5;
 /** Each earlier failed retry of a card leaves about this share of its chance (research §9). */
 export const fatiguePrior = 0.7;
 
-/** The customer's payday effect on a day: lift on paydays and the day after, a dip in the days before. */
-export function paydayPrior(family: Family, local: LocalParts, billingCycleDay: number | null): number {
+/**
+ * The customer's payday effect on a day: lift on paydays and the day after, a dip in the days before, and
+ * the account's billing day (×1.1). A billing day past a month's end (29–31) falls on its last day, as
+ * billing platforms bill it; `lastDayBills` false keeps the rule of recoveries begun before, where such a
+ * month had no billing day.
+ */
+export function paydayPrior(
+  family: Family,
+  local: LocalParts,
+  billingCycleDay: number | null,
+  lastDayBills = true,
+): number {
   const day = local.dayOfMonth;
   const paydays = [1, 15, lastBusinessDay(local)];
-  let lift = billingCycleDay === day ? 1.1 : 1;
+  const billingDay =
+    billingCycleDay !== null && lastDayBills ? Math.min(billingCycleDay, local.daysInMonth) : billingCycleDay;
+  let lift = billingDay === day ? 1.1 : 1;
   if (family !== 'funds') return lift;
   const onOrAfter = paydays.some((p) => day === p || day === p + 1);
   const before = paydays.some((p) => p - day >= 1 && p - day <= 3) || day >= local.daysInMonth - 2;
@@ -274,7 +286,13 @@ export function sameDayFactor(stats: OutcomeStats, code: string, depth: number):
 }
 
 /** The four factors of a context lift, for one code and gateway; each depends on a part of the local time. */
-function liftFactors(stats: OutcomeStats, code: string, gateway: string, billingCycleDay: number | null) {
+function liftFactors(
+  stats: OutcomeStats,
+  code: string,
+  gateway: string,
+  billingCycleDay: number | null,
+  lastDayBills: boolean,
+) {
   const f = declineFamily(code);
   const familyRate = baseRate(stats, code).rate;
   // Technical failures clear with time, not with the cardholder's daily rhythm.
@@ -300,7 +318,7 @@ function liftFactors(stats: OutcomeStats, code: string, gateway: string, billing
       blendLift(
         stats.byDay[statKeys(code, local, gateway).day],
         familyRate,
-        paydayPrior(f, local, billingCycleDay),
+        paydayPrior(f, local, billingCycleDay, lastDayBills),
         dayEvidence,
       ),
     gateway: (local: LocalParts) =>
@@ -333,8 +351,9 @@ export function contextLift(
   local: LocalParts,
   gateway: string,
   billingCycleDay: number | null,
+  lastDayBills = true,
 ): number {
-  const lift = liftFactors(stats, code, gateway, billingCycleDay);
+  const lift = liftFactors(stats, code, gateway, billingCycleDay, lastDayBills);
   return lift.hour(local) * lift.weekday(local) * lift.day(local) * lift.gateway(local);
 }
 
@@ -347,8 +366,9 @@ export function contextLiftAt(
   code: string,
   gateway: string,
   billingCycleDay: number | null,
+  lastDayBills = true,
 ): (local: LocalParts) => number {
-  const lift = liftFactors(stats, code, gateway, billingCycleDay);
+  const lift = liftFactors(stats, code, gateway, billingCycleDay, lastDayBills);
   const hours = new Map<number, number>();
   const weekdays = new Map<number, number>();
   const days = new Map<number, number>();

@@ -279,6 +279,24 @@ describe('the payday prior', () => {
   });
 
   it.each([
+    [31, '2026-02-28T14:00:00Z', 1.1, 'the last day of February stands for the 31st'],
+    [29, '2026-02-28T14:00:00Z', 1.1, 'and for the 29th in a common year'],
+    [30, '2026-04-30T14:00:00Z', 1.1, 'a month that has the day bills on it'],
+    [31, '2026-04-30T14:00:00Z', 1.1, 'April 30th stands for the 31st'],
+    [31, '2026-04-29T14:00:00Z', 1, 'not the day before it'],
+    [30, '2026-03-31T14:00:00Z', 1, 'a longer month bills on the day itself, not its last'],
+    [29, '2028-02-29T14:00:00Z', 1.1, 'a leap year’s 29 February is the 29th'],
+    [30, '2028-02-28T14:00:00Z', 1, 'nor is 28 February the 30th in a leap year'],
+  ])('billingCycleDay %i on %s lifts ×%d: %s', (billingDay, iso, lift) => {
+    expect(paydayPrior('issuer', on(iso), billingDay)).toBeCloseTo(lift, 10);
+  });
+
+  it('gives a month without the billing day none in a recovery begun before the last day billed for it', () => {
+    expect(paydayPrior('issuer', on('2026-02-28T14:00:00Z'), 31, false)).toBe(1);
+    expect(paydayPrior('issuer', on('2026-03-31T14:00:00Z'), 31, false)).toBeCloseTo(1.1, 10);
+  });
+
+  it.each([
     ['2026-01-30T14:00:00Z', 'Friday 30 January, the last business day of the month'],
     ['2026-01-31T14:00:00Z', 'Saturday 31 January, the day after it'],
     ['2026-02-27T14:00:00Z', 'Friday 27 February, the last business day (the 28th is a Saturday)'],

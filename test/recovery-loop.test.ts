@@ -62,6 +62,23 @@ const declined = (code: string, advice: string | null = null): ChargeResult => (
   gatewayTransactionId: 'gt_d',
 });
 
+describe('a billing day past the end of the month', () => {
+  it('falls on the month’s last day in a recovery begun now; one begun before planned without it', () => {
+    // Failed late on Friday 27 February; the merchant bills on the 31st, which February has not.
+    const at = Date.parse('2026-02-27T22:00:00Z');
+    const until = (overrides: Partial<LoopSetup>) => {
+      const box = {
+        s: startLoop(setup('generic_decline', { failedAt: at, billingCycleDay: 31, ...overrides })),
+      };
+      const next = step(box, at);
+      if (next.kind !== 'wait') throw new Error(`expected a wait, got ${next.kind}`);
+      return new Date(next.until).toISOString();
+    };
+    expect(until({ lastDayBills: true })).toBe('2026-02-28T22:00:00.000Z');
+    expect(until({})).toBe('2026-03-01T10:00:00.000Z');
+  });
+});
+
 describe('the customer’s clock', () => {
   it('plans with the offset changes the screen found: the wait ends an hour earlier in UTC once clocks go forward', () => {
     // Failed late on 6 March in New York (EST); the retry waits for the morning of 8 March (EDT).

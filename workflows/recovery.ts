@@ -87,6 +87,9 @@ const criticalRetriesPlannedPatch = 'critical-retries-planned';
 /** Workflow version: Mastercard's advice 03 or 21 ends the card's attempts when it comes. */
 const stopAdviceEndsPatch = 'stop-advice-ends';
 
+/** Workflow version: a billing day past a month's end (29–31) falls on the month's last day. */
+const lastDayBillsPatch = 'last-day-bills';
+
 /** Workflow version: a new card the billing platform reported settles (`settleMs`) before it is charged. */
 const platformCardSettlePatch = 'platform-card-settle';
 
@@ -165,6 +168,8 @@ async function recover(ctx: RecoveryContext): Promise<void> {
     offsetMinutes: screen.offsetMinutes,
     ...(screen.offsetChanges ? { offsetChanges: screen.offsetChanges } : {}),
     billingCycleDay: screen.billingCycleDay,
+    // (`patched`: a recovery an earlier worker began gave months without its billing day none, and replays so.)
+    ...(patched(lastDayBillsPatch) ? { lastDayBills: true } : {}),
     riskSkipThreshold: screen.riskSkipThreshold,
     stats: screen.stats,
     simulate: screen.simulate !== null,

@@ -108,6 +108,7 @@ export function runEngine(
       critical: false,
       // As the workflow decides today (its `patched` versions).
       stopAdviceEnds: true,
+      lastDayBills: true,
       offsetMinutes,
       billingCycleDay: account.settings.billingCycleDay,
       riskSkipThreshold: account.settings.riskSkipThreshold,
