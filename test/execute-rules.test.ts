@@ -102,6 +102,23 @@ describe('fallback tokens are never tried after a hard cardholder-state decline 
   });
 });
 
+/**
+ * Screens a new recovery of the account (a card declined do_not_honor, `request` on top) with the activity
+ * the workflow runs, at `now`: what the workflow would learn, without a workflow.
+ */
+const screenOf = (accountId: string, request: Record<string, unknown>, now = Date.now()) =>
+  screenActivities(activityDeps(stack)).screenRecovery({
+    accountId,
+    transactionId: randomUUID(),
+    request: RecoveryRequest.parse({
+      paymentMethodToken: 'tok_visa',
+      amount: 1000,
+      originalDeclineCode: 'do_not_honor',
+      ...request,
+    }),
+    now,
+  });
+
 describe('Proof Mode: controlPercent and stickiness (decisions: random, sticky per email else token)', () => {
   /**
    * Draws `customers` new customers into Proof Mode groups with the screen activity the workflow runs (the
@@ -109,22 +126,11 @@ describe('Proof Mode: controlPercent and stickiness (decisions: random, sticky p
    */
   async function controlsAmong(controlPercent: number, customers: number): Promise<number> {
     const { account } = await stack.createAccount({ proofMode: { enabled: true, controlPercent } });
-    const screen = screenActivities(activityDeps(stack));
     let controls = 0;
     for (let batch = 0; batch < customers; batch += 20) {
       const screens = await Promise.all(
         Array.from({ length: Math.min(20, customers - batch) }, (_, i) =>
-          screen.screenRecovery({
-            accountId: account.id,
-            transactionId: randomUUID(),
-            request: RecoveryRequest.parse({
-              paymentMethodToken: 'tok_visa',
-              amount: 1000,
-              originalDeclineCode: 'do_not_honor',
-              customerEmail: `c${batch + i}@proof.example.com`,
-            }),
-            now: Date.now(),
-          }),
+          screenOf(account.id, { customerEmail: `c${batch + i}@proof.example.com` }),
         ),
       );
       controls += screens.filter((s) => s.holdout).length;
@@ -209,17 +215,7 @@ describe('idempotency is checked before velocity (decisions: order of checks)', 
 describe('the screen reads the customer’s clock through the longest the recovery may run', () => {
   const screenAt = async (settings: Record<string, unknown>, now: string, cardOrigin?: string) => {
     const { account } = await stack.createAccount(settings);
-    return screenActivities(activityDeps(stack)).screenRecovery({
-      accountId: account.id,
-      transactionId: randomUUID(),
-      request: RecoveryRequest.parse({
-        paymentMethodToken: 'tok_visa',
-        amount: 1000,
-        originalDeclineCode: 'do_not_honor',
-        ...(cardOrigin ? { cardOrigin } : {}),
-      }),
-      now: Date.parse(now),
-    });
+    return screenOf(account.id, cardOrigin ? { cardOrigin } : {}, Date.parse(now));
   };
 
   it('gives the offset at intake and its daylight saving changes within retryPolicy.maxDays (and a day)', async () => {
