@@ -1,13 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { classifyDecline, type DeclineInfo, type RecommendedAction } from '../domain/declines.js';
 import type { PaymentMethodType } from '../domain/gateway-kinds.js';
-import {
-  customerTimeZone,
-  offsetChanges,
-  scaCountries,
-  utcOffsetMinutes,
-  type OffsetChange,
-} from '../domain/local-time.js';
+import { customerClock, customerTimeZone, scaCountries, type OffsetChange } from '../domain/local-time.js';
 import { brandFromBin, type CardBrand } from '../domain/network-rules.js';
 import type { PlanOption } from '../domain/plan.js';
 import type { RecoveryInput } from '../domain/recovery.js';
@@ -17,8 +11,6 @@ import { cardKeyOf } from '../runtime/crypto.js';
 import { cardRefusalOf } from '../services/card-refusal.js';
 import type { ActivityDeps } from './deps.js';
 import { routeOptions, routing } from './gateways/routing.js';
-
-const dayMs = 86_400_000;
 
 /** What the workflow learns before planning: the decline, routing, the customer's clock and the risk screen. */
 export interface Screen {
@@ -133,9 +125,6 @@ export function screenActivities(deps: ActivityDeps) {
       for (const token of block ? [] : (r.fallbackPaymentMethodTokens ?? []))
         if (!(await refusalOf(token))) fallbacks.push(token);
 
-      // The customer's clock: its offset now and its changes until the longest the recovery may run ends.
-      const zone = customerTimeZone(r.cardOrigin, s.timezone);
-      const windowEnd = now.getTime() + (s.retryPolicy.maxDays + 1) * dayMs;
       return {
         decline,
         testMode: account.testMode,
@@ -154,8 +143,7 @@ export function screenActivities(deps: ActivityDeps) {
           gateways.map((g, i) => [g.name, adapters[i]!.refreshCard !== undefined]),
         ),
         brand: brandFromBin(r.binPrefix),
-        offsetMinutes: utcOffsetMinutes(zone, now.getTime()),
-        offsetChanges: offsetChanges(zone, now.getTime(), windowEnd),
+        ...customerClock(customerTimeZone(r.cardOrigin, s.timezone), now.getTime(), s.retryPolicy.maxDays),
         billingCycleDay: s.billingCycleDay,
         riskSkipThreshold: s.riskSkipThreshold,
         maxAttempts: s.retryPolicy.maxAttempts,

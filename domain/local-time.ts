@@ -74,6 +74,21 @@ export function offsetAt(
   return offset;
 }
 
+/**
+ * The customer's clock as a recovery plans with it: the offset of `timeZone` at `now`, and its changes
+ * until the longest the recovery may run (`maxDays`, and a day) is over.
+ */
+export function customerClock(
+  timeZone: string,
+  now: number,
+  maxDays: number,
+): { offsetMinutes: number; offsetChanges: OffsetChange[] } {
+  return {
+    offsetMinutes: utcOffsetMinutes(timeZone, now),
+    offsetChanges: offsetChanges(timeZone, now, now + (maxDays + 1) * dayMs),
+  };
+}
+
 /** Calendar facts per day number (days since 1970-01-01): the planner asks for the same days many times. */
 const calendar = new Map<number, Omit<LocalParts, 'hour'>>();
 

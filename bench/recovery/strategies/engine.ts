@@ -1,7 +1,7 @@
 import { routeOptions } from '../../../activities/gateways/routing.js';
 import { classifyDecline } from '../../../domain/declines.js';
 import { paymentMethodTypes } from '../../../domain/gateway-kinds.js';
-import { customerTimeZone, localParts, utcOffsetMinutes } from '../../../domain/local-time.js';
+import { customerClock, customerTimeZone, localParts, offsetAt } from '../../../domain/local-time.js';
 import { brandFromBin, networkDecision } from '../../../domain/network-rules.js';
 import {
   nextStep,
@@ -37,7 +37,8 @@ interface Session {
   run: PaymentRun;
   loop: LoopState;
   account: AccountLog;
-  offsetMinutes: number;
+  /** The customer's clock, as the screen gives it (its offset at intake and changes). */
+  clock: ReturnType<typeof customerClock>;
   brand: ReturnType<typeof brandFromBin>;
   primaryToken: string;
   /** Network-budget claims per token (store/card-budgets.ts), epoch ms. */
@@ -95,7 +96,8 @@ export function runEngine(
     const account = accounts.get(p.merchant.id)!;
     const tokens = tokensOf(p);
     const decline = classifyDecline(p.code);
-    const offsetMinutes = utcOffsetMinutes(customerTimeZone(p.country, account.settings.timezone), now);
+    const maxDays = account.settings.retryPolicy.maxDays;
+    const clock = customerClock(customerTimeZone(p.country, account.settings.timezone), now, maxDays);
     const fallbacks = p.fallbackBrand ? [tokens.fallback] : [];
     const options = routeOptions(gateways, tokens.primary, 'card', fallbacks, p.merchant.currency, p.country);
     const loop = startLoop({
@@ -104,12 +106,12 @@ export function runEngine(
       primaryToken: tokens.primary,
       options,
       maxAttempts: account.settings.retryPolicy.maxAttempts,
-      maxDays: account.settings.retryPolicy.maxDays,
+      maxDays,
       critical: false,
       // As the workflow decides today (its `patched` versions).
       stopAdviceEnds: true,
       lastDayBills: true,
-      offsetMinutes,
+      ...clock,
       billingCycleDay: account.settings.billingCycleDay,
       riskSkipThreshold: account.settings.riskSkipThreshold,
       stats: account.log.stats(),
@@ -119,7 +121,7 @@ export function runEngine(
       run: new PaymentRun(model, p, seed),
       loop,
       account: account.log,
-      offsetMinutes,
+      clock,
       brand: brandFromBin(p.bin),
       primaryToken: tokens.primary,
       claims: new Map(),
@@ -183,7 +185,7 @@ export function runEngine(
             };
         const row: LogRow = {
           fromCode: step.fromCode,
-          local: localParts(now, s.offsetMinutes),
+          local: localParts(now, offsetAt(now, s.clock.offsetMinutes, s.clock.offsetChanges)),
           gateway: step.option.gateway,
           approved: out.approved,
           depth: step.depth,
